@@ -1,0 +1,35 @@
+# Every target sets up what it needs: a new machine only needs python3, node/npm and apt.
+SHELL := /bin/bash
+PORT ?= 3000
+ENV := source ./env.sh &&
+PY := .venv/bin/python
+
+.PHONY: setup run test build chromium clean
+
+.venv/.installed: requirements.txt requirements-dev.txt
+	test -x $(PY) || python3 -m venv .venv
+	.venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	touch $@
+
+tools/node_modules/.installed: tools/package.json tools/package-lock.json
+	npm ci --prefix tools --no-audit --no-fund --loglevel=error
+	touch $@
+
+setup: .venv/.installed tools/node_modules/.installed
+
+# Debian's Chromium for the browser tests (Playwright cannot download browsers here).
+chromium:
+	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# Compiles the Reflex frontend (production build) into .web/build.
+build: setup
+	$(ENV) python -m wallet_app.build
+
+run: setup
+	$(ENV) python -m wallet_app.serve --port $(PORT)
+
+test: setup chromium
+	$(ENV) python -m pytest -q tests
+
+clean:
+	rm -rf .web .cache data assets/external assets/argon2

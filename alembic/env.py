@@ -1,0 +1,60 @@
+"""Alembic environment: URL from the app settings, metadata from wallet_app.models."""
+
+from logging.config import fileConfig
+
+from alembic import context
+from sqlalchemy import create_engine
+from sqlmodel import SQLModel
+
+import wallet_app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
+from wallet_app.core.config import get_settings
+
+config = context.config
+target_metadata = SQLModel.metadata
+# Given by wallet_app.core.db.upgrade_schema(); absent when run from the alembic CLI.
+connection = config.attributes.get("connection")
+
+# Only the CLI configures logging: inside the app it would replace the app's logging setup.
+if connection is None and config.config_file_name is not None:
+    fileConfig(config.config_file_name, disable_existing_loggers=False)
+
+
+def _configure(conn) -> None:
+    context.configure(
+        connection=conn,
+        target_metadata=target_metadata,
+        # SQLite cannot ALTER most things; batch mode rebuilds tables (no-op elsewhere).
+        render_as_batch=conn.dialect.name == "sqlite",
+        compare_type=True,
+    )
+
+
+def run_migrations_offline() -> None:
+    context.configure(
+        url=get_settings().database_url,
+        target_metadata=target_metadata,
+        literal_binds=True,
+        dialect_opts={"paramstyle": "named"},
+    )
+    with context.begin_transaction():
+        context.run_migrations()
+
+
+def run_migrations_online() -> None:
+    if connection is not None:
+        _configure(connection)
+        with context.begin_transaction():
+            context.run_migrations()
+        return
+    engine = create_engine(get_settings().database_url)
+    with engine.connect() as conn:
+        _configure(conn)
+        with context.begin_transaction():
+            context.run_migrations()
+    engine.dispose()
+
+
+if context.is_offline_mode():
+    run_migrations_offline()
+else:
+    run_migrations_online()

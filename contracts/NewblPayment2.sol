@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+
+/// Merchant payments authorised by an EIP-712 signature of the payer. Anyone (the relayer)
+/// may submit; funds move from `from` (who approved this contract) to `merchant`.
+contract NewblPayment2 is EIP712 {
+    using SafeERC20 for IERC20;
+
+    struct Pay {
+        address merchant;
+        address token;
+        address from;
+        uint256 amount;
+        bytes32 paymentRef;
+        uint48 deadline;
+    }
+
+    bytes32 public constant PAY_TYPEHASH = keccak256(
+        "Pay(address merchant,address token,address from,uint256 amount,bytes32 paymentRef,uint48 deadline)"
+    );
+
+    mapping(bytes32 => bool) private _used;
+
+    event Paid(
+        bytes32 indexed paymentRef,
+        address indexed merchant,
+        address indexed from,
+        address token,
+        uint256 amount
+    );
+
+    error Expired();
+    error Replayed();
+    error BadSigner();
+
+    constructor() EIP712("NewblPayment2", "1") {}
+
+    function pay(Pay calldata p, bytes calldata signature) external {
+        if (block.timestamp > p.deadline) revert Expired();
+        (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecover(hashPay(p), signature);
+        if (err != ECDSA.RecoverError.NoError || signer != p.from) revert BadSigner();
+        if (_used[p.paymentRef]) revert Replayed();
+        _used[p.paymentRef] = true;
+        IERC20(p.token).safeTransferFrom(p.from, p.merchant, p.amount);
+        emit Paid(p.paymentRef, p.merchant, p.from, p.token, p.amount);
+    }
+
+    function isUsed(bytes32 paymentRef) external view returns (bool) {
+        return _used[paymentRef];
+    }
+
+    /// The EIP-712 digest the payer signs; lets clients check their encoding.
+    function hashPay(Pay calldata p) public view returns (bytes32) {
+        return _hashTypedDataV4(
+            keccak256(abi.encode(PAY_TYPEHASH, p.merchant, p.token, p.from, p.amount, p.paymentRef, p.deadline))
+        );
+    }
+}

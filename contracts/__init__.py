@@ -1,0 +1,1 @@
+"""Solidity sources with their compile (compile.mjs) and deploy (deploy.py) scripts."""

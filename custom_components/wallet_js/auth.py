@@ -1,0 +1,37 @@
+"""Python wrappers for auth.jsx: Google sign-in (code popup) and logout."""
+
+import reflex as rx
+
+_LIBRARY = rx.asset("auth.jsx", shared=True).importable_path
+
+
+class GoogleSignIn(rx.Component):
+    """Two buttons: continue with Google, and sign in with another account."""
+
+    library = _LIBRARY
+    tag = "GoogleSignIn"
+
+    client_id: rx.Var[str]
+    script_url: rx.Var[str]
+    locale: rx.Var[str]
+    label: rx.Var[str]
+    other_label: rx.Var[str]
+
+    on_start: rx.EventHandler[rx.event.no_args_event_spec]
+    on_cancel: rx.EventHandler[rx.event.no_args_event_spec]
+    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+
+
+class LogoutButton(rx.Component):
+    """POST /api/v1/auth/logout (clears the HttpOnly cookie), then a full load of /."""
+
+    library = _LIBRARY
+    tag = "LogoutButton"
+
+    label: rx.Var[str]
+
+    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+
+
+google_sign_in = GoogleSignIn.create
+logout_button = LogoutButton.create

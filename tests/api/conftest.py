@@ -1,0 +1,37 @@
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from wallet_app.api import build_api
+from wallet_app.dev import idp
+from wallet_app.services import google
+
+ORIGIN = "http://testserver"
+
+
+@pytest.fixture
+def app(db):
+    api = build_api()
+    # The server's calls to the provider (discovery, JWKS, token) go to this same app in-process.
+    google.set_transport(httpx.ASGITransport(app=api))
+    yield api
+    google.set_transport(None)
+
+
+@pytest.fixture
+def client(app):
+    with TestClient(app, base_url=ORIGIN, headers={"Origin": ORIGIN}) as c:
+        yield c
+
+
+@pytest.fixture
+def login(client):
+    """login(email, locale): sign in through POST /auth/google with a dev-IdP ID token."""
+
+    def _login(email="alice@example.com", locale="ko") -> httpx.Response:
+        token = idp.issue_id_token(email)
+        resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": locale})
+        assert resp.status_code == 200, resp.text
+        return resp
+
+    return _login

@@ -1,0 +1,246 @@
+"""Sign-in, session cookie, logout and origin checks through the real app and SQLite."""
+
+import re
+
+import pytest
+from joserfc import jwt
+from joserfc.jwk import RSAKey
+from sqlmodel import select
+
+from wallet_app.core.db import get_session
+from wallet_app.dev import idp
+from wallet_app.models import UserSession
+from wallet_app.services.sessions import SESSION_COOKIE
+
+ME = "/api/v1/me"
+
+
+def cookie_attrs(set_cookie: str) -> dict[str, str]:
+    parts = [p.strip() for p in set_cookie.split(";")]
+    attrs = {"_pair": parts[0]}
+    for p in parts[1:]:
+        k, _, v = p.partition("=")
+        attrs[k.lower()] = v
+    return attrs
+
+
+def test_good_id_token_logs_in_and_sets_dev_cookie(client, settings_env):
+    resp = client.post(
+        "/api/v1/auth/google", json={"id_token": idp.issue_id_token("alice@example.com"), "locale": "ko"}
+    )
+    assert resp.status_code == 200, resp.text
+    assert resp.json() == {"address": None, "locale": "ko", "hasBackup": False}
+    attrs = cookie_attrs(resp.headers["set-cookie"])
+    name, _, value = attrs["_pair"].partition("=")
+    assert name == SESSION_COOKIE and len(value) >= 43  # 256 bits, base64url
+    assert "httponly" in attrs
+    assert attrs["samesite"].lower() == "lax"
+    assert attrs["path"] == "/"
+    assert attrs["max-age"] == str(settings_env.session_lifetime_seconds)
+    assert "secure" not in attrs  # dev mode runs on plain http://localhost
+    assert client.get(ME).json() == {"address": None, "locale": "ko", "hasBackup": False}
+
+
+def test_only_the_token_hash_is_stored(client, login):
+    raw = login().cookies[SESSION_COOKIE]
+    with get_session() as db:
+        rows = db.exec(select(UserSession)).all()
+    assert len(rows) == 1
+    assert rows[0].token_hash != raw and re.fullmatch(r"[0-9a-f]{64}", rows[0].token_hash)
+
+
+def _other_key_token() -> str:
+    other = RSAKey.generate_key(2048, private=True)
+    other.ensure_kid()
+    signing_kid = idp.signing_key().kid  # claim to be the provider's key
+    import time
+
+    now = int(time.time())
+    claims = {
+        "iss": idp.issuer(), "aud": idp.DEV_CLIENT_ID, "sub": "1", "email": "eve@example.com",
+        "email_verified": True, "iat": now, "exp": now + 600,
+    }
+    return jwt.encode({"alg": "RS256", "kid": signing_kid}, claims, other, algorithms=["RS256"])
+
+
+BAD_TOKENS = {
+    "bad_signature": lambda: _other_key_token(),
+    "wrong_aud": lambda: idp.issue_id_token("eve@example.com", aud="someone-else"),
+    "wrong_iss": lambda: idp.issue_id_token("eve@example.com", overrides={"iss": "https://evil.example/dev-idp"}),
+    "expired": lambda: idp.issue_id_token("eve@example.com", now=1_000_000),
+    "email_unverified": lambda: idp.issue_id_token("eve@example.com", overrides={"email_verified": False}),
+    "no_email": lambda: idp.issue_id_token("eve@example.com", overrides={"email": None}),
+    "email_unverified_string": lambda: idp.issue_id_token("eve@example.com", overrides={"email_verified": "false"}),
+    "no_sub": lambda: idp.issue_id_token("eve@example.com", overrides={"sub": None}),
+    "no_exp": lambda: idp.issue_id_token("eve@example.com", overrides={"exp": None}),
+    "garbage": lambda: "not.a.jwt",
+    "tampered_payload": lambda: _tamper(idp.issue_id_token("eve@example.com")),
+}
+
+
+def _tamper(token: str) -> str:
+    import base64
+    import json
+
+    head, payload, sig = token.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=="))
+    claims["email"] = "admin@example.com"
+    forged = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+    return f"{head}.{forged}.{sig}"
+
+
+@pytest.mark.parametrize("case", sorted(BAD_TOKENS))
+def test_bad_id_tokens_are_refused(client, case):
+    resp = client.post("/api/v1/auth/google", json={"id_token": BAD_TOKENS[case](), "locale": "en"})
+    assert resp.status_code == 401, resp.text
+    assert isinstance(resp.json()["detail"], str)
+    assert "set-cookie" not in resp.headers
+    assert client.get(ME).status_code == 401
+
+
+def test_me_requires_a_session(client):
+    resp = client.get(ME)
+    assert resp.status_code == 401
+    assert resp.json() == {"detail": "not_authenticated"}
+    client.cookies.set(SESSION_COOKIE, "made-up-token")
+    assert client.get(ME).status_code == 401
+
+
+def test_expired_session_is_401(client, login):
+    login()
+    with get_session() as db:
+        row = db.exec(select(UserSession)).one()
+        row.expires_at = 1
+        db.add(row)
+        db.commit()
+    assert client.get(ME).status_code == 401
+
+
+def test_logout_revokes_server_side_and_clears_cookie(client, login):
+    raw = login().cookies[SESSION_COOKIE]
+    resp = client.post("/api/v1/auth/logout")
+    assert resp.status_code == 200
+    attrs = cookie_attrs(resp.headers["set-cookie"])
+    assert attrs["_pair"].startswith(SESSION_COOKIE + "=") and attrs["max-age"] == "0"
+    # The old cookie, replayed, no longer works: the session is revoked in the DB.
+    client.cookies.clear()
+    client.cookies.set(SESSION_COOKIE, raw)
+    assert client.get(ME).status_code == 401
+    with get_session() as db:
+        assert db.exec(select(UserSession)).one().revoked is True
+    # Logging out again is harmless.
+    assert client.post("/api/v1/auth/logout").status_code == 200
+
+
+def test_new_login_revokes_the_previous_session_of_this_browser(client, login):
+    first = login().cookies[SESSION_COOKIE]
+    login()
+    with get_session() as db:
+        rows = db.exec(select(UserSession).order_by(UserSession.id)).all()
+    assert [r.revoked for r in rows] == [True, False]
+    client.cookies.clear()
+    client.cookies.set(SESSION_COOKIE, first)
+    assert client.get(ME).status_code == 401
+
+
+def test_locale_seeds_a_new_user_only(client, login):
+    assert login("bob@example.com", "ko").json()["locale"] == "ko"
+    assert client.patch(f"{ME}/locale", json={"locale": "en"}).json()["locale"] == "en"
+    # The stored locale wins over the login body from now on.
+    assert login("bob@example.com", "ko").json()["locale"] == "en"
+
+
+def test_users_are_separate(client, login):
+    login("a@example.com")
+    client.post(f"{ME}/address", json={"address": "0x" + "ab" * 20})
+    assert login("b@example.com").json()["address"] is None
+    assert login("a@example.com").json()["address"] == "0x" + "ab" * 20
+
+
+STATE_CHANGING = [
+    ("post", "/api/v1/auth/google", {"id_token": "x", "locale": "ko"}),
+    ("post", "/api/v1/auth/google/code", {"code": "x", "locale": "ko"}),
+    ("post", "/api/v1/auth/logout", None),
+    ("post", "/api/v1/me/address", {"address": "0x" + "11" * 20}),
+    ("patch", "/api/v1/me/locale", {"locale": "en"}),
+]
+
+
+@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://testserver.evil.example", "https://testserver"])
+@pytest.mark.parametrize("method,path,body", STATE_CHANGING)
+def test_foreign_origin_is_refused_on_writes(client, login, method, path, body, origin):
+    login()
+    resp = client.request(method, path, json=body, headers={"Origin": origin})
+    assert resp.status_code == 403, resp.text
+    assert resp.json() == {"detail": "foreign_origin"}
+    assert client.get(ME, headers={"Origin": origin}).status_code == 200  # reads are not checked
+    assert client.get(ME).json()["locale"] == "ko"  # nothing changed
+
+
+def test_missing_origin_allowed_for_non_browser_clients_but_not_cross_site_fetches(client, login):
+    login()
+    no_origin = {k: v for k, v in client.headers.items() if k.lower() != "origin"}
+    client.headers.clear()
+    client.headers.update(no_origin)
+    assert client.patch(f"{ME}/locale", json={"locale": "en"}).status_code == 200
+    resp = client.patch(f"{ME}/locale", json={"locale": "ko"}, headers={"Sec-Fetch-Site": "cross-site"})
+    assert resp.status_code == 403
+    assert client.get(ME).json()["locale"] == "en"
+
+
+@pytest.mark.parametrize(
+    "address,ok",
+    [
+        ("0x" + "ab" * 20, True),
+        ("0x" + "AbCdEf0123" * 4, True),
+        ("0X" + "ab" * 20, False),
+        ("0x" + "ab" * 19, False),
+        ("0x" + "ab" * 21, False),
+        ("0x" + "g" * 40, False),
+        ("ab" * 21, False),
+        ("", False),
+        (" 0x" + "ab" * 20, False),
+        (12, False),
+        (None, False),
+    ],
+)
+def test_address_validation(client, login, address, ok):
+    login()
+    resp = client.post(f"{ME}/address", json={"address": address})
+    if ok:
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["address"] == address.lower()
+        assert client.get(ME).json()["address"] == address.lower()
+    else:
+        assert resp.status_code == 422, resp.text
+        assert client.get(ME).json()["address"] is None
+
+
+def test_address_needs_a_session(client):
+    assert client.post(f"{ME}/address", json={"address": "0x" + "ab" * 20}).status_code == 401
+
+
+@pytest.mark.parametrize("locale,ok", [("ko", True), ("en", True), ("ja", False), ("KO", False), ("ko-KR", False), ("", False), (None, False)])
+def test_locale_validation(client, login, locale, ok):
+    login(locale="en" if locale == "ko" else "ko")
+    resp = client.patch(f"{ME}/locale", json={"locale": locale})
+    assert resp.status_code == (200 if ok else 422), resp.text
+    if ok:
+        assert client.get(ME).json()["locale"] == locale
+
+
+def test_login_locale_is_validated(client):
+    resp = client.post("/api/v1/auth/google", json={"id_token": idp.issue_id_token("a@example.com"), "locale": "fr"})
+    assert resp.status_code == 422
+
+
+def test_openapi_and_docs_are_served(client):
+    spec = client.get("/api/v1/openapi.json")
+    assert spec.status_code == 200
+    paths = spec.json()["paths"]
+    assert {"/api/v1/auth/google", "/api/v1/auth/google/code", "/api/v1/auth/logout", "/api/v1/me",
+            "/api/v1/me/address", "/api/v1/me/locale"} <= set(paths)
+    assert "patch" in paths["/api/v1/me/locale"]
+    assert not any(p.startswith("/dev-idp") for p in paths)
+    docs = client.get("/api/v1/docs")
+    assert docs.status_code == 200 and "/api/v1/openapi.json" in docs.text

@@ -1,0 +1,133 @@
+import pytest
+from eth_account import Account
+
+from contracts.deploy import FAUCET_ETH_WEI, FAUCET_TOKEN_UNITS
+from wallet_app.services import chain as chain_mod
+from wallet_app.services.chain import (ZERO_ADDRESS, ChainError, balances, build_erc20_transfer, decode_raw_tx,
+                                       submit_raw, token_metadata, web3_for)
+
+ERC20 = chain_mod.ERC20_ABI
+
+
+def token_balance(w3, token, owner):
+    return w3.eth.contract(address=token, abi=ERC20).functions.balanceOf(owner).call()
+
+
+def test_balances_use_one_eth_call_and_match_balance_of(chain, funded, w3, monkeypatch):
+    tusd, tkrw = (t.token_address for t in chain.tokens)
+    not_a_token = Account.create().address
+    client = web3_for(chain)
+    seen = []
+    real = client.provider.make_request
+    monkeypatch.setattr(client.provider, "make_request", lambda m, p: seen.append(m) or real(m, p))
+
+    got = balances(chain, funded.address, [ZERO_ADDRESS, tusd, tkrw.lower(), not_a_token])
+
+    assert seen == ["eth_call"]
+    assert got == {
+        ZERO_ADDRESS: w3.eth.get_balance(funded.address),
+        tusd: token_balance(w3, tusd, funded.address),
+        tkrw.lower(): token_balance(w3, tkrw, funded.address),
+    }
+    assert got[tusd] == FAUCET_TOKEN_UNITS and got[ZERO_ADDRESS] == FAUCET_ETH_WEI
+    assert balances(chain, funded.address, []) == {}
+    with pytest.raises(ChainError) as exc:
+        balances(chain, "0xnope", [tusd])
+    assert exc.value.code == "invalid_address"
+
+
+def test_build_sign_submit_transfer(chain, funded, w3):
+    tusd = chain.tokens[0].token_address
+    recipient = Account.create().address
+    amount = 12_345_678
+    tx = build_erc20_transfer(chain, funded.address.lower(), tusd, recipient, amount)
+
+    assert set(tx) == {"chain_id", "to", "data", "value", "nonce", "gas_limit", "gas_price"}
+    assert all(isinstance(v, str) for v in tx.values())
+    assert tx["chain_id"] == "31337" and tx["to"] == tusd and tx["value"] == "0"
+    assert tx["nonce"] == str(w3.eth.get_transaction_count(funded.address, "pending"))
+    assert tx["data"].startswith("0xa9059cbb") and int(tx["gas_limit"]) > 21_000 and int(tx["gas_price"]) > 0
+
+    signed = funded.sign_transaction({
+        "chainId": int(tx["chain_id"]), "to": tx["to"], "data": tx["data"], "value": int(tx["value"]),
+        "nonce": int(tx["nonce"]), "gas": int(tx["gas_limit"]), "gasPrice": int(tx["gas_price"]),
+    })
+    raw = "0x" + signed.raw_transaction.hex()
+    decoded = decode_raw_tx(raw)
+    assert (decoded.sender, decoded.chain_id, decoded.to, decoded.value, decoded.data) == (
+        funded.address, 31337, tusd, 0, tx["data"])
+    assert decoded.nonce == int(tx["nonce"]) and decoded.gas_limit == int(tx["gas_limit"])
+
+    before = token_balance(w3, tusd, recipient)
+    tx_hash = submit_raw(chain, raw, expected_sender=funded.address.lower())
+    assert tx_hash == decoded.tx_hash == "0x" + signed.hash.hex()
+    receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
+    assert receipt["status"] == 1
+    assert token_balance(w3, tusd, recipient) - before == amount
+    assert token_balance(w3, tusd, funded.address) == FAUCET_TOKEN_UNITS - amount
+
+
+def _signed(acct, chain_id=31337, **overrides):
+    tx = {"chainId": chain_id, "to": Account.create().address, "value": 1, "nonce": 0, "gas": 21_000,
+          "gasPrice": 10**9, **overrides}
+    return "0x" + acct.sign_transaction(tx).raw_transaction.hex()
+
+
+def test_submit_refuses_before_broadcasting(chain, funded, w3):
+    nonce = w3.eth.get_transaction_count(funded.address)
+    cases = [
+        (_signed(funded), Account.create().address, "sender_mismatch"),
+        (_signed(funded, chain_id=1), None, "wrong_chain"),
+        (_signed(funded, chain_id=None), None, "wrong_chain"),  # pre-EIP-155 signature
+        ("0x" + funded.sign_transaction({"chainId": 31337, "to": funded.address, "value": 1, "nonce": 0,
+                                         "gas": 21_000, "maxFeePerGas": 10**9,
+                                         "maxPriorityFeePerGas": 1}).raw_transaction.hex(), None, "invalid_raw_tx"),
+        ("0xf8", None, "invalid_raw_tx"),
+        ("nothex", None, "invalid_raw_tx"),
+        ("0x" + "c0", None, "invalid_raw_tx"),
+    ]
+    for raw, expected_sender, code in cases:
+        with pytest.raises(ChainError) as exc:
+            submit_raw(chain, raw, expected_sender=expected_sender)
+        assert exc.value.code == code, raw
+    assert w3.eth.get_transaction_count(funded.address) == nonce
+
+
+def test_node_rejection_is_reported(chain):
+    poor = Account.create()  # no ETH for gas
+    with pytest.raises(ChainError) as exc:
+        submit_raw(chain, _signed(poor), expected_sender=poor.address)
+    assert exc.value.code == "rejected"
+
+
+def test_build_refuses_bad_input_and_failing_transfer(chain, funded):
+    tusd = chain.tokens[0].token_address
+    with pytest.raises(ChainError) as exc:
+        build_erc20_transfer(chain, funded.address, tusd, funded.address, FAUCET_TOKEN_UNITS + 1)
+    assert exc.value.code == "estimate_failed"
+    for args, code in [
+        ((funded.address, ZERO_ADDRESS, funded.address, 1), "invalid_address"),
+        ((funded.address, tusd, "0x12", 1), "invalid_address"),
+        ((funded.address, tusd, funded.address, 0), "invalid_amount"),
+        ((funded.address, tusd, funded.address, "5"), "invalid_amount"),
+    ]:
+        with pytest.raises(ChainError) as exc:
+            build_erc20_transfer(chain, *args)
+        assert exc.value.code == code
+
+
+def test_token_metadata(chain, deployed):
+    info = token_metadata(chain, deployed["tokens"]["tKRW"].lower())
+    assert (info.token_address, info.token_symbol, info.token_name, info.token_decimals) == (
+        deployed["tokens"]["tKRW"], "tKRW", "Newbl Test KRW", 6)
+    native = token_metadata(chain, ZERO_ADDRESS)
+    assert (native.token_symbol, native.token_name, native.token_decimals) == ("ETH", "Ether", 18)
+    for address, code in [
+        (Account.create().address, "not_a_contract"),
+        (deployed["multicall"], "not_erc20"),
+        (deployed["payment"], "not_erc20"),
+        ("0xnot-an-address", "invalid_address"),
+    ]:
+        with pytest.raises(ChainError) as exc:
+            token_metadata(chain, address)
+        assert exc.value.code == code, address

@@ -1,0 +1,117 @@
+import json
+import shutil
+
+import pytest
+import requests
+from eth_account import Account
+
+from contracts.deploy import deploy, deployments_path
+from wallet_app.services import chain as chain_mod
+from wallet_app.services.chain import ZERO_ADDRESS, ChainError, get_chain, load_chains
+
+
+def test_deploy_is_idempotent(anvil_node, deployed, deployments_dir, w3):
+    path = deployments_path(31337, deployments_dir)
+    before = path.read_text()
+    again = deploy(anvil_node.url, deployments_dir)
+    assert again == deployed
+    assert path.read_text() == before
+    assert json.loads(before) == deployed
+    for addr in [deployed["multicall"], deployed["payment"], *deployed["tokens"].values()]:
+        assert len(w3.eth.get_code(addr)) > 0
+    assert len(set([deployed["multicall"], deployed["payment"], *deployed["tokens"].values()])) == 4
+
+
+def test_deploy_redeploys_only_what_has_no_code(anvil_node, deployed, deployments_dir, tmp_path, w3):
+    shutil.copy(deployments_path(31337, deployments_dir), tmp_path)
+    recorded = json.loads(deployments_path(31337, tmp_path).read_text())
+    recorded["tokens"]["tUSD"] = Account.create().address  # no code there
+    deployments_path(31337, tmp_path).write_text(json.dumps(recorded))
+    result = deploy(anvil_node.url, tmp_path)
+    assert result["tokens"]["tUSD"] not in (recorded["tokens"]["tUSD"], deployed["tokens"]["tUSD"])
+    assert len(w3.eth.get_code(result["tokens"]["tUSD"])) > 0
+    assert {k: v for k, v in result.items() if k != "tokens"} == {k: v for k, v in deployed.items() if k != "tokens"}
+    assert result["tokens"]["tKRW"] == deployed["tokens"]["tKRW"]
+    assert json.loads(deployments_path(31337, tmp_path).read_text()) == result
+
+
+def test_config_placeholders_resolve_from_deployments(chain, deployed, anvil_node):
+    assert chain.rpc_url == anvil_node.url
+    assert chain.multicall_address == deployed["multicall"]
+    assert chain.payment_contract == deployed["payment"]
+    assert [(t.token_symbol, t.token_address, t.token_decimals) for t in chain.tokens] == [
+        ("tUSD", deployed["tokens"]["tUSD"], 6), ("tKRW", deployed["tokens"]["tKRW"], 6)]
+    assert chain.native_token().token_address == ZERO_ADDRESS
+    with pytest.raises(ChainError) as exc:
+        get_chain(1, [chain])
+    assert exc.value.code == "unsupported_chain"
+
+
+def test_chain_without_deployments_is_left_out_and_literal_chains_load(chains_file, tmp_path):
+    entries = json.loads(chains_file.read_text())
+    entries.append({
+        "chain_id": 8453, "chain_name": "Base", "rpc_url": "https://mainnet.base.org",
+        "multicall_address": "0xcA11bde05977b3631167028862bE2a173976CA11", "payment_contract": None,
+        "native_symbol": "ETH", "native_decimals": 18, "explorer_url": "https://basescan.org",
+        "tokens": [{"token_address": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", "token_symbol": "USDC",
+                    "token_name": "USD Coin", "token_decimals": 6}],
+    })
+    path = tmp_path / "chains.json"
+    path.write_text(json.dumps(entries))
+    chains = load_chains(path, tmp_path / "no-deployments-here")
+    assert [c.chain_id for c in chains] == [8453]
+    assert chains[0].tokens[0].token_address == "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+
+    entries[-1]["multicall_address"] = "0x1234"
+    path.write_text(json.dumps(entries))
+    with pytest.raises(ChainError) as exc:
+        load_chains(path, tmp_path)
+    assert exc.value.code == "bad_config"
+
+
+def test_reads_retry_once_on_network_error():
+    calls = []
+
+    def flaky():
+        calls.append(1)
+        if len(calls) == 1:
+            raise requests.ConnectionError("reset")
+        return 7
+
+    assert chain_mod._read(flaky) == 7 and len(calls) == 2
+
+    def down():
+        calls.append(1)
+        raise requests.ConnectionError("refused")
+
+    calls.clear()
+    with pytest.raises(ChainError) as exc:
+        chain_mod._read(down)
+    assert exc.value.code == "rpc_unavailable" and len(calls) == 2
+
+
+def test_unreachable_rpc_gives_rpc_unavailable(chain):
+    from dataclasses import replace
+
+    from wallet_app.dev.anvil import free_port
+
+    dead = replace(chain, rpc_url=f"http://127.0.0.1:{free_port()}")
+    with pytest.raises(ChainError) as exc:
+        chain_mod.token_metadata(dead, chain.tokens[0].token_address)
+    assert exc.value.code == "rpc_unavailable"
+
+
+def test_get_chains_follows_settings_and_deployments(chains_file, deployments_dir, deployed, tmp_path, monkeypatch):
+    from wallet_app.core.config import get_settings
+
+    monkeypatch.setenv("CHAINS_FILE", str(chains_file))
+    monkeypatch.setenv("DEPLOYMENTS_DIR", str(tmp_path))
+    get_settings.cache_clear()
+    try:
+        assert chain_mod.get_chains() == []  # nothing deployed there yet
+        shutil.copy(deployments_path(31337, deployments_dir), tmp_path)
+        (only,) = chain_mod.get_chains()  # picked up without a restart
+        assert only.payment_contract == deployed["payment"]
+        assert get_chain(31337) == only
+    finally:
+        get_settings.cache_clear()

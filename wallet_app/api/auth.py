@@ -1,0 +1,73 @@
+"""/api/v1/auth: Google sign-in (ID token or popup code) and logout."""
+
+from fastapi import APIRouter, HTTPException, Request, Response
+from starlette.concurrency import run_in_threadpool
+
+from wallet_app.api.deps import session_token
+from wallet_app.api.schemas import GoogleCodeIn, GoogleIdTokenIn, MeOut, OkOut
+from wallet_app.core.config import get_settings
+from wallet_app.services import accounts, google, sessions
+
+router = APIRouter(prefix="/auth", tags=["auth"])
+
+_AUTH_ERRORS = {401: {"description": "token or code refused"}, 502: {"description": "provider unreachable"}}
+
+
+def set_session_cookie(response: Response, raw_token: str) -> None:
+    s = get_settings()
+    response.set_cookie(
+        sessions.SESSION_COOKIE,
+        raw_token,
+        max_age=s.session_lifetime_seconds,
+        path="/",
+        httponly=True,
+        samesite="lax",
+        secure=not s.dev_mode,
+    )
+
+
+def clear_session_cookie(response: Response) -> None:
+    s = get_settings()
+    response.delete_cookie(
+        sessions.SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=not s.dev_mode
+    )
+
+
+def _login(identity: google.Identity, locale: str, request: Request, response: Response) -> dict:
+    user = accounts.login_user(identity.sub, identity.email, locale)
+    if old := session_token(request):
+        sessions.revoke_session(old)  # a new login replaces the session this browser had
+    set_session_cookie(response, sessions.create_session(user.id))
+    return accounts.me_payload(user)
+
+
+def _auth_failure(exc: google.GoogleAuthError) -> HTTPException:
+    # The provider being unreachable is not the user's fault; everything else is a refusal.
+    unavailable = isinstance(exc, google.ProviderError) and exc.code == google.ProviderError.code
+    return HTTPException(status_code=502 if unavailable else 401, detail=exc.code)
+
+
+@router.post("/google", response_model=MeOut, responses=_AUTH_ERRORS)
+async def login_with_id_token(body: GoogleIdTokenIn, request: Request, response: Response) -> dict:
+    try:
+        identity = await google.verify_id_token(body.id_token)
+    except google.GoogleAuthError as exc:
+        raise _auth_failure(exc) from None
+    return await run_in_threadpool(_login, identity, body.locale, request, response)
+
+
+@router.post("/google/code", response_model=MeOut, responses=_AUTH_ERRORS)
+async def login_with_code(body: GoogleCodeIn, request: Request, response: Response) -> dict:
+    try:
+        identity = await google.exchange_code(body.code)
+    except google.GoogleAuthError as exc:
+        raise _auth_failure(exc) from None
+    return await run_in_threadpool(_login, identity, body.locale, request, response)
+
+
+@router.post("/logout", response_model=OkOut)
+def logout(request: Request, response: Response) -> dict:
+    """Revokes the session server-side and clears the cookie; idempotent (200 without a session)."""
+    accounts.logout(session_token(request))
+    clear_session_cookie(response)
+    return {"ok": True}

@@ -1,0 +1,52 @@
+"""Shared route dependencies: same-origin check for writes, and the signed-in user."""
+
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from starlette.concurrency import run_in_threadpool
+
+from wallet_app.core.config import get_settings
+from wallet_app.models import User
+from wallet_app.services import sessions
+
+STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def origin_allowed(method: str, origin: str | None, sec_fetch_site: str | None, public_origin: str) -> bool:
+    """CSRF guard for cookie-authenticated writes.
+
+    - An Origin header must be exactly the app's origin ("null" and others are refused).
+    - No Origin: browsers always send one on fetch/form POST, PATCH, PUT and DELETE, so its
+      absence means a non-browser client (curl, a merchant's server, tests), which cannot
+      carry a victim's cookie; allowed. One exception: a browser that reports fetch metadata
+      (Sec-Fetch-Site) from another site but no Origin is refused.
+    """
+    if method.upper() not in STATE_CHANGING:
+        return True
+    if origin is not None:
+        return origin.strip().rstrip("/").lower() == public_origin.rstrip("/").lower()
+    return sec_fetch_site in (None, "same-origin", "none")
+
+
+def require_same_origin(request: Request) -> None:
+    if not origin_allowed(
+        request.method,
+        request.headers.get("origin"),
+        request.headers.get("sec-fetch-site"),
+        get_settings().public_origin,
+    ):
+        raise HTTPException(status_code=403, detail="foreign_origin")
+
+
+def session_token(request: Request) -> str | None:
+    return request.cookies.get(sessions.SESSION_COOKIE) or None
+
+
+async def current_user(request: Request) -> User:
+    user = await run_in_threadpool(sessions.lookup_user, session_token(request))
+    if user is None:
+        raise HTTPException(status_code=401, detail="not_authenticated")
+    return user
+
+
+CurrentUser = Annotated[User, Depends(current_user)]

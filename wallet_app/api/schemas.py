@@ -1,0 +1,44 @@
+"""Request and response bodies of /api/v1 (JSON keys exactly as the specification writes them)."""
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from wallet_app.services.accounts import normalize_address
+
+Locale = Literal["ko", "en"]
+
+
+class MeOut(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    address: str | None
+    locale: Locale
+    hasBackup: bool
+
+
+class GoogleIdTokenIn(BaseModel):
+    id_token: str = Field(min_length=1, max_length=8192)
+    locale: Locale
+
+
+class GoogleCodeIn(BaseModel):
+    code: str = Field(min_length=1, max_length=2048)
+    locale: Locale
+
+
+class AddressIn(BaseModel):
+    address: str = Field(description="0x followed by 40 hex digits; stored lowercase")
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, v: str) -> str:
+        return normalize_address(v)
+
+
+class LocaleIn(BaseModel):
+    locale: Locale
+
+
+class OkOut(BaseModel):
+    ok: bool = True

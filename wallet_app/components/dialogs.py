@@ -1,0 +1,67 @@
+"""Shared pieces: the alert/confirm dialog, the spinners and the dropdown selector."""
+
+import reflex as rx
+
+from wallet_app.i18n import t, t_var
+from wallet_app.state.session import SessionState
+
+
+def alert_dialog() -> rx.Component:
+    """One dialog for the whole app: OK only, or OK and Cancel (SessionState._show_dialog)."""
+    s = SessionState
+    return rx.alert_dialog.root(
+        rx.alert_dialog.content(
+            rx.alert_dialog.title(t_var(s.dialog_title)),
+            rx.alert_dialog.description(
+                rx.text(t_var(s.dialog_message), s.dialog_detail, role="alert"),
+            ),
+            rx.flex(
+                rx.cond(
+                    s.dialog_cancel,
+                    rx.alert_dialog.cancel(
+                        rx.button(t("cancel"), variant="soft", color_scheme="gray",
+                                  size="3", on_click=s.dialog_dismiss),
+                    ),
+                ),
+                rx.alert_dialog.action(rx.button(t("ok"), size="3", on_click=s.dialog_ok)),
+                gap="3",
+                justify="end",
+                margin_top="16px",
+            ),
+            max_width="420px",
+        ),
+        open=s.dialog_open,
+    )
+
+
+def full_screen_spinner(visible: rx.Var, label: rx.Var | str = "") -> rx.Component:
+    """A blocking overlay with a spinner, for the waits the specification names."""
+    return rx.cond(
+        visible,
+        rx.center(
+            rx.vstack(rx.spinner(size="3"), rx.text(label, size="2"), align="center", role="status"),
+            position="fixed",
+            inset="0",
+            z_index="1000",
+            background_color="var(--color-overlay)",
+        ),
+    )
+
+
+def spinner(label: rx.Var | str = "") -> rx.Component:
+    return rx.hstack(rx.spinner(), rx.text(label, size="2", color_scheme="gray"),
+                     align="center", role="status")
+
+
+def selector(items: rx.Var | list, value: rx.Var, on_change, label: rx.Var | str, **props) -> rx.Component:
+    """The dropdown selector: `items` are (value, text) pairs."""
+    return rx.select.root(
+        rx.select.trigger(aria_label=label, width="100%"),
+        rx.select.content(
+            rx.foreach(items, lambda item: rx.select.item(item[1], value=item[0])),
+        ),
+        value=value,
+        on_change=on_change,
+        size="3",
+        **props,
+    )

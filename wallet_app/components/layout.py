@@ -1,0 +1,85 @@
+"""The mobile page frame: one column, max 480 px, safe-area padding, bottom navigation."""
+
+import reflex as rx
+
+from wallet_app import routes
+from wallet_app.components.dialogs import alert_dialog
+from wallet_app.i18n import t
+from wallet_app.state.session import SessionState
+
+NAV_HEIGHT = "64px"
+
+
+def _nav_item(route: str, key: str, icon: str) -> rx.Component:
+    active = SessionState.path == route
+    return rx.link(
+        rx.vstack(
+            rx.icon(icon, size=22),
+            rx.text(t(key), size="1", weight=rx.cond(active, "bold", "regular")),
+            align="center",
+            spacing="1",
+        ),
+        href=route,
+        color=rx.cond(active, "var(--accent-11)", "var(--gray-11)"),
+        underline="none",
+        aria_current=rx.cond(active, "page", "false"),
+        flex="1",
+        min_height="48px",
+        display="flex",
+        justify_content="center",
+        align_items="center",
+    )
+
+
+def bottom_nav() -> rx.Component:
+    return rx.cond(
+        SessionState.show_nav,
+        rx.el.nav(
+            rx.hstack(
+                *[_nav_item(r, k, i) for r, k, i in routes.NAV_ITEMS],
+                max_width="480px",
+                margin="0 auto",
+                height=NAV_HEIGHT,
+                align="center",
+            ),
+            aria_label="Main",
+            position="fixed",
+            bottom="0",
+            left="0",
+            right="0",
+            padding_bottom="env(safe-area-inset-bottom)",
+            background_color="var(--color-panel-solid)",
+            border_top="1px solid var(--gray-a5)",
+            z_index="10",
+        ),
+    )
+
+
+def page(*children: rx.Component, title_key: str | None = None, gated: bool = True) -> rx.Component:
+    """Frame a page. A gated page stays hidden until the session check has run, so a redirect
+    never flashes a page the user may not see."""
+    body = [rx.heading(t(title_key), size="6", as_="h1")] if title_key else []
+    content = rx.vstack(*body, *children, spacing="4", width="100%")
+    return rx.fragment(
+        rx.box(
+            rx.cond(
+                SessionState.checked,
+                content,
+                rx.center(rx.spinner(size="3"), min_height="50vh"),
+            )
+            if gated
+            else content,
+            max_width="480px",
+            width="100%",
+            margin="0 auto",
+            padding="max(16px, env(safe-area-inset-top)) 16px",
+            padding_bottom=rx.cond(
+                SessionState.show_nav,
+                f"calc({NAV_HEIGHT} + 24px + env(safe-area-inset-bottom))",
+                "24px",
+            ),
+            min_height="100dvh",
+        ),
+        bottom_nav(),
+        alert_dialog(),
+    )

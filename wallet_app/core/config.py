@@ -1,0 +1,38 @@
+"""One settings object for the whole server, read from the environment and `.env`."""
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    database_url: str = f"sqlite:///{REPO_ROOT / 'data' / 'newbl.db'}"
+    # Absent Google credentials mean development sign-in (/dev-idp and /dev-drive).
+    google_client_id: str | None = None
+    google_client_secret: str | None = None
+    session_lifetime_seconds: int = 14 * 24 * 3600
+    # The origin users reach the app at; also the dev identity provider's issuer base.
+    public_base_url: str = "http://localhost:3000"
+    chains_file: Path = REPO_ROOT / "chains.dev.json"
+    # Where contracts/deploy.py records deployments-<chain_id>.json ("deployments:" placeholders in chains_file).
+    deployments_dir: Path = REPO_ROOT / "data"
+    # Signing key of the development identity provider (kept on disk so tokens stay verifiable across restarts).
+    dev_idp_key_file: Path = REPO_ROOT / "data" / "dev-idp-key.json"
+
+    @property
+    def dev_mode(self) -> bool:
+        return not self.google_client_id
+
+    @property
+    def public_origin(self) -> str:
+        return self.public_base_url.rstrip("/")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,61 @@
+"""Engine, sessions and schema upgrades. The schema comes only from Alembic migrations."""
+
+from functools import lru_cache
+from pathlib import Path
+
+from sqlalchemy import Engine, event
+from sqlalchemy.engine import make_url
+from sqlmodel import Session, create_engine
+
+from wallet_app.core.config import REPO_ROOT, get_settings
+
+
+@lru_cache
+def _engine_for(url: str) -> Engine:
+    parsed = make_url(url)
+    connect_args = {}
+    if parsed.get_backend_name() == "sqlite":
+        # FastAPI runs sync routes in a thread pool; Reflex handlers run in other threads.
+        connect_args["check_same_thread"] = False
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+    if parsed.get_backend_name() == "sqlite":
+        # SQLite ignores foreign keys unless asked, per connection.
+        @event.listens_for(engine, "connect")
+        def _fk_on(dbapi_conn, _record):
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+    return engine
+
+
+def get_engine() -> Engine:
+    """The engine for the current settings (a new DATABASE_URL gets its own engine)."""
+    return _engine_for(get_settings().database_url)
+
+
+def get_session() -> Session:
+    """A new SQLModel session; use it as `with get_session() as s:`.
+
+    expire_on_commit=False so objects returned by services stay readable after commit.
+    """
+    return Session(get_engine(), expire_on_commit=False)
+
+
+def alembic_config():
+    from alembic.config import Config
+
+    return Config(str(REPO_ROOT / "alembic.ini"))
+
+
+def upgrade_schema(engine: Engine | None = None) -> None:
+    """`alembic upgrade head` on the configured database (called at app start)."""
+    from alembic import command
+
+    cfg = alembic_config()
+    with (engine or get_engine()).begin() as connection:
+        # env.py uses this connection instead of building its own engine.
+        cfg.attributes["connection"] = connection
+        command.upgrade(cfg, "head")

@@ -1,0 +1,108 @@
+"""Security headers for every response (pages, chunks, assets, API), as one ASGI middleware.
+
+Reflex mounts its static files before api_transformer runs, so wrapping the whole ASGI app
+reaches everything (design.md section 8). The inline scripts Reflex's prerendered HTML needs
+are allowed by hash, computed from the build output (the hashes change with every build).
+"""
+
+import base64
+import hashlib
+import re
+from pathlib import Path
+
+from wallet_app.core.config import REPO_ROOT, get_settings
+
+BUILD_DIR = REPO_ROOT / ".web" / "build" / "client"
+_INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.S)
+GOOGLE_SCRIPT_HOSTS = "https://accounts.google.com/gsi/client"
+GOOGLE_CONNECT_HOSTS = "https://accounts.google.com https://oauth2.googleapis.com https://www.googleapis.com"
+GOOGLE_FRAME_HOSTS = "https://accounts.google.com"
+# Served from assets/ at the root; they must never be cached as immutable.
+UNCACHED_FILES = {"/sw.js", "/kdf-worker.js", "/manifest.webmanifest", "/register-sw.js"}
+
+
+def inline_script_hashes(build_dir: Path) -> list[str]:
+    """'sha256-…' for every inline script in the prerendered pages."""
+    found: set[str] = set()
+    for html in sorted(build_dir.rglob("*.html")):
+        for body in _INLINE_SCRIPT.findall(html.read_bytes()):
+            found.add("'sha256-" + base64.b64encode(hashlib.sha256(body).digest()).decode() + "'")
+    return sorted(found)
+
+
+def content_security_policy(script_hashes: list[str], google: bool, wasm: bool = False) -> str:
+    script = ["'self'", *script_hashes]
+    connect = ["'self'"]
+    frame = ["'none'"]
+    style = ["'self'", "'unsafe-inline'"]
+    if google:
+        script.append(GOOGLE_SCRIPT_HOSTS)
+        connect.append(GOOGLE_CONNECT_HOSTS)
+        frame = [GOOGLE_FRAME_HOSTS]
+        style.append("https://accounts.google.com/gsi/style")
+    if wasm:
+        script.append("'wasm-unsafe-eval'")
+    return "; ".join([
+        "default-src 'self'",
+        "script-src " + " ".join(script),
+        "style-src " + " ".join(style),
+        "img-src 'self' data: blob:",
+        "font-src 'self' data:",
+        "connect-src " + " ".join(connect),
+        "frame-src " + " ".join(frame),
+        "worker-src 'self'",
+        "manifest-src 'self'",
+        "object-src 'none'",
+        "base-uri 'self'",
+        "form-action 'self'",
+        "frame-ancestors 'none'",
+    ])
+
+
+def cache_control(path: str) -> str | None:
+    if path in UNCACHED_FILES or path.startswith("/api/"):
+        return "no-store" if path.startswith("/api/") else "no-cache"
+    if path.startswith("/assets/"):
+        return "public, max-age=31536000, immutable"
+    return None
+
+
+class SecurityHeaders:
+    def __init__(self, app):
+        self.app = app
+        self._hashes: list[str] | None = None
+        self._stamp: float | None = None
+        self._google = not get_settings().dev_mode
+
+    def _script_hashes(self) -> list[str]:
+        index = BUILD_DIR / "index.html"
+        stamp = index.stat().st_mtime if index.exists() else None
+        if self._hashes is None or stamp != self._stamp:
+            self._hashes = inline_script_hashes(BUILD_DIR) if stamp else []
+            self._stamp = stamp
+        return self._hashes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope.get("path", "")
+        csp = content_security_policy(self._script_hashes(), self._google, wasm=path == "/kdf-worker.js")
+        cache = cache_control(path)
+
+        async def send_with_headers(message):
+            if message["type"] == "http.response.start":
+                drop = {b"content-security-policy"} | ({b"cache-control"} if cache else set())
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in drop]
+                headers += [
+                    (b"content-security-policy", csp.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"strict-origin-when-cross-origin"),
+                    (b"permissions-policy", b"camera=(self), microphone=(), geolocation=()"),
+                    (b"cross-origin-opener-policy", b"same-origin-allow-popups"),
+                ]
+                if cache:
+                    headers.append((b"cache-control", cache.encode()))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        return await self.app(scope, receive, send_with_headers)

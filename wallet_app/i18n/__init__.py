@@ -1,0 +1,37 @@
+"""ko/en catalogues and the lookup pages use. Both catalogues ship to the browser, so a
+language switch re-renders at once without a round trip."""
+
+import reflex as rx
+
+from wallet_app.i18n.en import EN
+from wallet_app.i18n.ko import KO
+
+LANGUAGES = ("ko", "en")
+CATALOGUES = {"en": EN, "ko": KO}
+
+
+def normalize_lang(value: str | None) -> str | None:
+    """'ko'/'en' for a supported code, else None."""
+    return value if value in LANGUAGES else None
+
+
+def lang_from_accept_language(header: str | None) -> str:
+    """Default language: Korean when the browser's first language starts with ko."""
+    first = (header or "").split(",")[0].strip().lower()
+    return "ko" if first.startswith("ko") else "en"
+
+
+def t(key: str) -> rx.Var:
+    """The text for `key` in the current language (resolved in the browser)."""
+    if key not in EN:
+        raise KeyError(f"missing catalogue key: {key}")
+    from wallet_app.state.session import SessionState
+
+    return rx.Var.create(CATALOGUES)[SessionState.lang][key]
+
+
+def t_var(key: rx.Var) -> rx.Var:
+    """Like t() for a key held in state (validated by the code that sets it)."""
+    from wallet_app.state.session import SessionState
+
+    return rx.Var.create(CATALOGUES)[SessionState.lang][key]

@@ -1,0 +1,371 @@
+"""Chains: configuration, balances, token lookup, building and submitting transactions.
+
+Configuration is a JSON list (settings.chains_file, `chains.dev.json` in development):
+    {chain_id, chain_name, rpc_url, multicall_address, payment_contract, native_symbol,
+     native_name, native_decimals, explorer_url, tokens: [{token_address, token_symbol,
+     token_name, token_decimals}]}
+An address may be written as "deployments:<key>" (e.g. "deployments:tokens.tUSD"); it is
+resolved from <settings.deployments_dir>/deployments-<chain_id>.json written by contracts/deploy.py.
+Production chains use literal addresses (e.g. the canonical Multicall3
+0xcA11bde05977b3631167028862bE2a173976CA11), so adding one is configuration only.
+A chain whose placeholders cannot be resolved yet (not deployed) is left out, with a warning.
+
+Errors are ChainError(code, message): machine codes for the API/UI, English for logs.
+Reads are retried once on a network error; nothing that moves funds is retried.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+import requests
+import rlp
+from eth_abi import decode as abi_decode
+from eth_account import Account
+from eth_utils import keccak
+from web3 import Web3
+from web3.exceptions import ContractLogicError, ProviderConnectionError, RequestTimedOut, Web3RPCError
+
+from wallet_app.core.config import get_settings
+
+log = logging.getLogger(__name__)
+
+ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
+PLACEHOLDER_PREFIX = "deployments:"
+RPC_TIMEOUT_SECONDS = 15
+MAX_RAW_TX_BYTES = 128 * 1024
+
+T = TypeVar("T")
+
+
+class ChainError(Exception):
+    """code: unsupported_chain, invalid_address, invalid_amount, not_a_contract, not_erc20,
+    rpc_unavailable, estimate_failed, invalid_raw_tx, wrong_chain, sender_mismatch, rejected,
+    bad_config."""
+
+    def __init__(self, code: str, message: str = ""):
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.message = message or code
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    token_address: str
+    token_symbol: str
+    token_name: str
+    token_decimals: int
+
+
+@dataclass(frozen=True)
+class ChainConfig:
+    chain_id: int
+    chain_name: str
+    rpc_url: str
+    multicall_address: str
+    payment_contract: str | None
+    native_symbol: str
+    native_name: str
+    native_decimals: int
+    explorer_url: str | None
+    tokens: tuple[TokenInfo, ...]
+
+    def native_token(self) -> TokenInfo:
+        return TokenInfo(ZERO_ADDRESS, self.native_symbol, self.native_name, self.native_decimals)
+
+
+@dataclass(frozen=True)
+class DecodedTx:
+    sender: str
+    chain_id: int | None  # None: signed without EIP-155 replay protection
+    nonce: int
+    gas_price: int
+    gas_limit: int
+    to: str | None  # None: contract creation
+    value: int
+    data: str
+    tx_hash: str
+
+
+# ---------------------------------------------------------------- configuration
+
+def _checksum(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not Web3.is_address(value):
+        raise ChainError("bad_config", f"{what}: not an address: {value!r}")
+    return Web3.to_checksum_address(value)
+
+
+def _resolve(value: Any, deployments: dict | None, what: str) -> str | None:
+    """A literal address, or a "deployments:a.b" placeholder; None when not deployed yet."""
+    if isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIX):
+        node: Any = deployments
+        for part in value[len(PLACEHOLDER_PREFIX):].split("."):
+            node = node.get(part) if isinstance(node, dict) else None
+        return _checksum(node, what) if node is not None else None
+    return _checksum(value, what)
+
+
+def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -> list[ChainConfig]:
+    path = Path(path or get_settings().chains_file)
+    deployments_dir = Path(deployments_dir or get_settings().deployments_dir)
+    chains = []
+    for raw in json.loads(path.read_text()):
+        try:
+            chain_id = int(raw["chain_id"])
+            dep_file = deployments_dir / f"deployments-{chain_id}.json"
+            deployments = json.loads(dep_file.read_text()) if dep_file.exists() else None
+            multicall = _resolve(raw["multicall_address"], deployments, f"chain {chain_id} multicall_address")
+            payment = raw.get("payment_contract")
+            payment = _resolve(payment, deployments, f"chain {chain_id} payment_contract") if payment else None
+            tokens = []
+            for t in raw.get("tokens", []):
+                addr = _resolve(t["token_address"], deployments, f"chain {chain_id} token {t.get('token_symbol')}")
+                if addr is None:
+                    multicall = None  # an undeployed token means the chain is not set up yet
+                    break
+                tokens.append(TokenInfo(addr, str(t["token_symbol"]), str(t.get("token_name") or t["token_symbol"]),
+                                        int(t["token_decimals"])))
+            if multicall is None:
+                log.warning("chain %s left out: contracts not deployed (%s missing or incomplete)", chain_id, dep_file)
+                continue
+            chains.append(ChainConfig(
+                chain_id=chain_id, chain_name=str(raw["chain_name"]), rpc_url=str(raw["rpc_url"]),
+                multicall_address=multicall, payment_contract=payment,
+                native_symbol=str(raw.get("native_symbol", "ETH")), native_name=str(raw.get("native_name", "Ether")),
+                native_decimals=int(raw.get("native_decimals", 18)), explorer_url=raw.get("explorer_url"),
+                tokens=tuple(tokens),
+            ))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ChainError("bad_config", f"{path}: chain entry {raw.get('chain_id')!r}: {e!r}") from e
+    return chains
+
+
+_cache_lock = threading.Lock()
+_chains_cache: tuple[tuple, list[ChainConfig]] | None = None
+
+
+def get_chains() -> list[ChainConfig]:
+    """The configured chains; reloaded when the config or a deployments file changes."""
+    global _chains_cache
+    settings = get_settings()
+    path, deployments_dir = Path(settings.chains_file), Path(settings.deployments_dir)
+    files = [path, *sorted(deployments_dir.glob("deployments-*.json"))]
+    stamp = (str(deployments_dir), *((str(f), f.stat().st_mtime_ns) for f in files if f.exists()))
+    with _cache_lock:
+        if _chains_cache is None or _chains_cache[0] != stamp:
+            _chains_cache = (stamp, load_chains(path, deployments_dir))
+        return _chains_cache[1]
+
+
+def get_chain(chain_id: int, chains: list[ChainConfig] | None = None) -> ChainConfig:
+    for chain in chains if chains is not None else get_chains():
+        if chain.chain_id == chain_id:
+            return chain
+    raise ChainError("unsupported_chain", f"chain {chain_id} is not configured")
+
+
+# ---------------------------------------------------------------- clients and reads
+
+_clients: dict[tuple[int, str], Web3] = {}
+_NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, ProviderConnectionError, RequestTimedOut)
+
+
+def web3_for(chain: ChainConfig) -> Web3:
+    key = (chain.chain_id, chain.rpc_url)
+    with _cache_lock:
+        if key not in _clients:
+            # web3's own retry would also resend eth_sendRawTransaction; we retry reads ourselves.
+            provider = Web3.HTTPProvider(chain.rpc_url, request_kwargs={"timeout": RPC_TIMEOUT_SECONDS},
+                                         exception_retry_configuration=None)
+            w3 = Web3(provider)
+            # The validation middleware asks eth_chainId before every call; the chain id is
+            # configuration here, and signed transactions carry their own (checked below).
+            w3.middleware_onion.remove("validation")
+            _clients[key] = w3
+        return _clients[key]
+
+
+def _read(fn: Callable[[], T]) -> T:
+    """A chain read, retried once on a network error."""
+    try:
+        return fn()
+    except _NETWORK_ERRORS:
+        try:
+            return fn()
+        except _NETWORK_ERRORS as e:
+            raise ChainError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+
+
+def _address(value: Any, what: str = "address") -> str:
+    if not isinstance(value, str) or not Web3.is_address(value.strip()):
+        raise ChainError("invalid_address", f"{what} is not an address")
+    return Web3.to_checksum_address(value.strip())
+
+
+def _is_zero(address: str) -> bool:
+    return address.lower() == ZERO_ADDRESS
+
+
+MULTICALL_ABI = [
+    {"name": "aggregate3", "type": "function", "stateMutability": "payable",
+     "inputs": [{"name": "calls", "type": "tuple[]", "components": [
+         {"name": "target", "type": "address"}, {"name": "allowFailure", "type": "bool"},
+         {"name": "callData", "type": "bytes"}]}],
+     "outputs": [{"name": "returnData", "type": "tuple[]", "components": [
+         {"name": "success", "type": "bool"}, {"name": "returnData", "type": "bytes"}]}]},
+    {"name": "getEthBalance", "type": "function", "stateMutability": "view",
+     "inputs": [{"name": "addr", "type": "address"}], "outputs": [{"name": "balance", "type": "uint256"}]},
+]
+ERC20_ABI = [
+    {"name": "balanceOf", "type": "function", "stateMutability": "view",
+     "inputs": [{"name": "owner", "type": "address"}], "outputs": [{"name": "", "type": "uint256"}]},
+    {"name": "transfer", "type": "function", "stateMutability": "nonpayable",
+     "inputs": [{"name": "to", "type": "address"}, {"name": "amount", "type": "uint256"}],
+     "outputs": [{"name": "", "type": "bool"}]},
+    {"name": "name", "type": "function", "stateMutability": "view", "inputs": [], "outputs": [{"name": "", "type": "string"}]},
+    {"name": "symbol", "type": "function", "stateMutability": "view", "inputs": [], "outputs": [{"name": "", "type": "string"}]},
+    {"name": "decimals", "type": "function", "stateMutability": "view", "inputs": [], "outputs": [{"name": "", "type": "uint8"}]},
+]
+# Encoders only, no provider needed.
+_ERC20 = Web3().eth.contract(abi=ERC20_ABI)
+_MULTICALL = Web3().eth.contract(abi=MULTICALL_ABI)
+
+
+def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple[bool, bytes]]:
+    """One eth_call to the multicall contract; each call may fail on its own."""
+    w3 = web3_for(chain)
+    data = _MULTICALL.encode_abi("aggregate3", [[(target, True, data) for target, data in calls]])
+    # Plain eth_call: contract.functions...call() would add eth_chainId round trips.
+    ret = _read(lambda: w3.eth.call({"to": chain.multicall_address, "data": data}))
+    return [(ok, bytes(r)) for ok, r in abi_decode(["(bool,bytes)[]"], bytes(ret))[0]]
+
+
+def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int]:
+    """Balances of `owner` in smallest units, keyed by the token addresses as given; the zero
+    address is the native coin. A token whose balanceOf fails or returns garbage (not a
+    token, self-destructed) is left out of the result rather than failing the whole list."""
+    owner = _address(owner, "owner")
+    if not tokens:
+        return {}
+    calls = []
+    for token in tokens:
+        addr = _address(token, "token")
+        if _is_zero(addr):
+            calls.append((chain.multicall_address, bytes.fromhex(_MULTICALL.encode_abi("getEthBalance", [owner])[2:])))
+        else:
+            calls.append((addr, bytes.fromhex(_ERC20.encode_abi("balanceOf", [owner])[2:])))
+    result = {}
+    for token, (ok, ret) in zip(tokens, _aggregate(chain, calls)):
+        if ok and len(ret) == 32:
+            result[token] = int.from_bytes(ret, "big")
+    return result
+
+
+def _decode_string(ret: bytes) -> str | None:
+    try:
+        return abi_decode(["string"], ret)[0]
+    except Exception:
+        # Some old tokens (e.g. MKR) return bytes32 instead of string.
+        if len(ret) == 32:
+            return ret.rstrip(b"\0").decode("utf-8", errors="replace")
+        return None
+
+
+def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
+    """Name, symbol and decimals; the zero address gives the native coin of the chain."""
+    addr = _address(token_address, "token_address")
+    if _is_zero(addr):
+        return chain.native_token()
+    w3 = web3_for(chain)
+    if not _read(lambda: w3.eth.get_code(addr)):
+        raise ChainError("not_a_contract", f"no contract at {addr} on chain {chain.chain_id}")
+    sel = lambda fn: bytes.fromhex(_ERC20.encode_abi(fn, [])[2:])  # noqa: E731
+    (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))])
+    symbol = _decode_string(r_s) if ok_s else None
+    decimals = int.from_bytes(r_d, "big") if ok_d and len(r_d) == 32 else None
+    if not symbol or decimals is None or decimals > 255:
+        raise ChainError("not_erc20", f"{addr} does not answer symbol()/decimals() like an ERC-20")
+    name = (_decode_string(r_n) if ok_n else None) or symbol
+    return TokenInfo(addr, symbol, name, decimals)
+
+
+# ---------------------------------------------------------------- transactions
+
+def build_erc20_transfer(chain: ChainConfig, sender: str, token: str, to: str, amount_units: int) -> dict[str, str]:
+    """An unsigned legacy (type 0) ERC-20 transfer, numbers as decimal strings (design.md section 4)."""
+    sender, token, to = _address(sender, "sender"), _address(token, "token_address"), _address(to, "to")
+    if _is_zero(token):
+        raise ChainError("invalid_address", "native transfers are not built here (token address is zero)")
+    if isinstance(amount_units, bool) or not isinstance(amount_units, int) or amount_units <= 0:
+        raise ChainError("invalid_amount", "amount must be a positive integer in the smallest unit")
+    w3 = web3_for(chain)
+    data = _ERC20.encode_abi("transfer", [to, amount_units])
+    nonce = _read(lambda: w3.eth.get_transaction_count(sender, "pending"))
+    gas_price = _read(lambda: w3.eth.gas_price)
+    try:
+        gas = _read(lambda: w3.eth.estimate_gas({"from": sender, "to": token, "data": data, "value": 0}))
+    except (ContractLogicError, Web3RPCError) as e:
+        # Typically the balance is too low or the token refuses the transfer.
+        raise ChainError("estimate_failed", f"transfer would fail: {e}") from e
+    return {"chain_id": str(chain.chain_id), "to": token, "data": data, "value": "0",
+            "nonce": str(nonce), "gas_limit": str(gas), "gas_price": str(gas_price)}
+
+
+def _raw_bytes(raw_tx: str | bytes) -> bytes:
+    if isinstance(raw_tx, bytes):
+        raw = raw_tx
+    elif isinstance(raw_tx, str) and re.fullmatch(r"0x([0-9a-fA-F]{2})+", raw_tx.strip()):
+        raw = bytes.fromhex(raw_tx.strip()[2:])
+    else:
+        raise ChainError("invalid_raw_tx", "raw_tx must be 0x-prefixed hex")
+    if len(raw) > MAX_RAW_TX_BYTES:
+        raise ChainError("invalid_raw_tx", "raw_tx too large")
+    return raw
+
+
+def decode_raw_tx(raw_tx: str | bytes) -> DecodedTx:
+    """Decodes a signed legacy transaction and recovers its sender (typed transactions are refused)."""
+    raw = _raw_bytes(raw_tx)
+    if not raw or raw[0] < 0xC0:
+        raise ChainError("invalid_raw_tx", "only legacy (type 0) transactions are accepted")
+    try:
+        fields = rlp.decode(raw)
+        if not isinstance(fields, list) or len(fields) != 9 or not all(isinstance(f, bytes) for f in fields):
+            raise ValueError("not a 9-field legacy transaction")
+        nonce, gas_price, gas, to, value, data, v, _r, _s = fields
+        sender = Account.recover_transaction(raw)
+    except Exception as e:
+        raise ChainError("invalid_raw_tx", f"cannot decode signed transaction: {e}") from e
+    as_int = lambda b: int.from_bytes(b, "big")  # noqa: E731
+    v = as_int(v)
+    return DecodedTx(
+        sender=Web3.to_checksum_address(sender),
+        chain_id=(v - 35) // 2 if v >= 35 else None,
+        nonce=as_int(nonce), gas_price=as_int(gas_price), gas_limit=as_int(gas),
+        to=Web3.to_checksum_address(to) if to else None, value=as_int(value),
+        data="0x" + data.hex(), tx_hash="0x" + keccak(raw).hex(),
+    )
+
+
+def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | None = None) -> str:
+    """Broadcasts a signed transaction once (never retried) after checking its chain id and,
+    when given, that it is signed by `expected_sender` (the session's address)."""
+    decoded = decode_raw_tx(raw_tx)
+    if decoded.chain_id != chain.chain_id:
+        raise ChainError("wrong_chain", f"transaction is for chain {decoded.chain_id}, not {chain.chain_id}")
+    if expected_sender is not None and decoded.sender.lower() != expected_sender.strip().lower():
+        raise ChainError("sender_mismatch", "transaction is not signed by the session's address")
+    w3 = web3_for(chain)
+    try:
+        tx_hash = w3.eth.send_raw_transaction(_raw_bytes(raw_tx))
+    except _NETWORK_ERRORS as e:
+        raise ChainError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+    except (Web3RPCError, ValueError) as e:
+        raise ChainError("rejected", f"node rejected the transaction: {e}") from e
+    return "0x" + bytes(tx_hash).hex()
