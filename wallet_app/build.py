@@ -3,10 +3,12 @@
 import subprocess
 import sys
 
+from custom_components.wallet_js.vendor import copy_argon2
 from wallet_app.core.config import REPO_ROOT
 
 
 def main() -> int:
+    copy_argon2(REPO_ROOT / "assets" / "argon2")
     return subprocess.call(["reflex", "export", "--frontend-only", "--no-zip"], cwd=REPO_ROOT)
 
 

@@ -1,11 +1,51 @@
-"""`make run`: the wallet on its embedded defaults, on one port (page, websocket and /api/v1)."""
+"""`make run`: the wallet on its embedded defaults, on one port (page, websocket and /api/v1).
+
+In development (no Google configured) it also starts the local chain for every chain of the
+chains file whose RPC is a loopback anvil, deploys the contracts there (idempotent), and
+stops the chain when the app stops.
+"""
 
 import argparse
+import contextlib
+import json
 import os
+import signal
 import subprocess
 import sys
+from urllib.parse import urlsplit
 
-from wallet_app.core.config import REPO_ROOT
+from custom_components.wallet_js.vendor import copy_argon2
+from wallet_app.core.config import REPO_ROOT, get_settings
+
+LOOPBACK = {"127.0.0.1", "localhost"}
+
+
+def dev_chain_ports(chains_file) -> list[tuple[int, int]]:
+    """(chain_id, port) of the loopback chains in the chains file."""
+    ports = []
+    for chain in json.loads(chains_file.read_text()):
+        url = urlsplit(chain["rpc_url"])
+        if url.hostname in LOOPBACK and url.port:
+            ports.append((int(chain["chain_id"]), url.port))
+    return ports
+
+
+@contextlib.contextmanager
+def dev_chains():
+    settings = get_settings()
+    if not settings.dev_mode:
+        yield
+        return
+    from contracts.deploy import deploy
+    from wallet_app.dev.anvil import Anvil
+
+    with contextlib.ExitStack() as stack:
+        for chain_id, port in dev_chain_ports(settings.chains_file):
+            state = None if settings.dev_chain_fresh else REPO_ROOT / "data" / f"anvil-state-{chain_id}.json"
+            node = stack.enter_context(Anvil(port=port, chain_id=chain_id, state_file=state))
+            deployed = deploy(node.url, settings.deployments_dir)
+            print(f"chain {chain_id} at {node.url}: contracts {json.dumps(deployed)}", flush=True)
+        yield
 
 
 def main() -> int:
@@ -14,13 +54,19 @@ def main() -> int:
     parser.add_argument("--host", default="127.0.0.1")
     args = parser.parse_args()
     os.environ.setdefault("PUBLIC_BASE_URL", f"http://localhost:{args.port}")
+    get_settings.cache_clear()
     (REPO_ROOT / "data").mkdir(exist_ok=True)
+    # argon2-browser is third-party: copied from tools/node_modules at build, never committed.
+    copy_argon2(REPO_ROOT / "assets" / "argon2")
     cmd = [
         "reflex", "run", "--env", "prod", "--single-port",
         "--frontend-port", str(args.port), "--backend-port", str(args.port),
         "--backend-host", args.host,
     ]
-    return subprocess.call(cmd, cwd=REPO_ROOT)
+    # SIGTERM (CI, the e2e harness) must still stop the chain through the context managers.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    with dev_chains():
+        return subprocess.call(cmd, cwd=REPO_ROOT)
 
 
 if __name__ == "__main__":

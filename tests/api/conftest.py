@@ -1,6 +1,12 @@
+import warnings
+
 import httpx
 import pytest
-from starlette.testclient import TestClient
+
+with warnings.catch_warnings():
+    # Starlette asks for `httpx2`; the pinned httpx works (and Authlib uses it too).
+    warnings.simplefilter("ignore", UserWarning)
+    from starlette.testclient import TestClient
 
 from wallet_app.api import build_api
 from wallet_app.dev import idp

@@ -73,9 +73,17 @@ BAD_TOKENS = {
     "email_unverified_string": lambda: idp.issue_id_token("eve@example.com", overrides={"email_verified": "false"}),
     "no_sub": lambda: idp.issue_id_token("eve@example.com", overrides={"sub": None}),
     "no_exp": lambda: idp.issue_id_token("eve@example.com", overrides={"exp": None}),
+    "alg_none": lambda: _unsigned(idp.issue_id_token("eve@example.com")),
     "garbage": lambda: "not.a.jwt",
     "tampered_payload": lambda: _tamper(idp.issue_id_token("eve@example.com")),
 }
+
+
+def _unsigned(token: str) -> str:
+    import base64
+
+    head = base64.urlsafe_b64encode(b'{"alg":"none","typ":"JWT"}').rstrip(b"=").decode()
+    return f"{head}.{token.split('.')[1]}."
 
 
 def _tamper(token: str) -> str:

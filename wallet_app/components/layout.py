@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
 from wallet_app.i18n import t
@@ -81,5 +82,8 @@ def page(*children: rx.Component, title_key: str | None = None, gated: bool = Tr
             min_height="100dvh",
         ),
         bottom_nav(),
+        # The device check runs on every signed-in page but / and /onboarding (where nav shows).
+        rx.cond(SessionState.show_nav,
+                device_check(owner=SessionState.address, on_check=SessionState.device_checked)),
         alert_dialog(),
     )

@@ -23,6 +23,9 @@ class Settings(BaseSettings):
     deployments_dir: Path = REPO_ROOT / "data"
     # Signing key of the development identity provider (kept on disk so tokens stay verifiable across restarts).
     dev_idp_key_file: Path = REPO_ROOT / "data" / "dev-idp-key.json"
+    # Dev only: serve.py starts anvil for loopback chains of chains_file; its state is kept
+    # in data/ across restarts unless dev_chain_fresh (the tests' choice).
+    dev_chain_fresh: bool = False
 
     @property
     def dev_mode(self) -> bool:

@@ -35,3 +35,10 @@ def t_var(key: rx.Var) -> rx.Var:
     from wallet_app.state.session import SessionState
 
     return rx.Var.create(CATALOGUES)[SessionState.lang][key]
+
+
+def messages() -> rx.Var:
+    """The whole current catalogue, for JS units that show their own texts."""
+    from wallet_app.state.session import SessionState
+
+    return rx.Var.create(CATALOGUES)[SessionState.lang]

@@ -2,19 +2,60 @@
 
 import reflex as rx
 
+from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.i18n import t
+from wallet_app.i18n import messages, t
 from wallet_app.state.session import SessionState
+
+
+class HomeState(rx.State):
+    receive_open: bool = False
+
+    @rx.event
+    def set_receive_open(self, value: bool):
+        self.receive_open = bool(value)
+
+
+def _copy_button(label_key: str, **props) -> rx.Component:
+    # Copy failures are silent (specification section 8).
+    return rx.icon_button(rx.icon("copy"), variant="ghost", size="3", aria_label=t(label_key),
+                          on_click=rx.set_clipboard(SessionState.address), **props)
+
+
+def receive_dialog() -> rx.Component:
+    return rx.dialog.root(
+        rx.dialog.content(
+            rx.dialog.title(t("receive_title")),
+            rx.vstack(
+                receive_qr(text=SessionState.address, messages=messages()),
+                rx.code(SessionState.address, size="2", variant="ghost", word_break="break-all",
+                        text_align="center"),
+                align="center",
+                spacing="3",
+            ),
+            rx.flex(
+                rx.button(rx.icon("copy"), t("copy"), size="3", variant="soft",
+                          on_click=rx.set_clipboard(SessionState.address)),
+                rx.dialog.close(rx.button(t("close"), size="3")),
+                gap="3",
+                justify="end",
+                margin_top="16px",
+            ),
+            max_width="400px",
+        ),
+        open=HomeState.receive_open,
+        on_open_change=HomeState.set_receive_open,
+    )
 
 
 def home_page() -> rx.Component:
     return page(
         rx.card(
             rx.hstack(
-                rx.code(SessionState.short_address, size="4", variant="ghost", title=SessionState.address),
-                rx.icon_button(rx.icon("copy"), variant="ghost", size="3", aria_label="Copy",
-                               on_click=rx.set_clipboard(SessionState.address)),
+                rx.code(SessionState.short_address, size="4", variant="ghost", title=SessionState.address,
+                        id="home-address"),
+                _copy_button("copy_address"),
                 align="center",
                 justify="between",
                 width="100%",
@@ -23,12 +64,14 @@ def home_page() -> rx.Component:
         ),
         rx.grid(
             rx.button(rx.icon("arrow-up-right"), t("send"), size="4", on_click=rx.redirect(routes.SEND)),
-            rx.button(rx.icon("qr-code"), t("receive"), size="4", variant="soft"),
+            rx.button(rx.icon("qr-code"), t("receive"), size="4", variant="soft",
+                      on_click=HomeState.set_receive_open(True)),
             columns="2",
             spacing="3",
             width="100%",
         ),
         rx.heading(t("tokens"), size="4", as_="h2"),
         rx.text(t("tokens_empty"), color_scheme="gray"),
+        receive_dialog(),
         title_key="home_title",
     )

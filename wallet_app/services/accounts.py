@@ -5,6 +5,8 @@ Inputs are validated here, since Reflex handlers can be called with anything.
 
 import re
 
+from sqlalchemy.exc import IntegrityError
+
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.models import User
@@ -44,12 +46,21 @@ def login_user(google_sub: str, email: str, locale: str) -> User:
     with get_session() as db:
         user = crud.get_user_by_sub(db, google_sub)
         if user is None:
-            user = crud.add_user(db, google_sub, email, locale)
-        elif user.email != email:
+            try:
+                user = crud.add_user(db, google_sub, email, locale)
+                db.commit()
+                return user
+            except IntegrityError:
+                # Two first logins at once: the other one created the row.
+                db.rollback()
+                user = crud.get_user_by_sub(db, google_sub)
+                if user is None:
+                    raise
+        if user.email != email:
             user.email = email
             db.add(user)
-        db.commit()
-        db.refresh(user)
+            db.commit()
+            db.refresh(user)
         return user
 
 

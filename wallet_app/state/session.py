@@ -113,5 +113,16 @@ class SessionState(rx.State):
         self.dialog_open = False
 
     @rx.event
+    def device_checked(self, status: str):
+        """The browser reports whether it holds this address's local materials."""
+        if status != "missing" or not self.address or self.dialog_open:
+            return
+        if not self.has_backup:
+            self._show_dialog("no_backup_redirect", ok_route=routes.ONBOARDING)
+        else:
+            # The Drive restore comes with the backup feature; until then onboarding is offered.
+            self._show_dialog("restore_required", title="new_device", cancel=True, ok_route=routes.ONBOARDING)
+
+    @rx.event
     def show_logout_error(self, detail: str):
         self._show_dialog("logout_failed", str(detail), title="error")

@@ -128,7 +128,7 @@ def test_wrap_unwrap_round_trip_and_encodings(page):
 
 
 def test_default_params_are_spec(page):
-    # wrapNew with the defaults is exercised (and opened in Python) by test_cross_impl.py.
+    # wrapNew with the defaults is exercised (and opened in Python) by test_js_cross_impl.py.
     got = ok(page, "return JSON.stringify(nb.kdf.SPEC_KDF_PARAMS);")
     assert json.loads(got) == SPEC
 

@@ -1,0 +1,260 @@
+// Wallet UI units whose inputs are secret: the PIN never leaves this file's closures.
+// Results handed to Python (addresses, raw transactions, signatures, status codes) are public.
+// vault.js/keyring.js (ethers, argon2) and qrcode load on demand, so / stays light.
+import { useEffect, useRef, useState } from "react";
+import { Button, Checkbox, Dialog, Flex, Grid, Text } from "@radix-ui/themes";
+
+const PIN_LENGTH = 6;
+const loadVault = () => import("./vault.js");
+const loadKeyring = () => import("./keyring.js");
+
+// Catalogue text for an error: vault/keyring errors carry a stable code.
+export function errorMessage(error, messages, fallbackKey) {
+  const code = error && error.code;
+  if (code && messages["err_" + code]) return messages["err_" + code];
+  if (error && error.message) return error.message;
+  return messages[fallbackKey] || String(error);
+}
+
+function PinDots({ count }) {
+  return (
+    <Flex gap="3" justify="center" aria-hidden="true" my="3">
+      {Array.from({ length: PIN_LENGTH }, (_, i) => (
+        <span
+          key={i}
+          style={{
+            width: 14, height: 14, borderRadius: "50%",
+            border: "2px solid var(--accent-9)",
+            background: i < count ? "var(--accent-9)" : "transparent",
+          }}
+        />
+      ))}
+    </Flex>
+  );
+}
+
+// A 3x4 pad of digit buttons plus delete. The digits live in a ref, never in rendered text;
+// only their count is state (for the dots and the enabled Continue button).
+function PinPad({ disabled, label, deleteLabel, onComplete, autoSubmit = true, submitLabel, canSubmit = true }) {
+  const digits = useRef("");
+  const [count, setCount] = useState(0);
+
+  const reset = () => { digits.current = ""; setCount(0); };
+  const submit = () => {
+    if (digits.current.length !== PIN_LENGTH || disabled || !canSubmit) return;
+    const pin = digits.current;
+    reset();
+    onComplete(pin);
+  };
+  const press = (d) => {
+    if (disabled || digits.current.length >= PIN_LENGTH) return;
+    digits.current += d;
+    setCount(digits.current.length);
+    if (autoSubmit && digits.current.length === PIN_LENGTH && canSubmit) submit();
+  };
+  const erase = () => {
+    if (disabled) return;
+    digits.current = digits.current.slice(0, -1);
+    setCount(digits.current.length);
+  };
+
+  useEffect(() => {
+    const onKey = (e) => {
+      if (e.target && e.target.tagName === "INPUT") return;
+      if (/^[0-9]$/.test(e.key)) { e.preventDefault(); press(e.key); }
+      else if (e.key === "Backspace") { e.preventDefault(); erase(); }
+      else if (e.key === "Enter") { e.preventDefault(); submit(); }
+    };
+    window.addEventListener("keydown", onKey);
+    return () => window.removeEventListener("keydown", onKey);
+  });
+  useEffect(() => () => { digits.current = ""; }, []);
+
+  const key = (d) => (
+    <Button key={d} type="button" size="4" variant="soft" disabled={disabled} aria-label={d}
+      onClick={() => press(d)} style={{ height: 56, fontSize: 22 }}>{d}</Button>
+  );
+  return (
+    <Flex direction="column" gap="2" width="100%" role="group" aria-label={label}>
+      <PinDots count={count} />
+      <Grid columns="3" gap="2" width="100%">
+        {["1", "2", "3", "4", "5", "6", "7", "8", "9"].map(key)}
+        <span />
+        {key("0")}
+        <Button type="button" size="4" variant="ghost" disabled={disabled || count === 0}
+          aria-label={deleteLabel} onClick={erase} style={{ height: 56 }}>⌫</Button>
+      </Grid>
+      {submitLabel ? (
+        <Button type="button" size="4" mt="2" disabled={disabled || count !== PIN_LENGTH || !canSubmit}
+          onClick={submit}>{submitLabel}</Button>
+      ) : null}
+    </Flex>
+  );
+}
+
+// Onboarding: 6 digits -> new phrase, wrapped under Argon2id(PIN) -> register the address
+// (failure ignored, as the specification says) -> store materials -> onCreated(address).
+export function CreateWallet({ messages, replaceAddress, onCreated, onError }) {
+  const [busy, setBusy] = useState(false);
+  const [confirmed, setConfirmed] = useState(false);
+  const needsConfirm = !!replaceAddress;
+
+  const create = async (pin) => {
+    setBusy(true);
+    try {
+      const vault = await loadVault();
+      const { address, materials } = await vault.wrapNew(pin);
+      const owner = address.toLowerCase();
+      try {
+        await fetch("/api/v1/me/address", {
+          method: "POST", credentials: "include",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ address: owner }),
+        });
+      } catch (e) {
+        // Registration failure is ignored; the device check settles it later.
+      }
+      vault.saveMaterials(owner, materials);
+      onCreated && onCreated(owner);
+    } catch (e) {
+      setBusy(false);
+      onError && onError(errorMessage(e, messages, "sign_failed"));
+    }
+  };
+
+  return (
+    <Flex direction="column" gap="3" width="100%">
+      {needsConfirm ? (
+        <Text as="label" size="2">
+          <Flex gap="2" align="start">
+            <Checkbox checked={confirmed} onCheckedChange={(v) => setConfirmed(v === true)} />
+            {messages.replace_wallet_confirm}
+          </Flex>
+        </Text>
+      ) : null}
+      <PinPad disabled={busy} label={messages.pin_label} deleteLabel={messages.delete}
+        submitLabel={messages.continue} canSubmit={!needsConfirm || confirmed} onComplete={create} />
+      {busy ? <Text size="2" role="status" align="center">{messages.creating_wallet}</Text> : null}
+    </Flex>
+  );
+}
+
+// The actions the PIN dialog can run. Each returns a public string for Python.
+const ACTIONS = {
+  // Unlock only: proves the PIN opens this device's wallet.
+  unlock: async (owner, pin) => {
+    const keyring = await loadKeyring();
+    return keyring.withUnlocked(owner, pin, (wallet) => wallet.address.toLowerCase());
+  },
+  sign_tx: async (owner, pin, payload) => {
+    const keyring = await loadKeyring();
+    return keyring.signLegacyTx(owner, pin, JSON.parse(payload));
+  },
+  sign_typed: async (owner, pin, payload) => {
+    const keyring = await loadKeyring();
+    const { domain, types, message } = JSON.parse(payload);
+    return keyring.signTypedData(owner, pin, domain, types, message);
+  },
+};
+
+// A modal with a 6-digit input and a confirm button; closing is blocked while submitting.
+export function PinDialog({ open, title, owner, action, payload, messages, onDone, onClose }) {
+  const input = useRef(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const [length, setLength] = useState(0);
+
+  useEffect(() => {
+    if (!open) { setError(""); setBusy(false); setLength(0); }
+  }, [open]);
+
+  const confirm = async () => {
+    const pin = input.current ? input.current.value : "";
+    if (!/^[0-9]{6}$/.test(pin)) { setError(messages.pin_must_be_6); return; }
+    const run = ACTIONS[action];
+    if (!run) { setError(messages.sign_failed); return; }
+    setBusy(true);
+    setError("");
+    try {
+      const result = await run(owner, pin, payload);
+      if (input.current) input.current.value = "";
+      setLength(0);
+      setBusy(false);
+      onDone && onDone(result);
+    } catch (e) {
+      if (input.current) { input.current.value = ""; input.current.focus(); }
+      setLength(0);
+      setBusy(false);
+      setError(errorMessage(e, messages, "sign_failed"));
+    }
+  };
+
+  return (
+    <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
+      <Dialog.Content maxWidth="400px" onEscapeKeyDown={(e) => busy && e.preventDefault()}
+        onPointerDownOutside={(e) => busy && e.preventDefault()}>
+        <Dialog.Title>{title || messages.pin_dialog_title}</Dialog.Title>
+        <Dialog.Description size="2">{messages.pin_dialog_hint}</Dialog.Description>
+        <form onSubmit={(e) => { e.preventDefault(); confirm(); }}>
+          <input ref={input} type="password" inputMode="numeric" autoComplete="off" maxLength={6}
+            pattern="[0-9]*" aria-label={messages.pin_label} disabled={busy} autoFocus
+            onInput={(e) => {
+              e.target.value = e.target.value.replace(/[^0-9]/g, "").slice(0, 6);
+              setLength(e.target.value.length);
+            }}
+            style={{
+              width: "100%", fontSize: 28, letterSpacing: 12, textAlign: "center", padding: "10px 0",
+              margin: "16px 0 8px", borderRadius: 8, border: "1px solid var(--gray-a7)",
+              background: "var(--color-surface)", color: "var(--gray-12)",
+            }} />
+          {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
+          {busy ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
+          <Flex gap="3" justify="end" mt="3">
+            <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
+              onClick={() => onClose && onClose()}>{messages.cancel}</Button>
+            <Button type="submit" size="3" disabled={busy || length !== 6}>{messages.confirm}</Button>
+          </Flex>
+        </form>
+      </Dialog.Content>
+    </Dialog.Root>
+  );
+}
+
+// The address as a QR code (error correction M, margin 2, scale 4), shown at 220 px.
+export function ReceiveQr({ text, messages }) {
+  const [src, setSrc] = useState("");
+  const [error, setError] = useState("");
+  useEffect(() => {
+    let live = true;
+    setSrc("");
+    setError("");
+    if (!text) return undefined;
+    import("qrcode")
+      .then((mod) => (mod.default || mod).toDataURL(text, { errorCorrectionLevel: "M", margin: 2, scale: 4 }))
+      .then((url) => live && setSrc(url))
+      .catch((e) => live && setError((e && e.message) || messages.qr_failed));
+    return () => { live = false; };
+  }, [text]);
+  if (error) return <Text color="red" role="alert">{error}</Text>;
+  if (!src) return <div style={{ width: 220, height: 220 }} aria-busy="true" />;
+  return <img src={src} width={220} height={220} alt={text} style={{ imageRendering: "pixelated" }} />;
+}
+
+// Reports whether this browser holds the owner's local materials: at mount (every route
+// change mounts it) and whenever the tab becomes visible again.
+export function DeviceCheck({ owner, onCheck }) {
+  useEffect(() => {
+    if (!owner) return undefined;
+    const check = () => {
+      if (document.visibilityState !== "visible") return;
+      const lc = owner.toLowerCase();
+      const present = ["lwrapIv", "lwrapCt", "kdfSaltB", "kdfParams", "ciphertextIv", "ciphertext", "devSecret"]
+        .every((name) => window.localStorage.getItem(`${lc}:${name}`) !== null);
+      onCheck && onCheck(present ? "present" : "missing");
+    };
+    check();
+    document.addEventListener("visibilitychange", check);
+    return () => document.removeEventListener("visibilitychange", check);
+  }, [owner]);
+  return null;
+}

@@ -1,0 +1,69 @@
+"""Python wrappers for wallet.jsx: PIN entry and the actions that need the PIN stay in JS."""
+
+import reflex as rx
+
+_LIBRARY = rx.asset("wallet.jsx", shared=True).importable_path
+# The modules wallet.jsx imports must sit beside it in the compiled assets.
+for _module in ("vault.js", "keyring.js", "kdf.js", "bytes.js", "errors.js"):
+    rx.asset(_module, shared=True)
+
+_NPM = ["ethers@6.17.0", "qrcode@1.5.4"]
+
+
+class CreateWallet(rx.Component):
+    """The onboarding PIN pad: creates, registers and stores the wallet, then on_created(address)."""
+
+    library = _LIBRARY
+    tag = "CreateWallet"
+    lib_dependencies = _NPM
+
+    messages: rx.Var[dict[str, str]]
+    replace_address: rx.Var[str]
+
+    on_created: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+
+
+class PinDialog(rx.Component):
+    """Asks for the PIN and runs `action` (unlock, sign_tx, sign_typed) on `payload` in JS;
+    on_done gets the public result (address, raw transaction or signature)."""
+
+    library = _LIBRARY
+    tag = "PinDialog"
+    lib_dependencies = _NPM
+
+    open: rx.Var[bool]
+    title: rx.Var[str]
+    owner: rx.Var[str]
+    action: rx.Var[str]
+    payload: rx.Var[str]
+    messages: rx.Var[dict[str, str]]
+
+    on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+    on_close: rx.EventHandler[rx.event.no_args_event_spec]
+
+
+class ReceiveQr(rx.Component):
+    library = _LIBRARY
+    tag = "ReceiveQr"
+    lib_dependencies = _NPM
+
+    text: rx.Var[str]
+    messages: rx.Var[dict[str, str]]
+
+
+class DeviceCheck(rx.Component):
+    """on_check('present' | 'missing') at mount and when the tab becomes visible."""
+
+    library = _LIBRARY
+    tag = "DeviceCheck"
+
+    owner: rx.Var[str]
+
+    on_check: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+
+
+create_wallet = CreateWallet.create
+pin_dialog = PinDialog.create
+receive_qr = ReceiveQr.create
+device_check = DeviceCheck.create

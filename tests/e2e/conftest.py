@@ -1,0 +1,169 @@
+"""Browser tests: one wallet app server and one Chromium per session, a fresh phone-sized context per test.
+
+Fixtures:
+  app_server        .base_url, .port, .log_path, .log_tail(); the real app (prod build, one port)
+  app_server_env    extra environment for the server (override it to add e.g. a chain RPC URL)
+  browser           Chromium (Debian's, /usr/bin/chromium)
+  context, page     new context per test: 390x844 mobile, empty profile, 15 s timeouts,
+                    base_url set so page.goto("/") works
+  browser_issues    console errors, uncaught page errors and CSP violations seen in the context;
+                    browser_issues.assert_clean() fails listing them
+  screenshot        screenshot("name") -> test-results/screenshots/name.png
+A failing test also leaves test-results/screenshots/FAILED-<test>.png.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+
+from tests.e2e import helpers  # noqa: E402
+
+RESULTS_DIR = REPO_ROOT / "test-results"
+SCREENSHOTS_DIR = RESULTS_DIR / "screenshots"
+DEFAULT_TIMEOUT_MS = 15_000
+
+# Reports CSP violations (also from frames) to the exposed binding; runs before any page script.
+_CSP_LISTENER = """
+document.addEventListener('securitypolicyviolation', (e) => {
+  window.__nbReportCsp && window.__nbReportCsp({
+    directive: e.violatedDirective, blocked: e.blockedURI, source: e.sourceFile,
+    line: e.lineNumber, sample: e.sample, page: location.href,
+  });
+}, true);
+"""
+
+
+@pytest.fixture(scope="session")
+def app_server_env() -> dict[str, str]:
+    """Extra environment for the app server. Override (same name, session scope) to add variables."""
+    return {}
+
+
+@pytest.fixture(scope="session")
+def app_server(tmp_path_factory, app_server_env):
+    """The wallet app on a free port with a throw-away SQLite DB; stopped (whole process group) after the session."""
+    workdir = tmp_path_factory.mktemp("e2e-app")
+    port = helpers.free_port()
+    log_path = RESULTS_DIR / "e2e-app-server.log"
+    log_path.unlink(missing_ok=True)
+    server = helpers.start_wallet_app(port, workdir, log_path, app_server_env)
+    try:
+        try:
+            helpers.wait_until_up(server)
+        except RuntimeError as e:
+            pytest.fail(str(e), pytrace=False)
+        yield server
+    finally:
+        helpers.stop_server(server)
+
+
+@pytest.fixture(scope="session")
+def _playwright():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(_playwright):
+    try:
+        b = helpers.launch_chromium(_playwright)
+    except RuntimeError as e:  # missing binary: fail loudly, never skip
+        pytest.fail(str(e), pytrace=False)
+    yield b
+    b.close()
+
+
+@dataclass
+class BrowserIssues:
+    """What went wrong in the browser during one test."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    csp_violations: list[dict] = field(default_factory=list)
+
+    def all(self, ignore: list[str] | None = None) -> list[str]:
+        items = ([f"console error: {m}" for m in self.console_errors]
+                 + [f"page error: {m}" for m in self.page_errors]
+                 + [f"CSP violation: {v}" for v in self.csp_violations])
+        patterns = [re.compile(p) for p in (ignore or [])]
+        return [i for i in items if not any(p.search(i) for p in patterns)]
+
+    def assert_clean(self, ignore: list[str] | None = None) -> None:
+        """Fail if any console error, page error or CSP violation was seen (`ignore`: regexes)."""
+        found = self.all(ignore)
+        assert not found, "browser reported problems:\n  " + "\n  ".join(found)
+
+
+@pytest.fixture
+def browser_issues() -> BrowserIssues:
+    return BrowserIssues()
+
+
+@pytest.fixture
+def context(browser, app_server, browser_issues):
+    """A new context (empty profile) per test: phone viewport, base_url, issue collection."""
+    ctx = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
+    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    ctx.set_default_navigation_timeout(DEFAULT_TIMEOUT_MS)
+
+    def on_console(msg):
+        if msg.type == "error":
+            loc = msg.location or {}
+            browser_issues.console_errors.append(f"{msg.text} ({loc.get('url', '')}:{loc.get('lineNumber', '')})")
+
+    ctx.on("console", on_console)
+    ctx.on("weberror", lambda err: browser_issues.page_errors.append(str(err.error)))
+    ctx.expose_binding("__nbReportCsp", lambda _source, v: browser_issues.csp_violations.append(v))
+    ctx.add_init_script(_CSP_LISTENER)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context, request):
+    pg = context.new_page()
+    yield pg
+    # Evidence for a failed test: what the phone showed at the end.
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed and not pg.is_closed():
+        try:
+            save_screenshot(pg, "FAILED-" + request.node.name)
+        except Exception:  # noqa: BLE001 - a screenshot must not hide the real failure
+            pass
+
+
+def save_screenshot(page, name: str, full_page: bool = False) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+    path = SCREENSHOTS_DIR / f"{safe}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+@pytest.fixture
+def screenshot(page):
+    """screenshot(name, page=None, full_page=False) -> Path under test-results/screenshots/."""
+
+    def take(name: str, target=None, full_page: bool = False) -> Path:
+        return save_screenshot(target or page, name, full_page)
+
+    return take
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    # Lets the page fixture see whether the test body failed.
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, f"rep_{rep.when}", rep)

@@ -1,0 +1,264 @@
+"""Starting and stopping app servers and Chromium; shared by tests/e2e and bench/page_weight.py.
+
+Servers run in their own process group (and session) so that the whole tree that
+`reflex run` spawns (Python workers, bun, node) is stopped together. Every server
+started here is also stopped at interpreter exit and on SIGTERM/SIGHUP, so a
+cancelled CI job or a Ctrl-C never leaves processes behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import psutil
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+ENV_SH = REPO_ROOT / "env.sh"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# A phone-sized context (the app is mobile first).
+MOBILE_CONTEXT = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+    "device_scale_factor": 2,
+}
+# A cold production build takes a few minutes on a small machine.
+DEFAULT_START_TIMEOUT = float(os.environ.get("E2E_SERVER_START_TIMEOUT", "240"))
+
+
+def free_port() -> int:
+    """A port free right now on 127.0.0.1 (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass(eq=False)
+class Server:
+    """A server subprocess: its URL, its log file and its process (group leader)."""
+
+    name: str
+    base_url: str
+    port: int
+    log_path: Path
+    proc: subprocess.Popen = field(repr=False)
+
+    def log_tail(self, lines: int = 60) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return "(no log)"
+        return "\n".join(text.splitlines()[-lines:])
+
+
+_live: set[Server] = set()
+_lock = threading.Lock()
+
+
+def start_server(
+    name: str,
+    command: list[str],
+    *,
+    port: int,
+    cwd: Path,
+    log_path: Path,
+    env: dict[str, str] | None = None,
+) -> Server:
+    """Start `command` after sourcing env.sh (venv, bun, offline Reflex), in a new session.
+
+    `env` is added to the current environment (env.sh only sets PATH and tool variables).
+    """
+    _install_signal_handlers()
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    script = f"source {shlex.quote(str(ENV_SH))} && exec {shlex.join(command)}"
+    log = open(log_path, "ab")
+    try:
+        proc = subprocess.Popen(
+            ["bash", "-c", script],
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # own process group: stopped as a whole
+        )
+    finally:
+        log.close()
+    server = Server(name=name, base_url=f"http://localhost:{port}", port=port, log_path=log_path, proc=proc)
+    with _lock:
+        _live.add(server)
+    return server
+
+
+def wait_until_up(server: Server, timeout: float = DEFAULT_START_TIMEOUT, path: str = "/ping") -> None:
+    """Poll `path` until it answers 'pong'; fail early if the process exits. Raises RuntimeError."""
+    deadline = time.monotonic() + timeout
+    url = server.base_url + path
+    while True:
+        code = server.proc.poll()
+        if code is not None:
+            raise RuntimeError(f"{server.name} exited with code {code} before answering {url}\n"
+                               f"--- log tail ({server.log_path}) ---\n{server.log_tail()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200 and b"pong" in r.read():
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{server.name} did not answer {url} within {timeout:.0f} s\n"
+                               f"--- log tail ({server.log_path}) ---\n{server.log_tail()}")
+        time.sleep(0.5)
+
+
+def stop_server(server: Server, grace: float = 15) -> None:
+    """SIGTERM the process group, wait up to `grace` s, then SIGKILL it and any escaped descendant."""
+    with _lock:
+        _live.discard(server)
+    proc = server.proc
+    try:
+        descendants = psutil.Process(proc.pid).children(recursive=True)
+    except psutil.Error:
+        descendants = []
+    _signal_group(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    # The leader may be gone while workers linger: wait for the whole group.
+    _, alive = psutil.wait_procs(descendants, timeout=max(1.0, grace / 3))
+    _signal_group(proc.pid, signal.SIGKILL)
+    for p in alive:  # also catches a child that moved to another process group
+        try:
+            p.kill()
+        except psutil.Error:
+            pass
+    psutil.wait_procs(alive, timeout=5)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+def stop_all() -> None:
+    with _lock:
+        servers = list(_live)
+    for s in servers:
+        stop_server(s)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+_handlers_installed = False
+
+
+def _install_signal_handlers() -> None:
+    """atexit + SIGTERM/SIGHUP -> KeyboardInterrupt, so finally blocks and fixture teardowns run.
+
+    Only where nobody else handles the signal, and only from the main thread.
+    """
+    global _handlers_installed
+    if _handlers_installed:
+        return
+    _handlers_installed = True
+    atexit.register(stop_all)
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def _interrupt(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, _interrupt)
+
+
+def wallet_app_command(port: int) -> list[str]:
+    return ["python", "-m", "wallet_app.serve", "--port", str(port)]
+
+
+def with_free_loopback_ports(chains: list[dict], pick_port=free_port) -> list[dict]:
+    """The chains list with every loopback RPC moved to a fresh port (anvil there is ours alone)."""
+    out = []
+    for chain in chains:
+        chain = dict(chain)
+        url = urlsplit(chain["rpc_url"])
+        if url.hostname in ("127.0.0.1", "localhost") and url.port:
+            chain["rpc_url"] = urlunsplit(url._replace(netloc=f"{url.hostname}:{pick_port()}"))
+        out.append(chain)
+    return out
+
+
+def start_wallet_app(
+    port: int, workdir: Path, log_path: Path, extra_env: dict[str, str] | None = None
+) -> Server:
+    """The wallet app (wallet_app.serve, prod single port), isolated in `workdir`.
+
+    Throw-away SQLite DB, its own dev chain(s) on free ports (fresh state, contracts deployed by
+    serve.py), deployments and dev-idp key in `workdir`: a developer's `make run` is untouched.
+    """
+    chains_file = workdir / "chains.json"
+    chains = json.loads((REPO_ROOT / "chains.dev.json").read_text())
+    chains_file.write_text(json.dumps(with_free_loopback_ports(chains), indent=2))
+    env = {
+        "DATABASE_URL": f"sqlite:///{workdir / 'e2e.db'}",
+        "PUBLIC_BASE_URL": f"http://localhost:{port}",
+        # Empty, not unset: a developer's .env must not switch the run to real Google.
+        "GOOGLE_CLIENT_ID": "",
+        "GOOGLE_CLIENT_SECRET": "",
+        "CHAINS_FILE": str(chains_file),
+        "DEPLOYMENTS_DIR": str(workdir),
+        "DEV_IDP_KEY_FILE": str(workdir / "dev-idp-key.json"),
+        "DEV_CHAIN_FRESH": "true",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(extra_env or {})
+    return start_server("wallet app", wallet_app_command(port), port=port, cwd=REPO_ROOT,
+                        log_path=log_path, env=env)
+
+
+def require_chromium() -> str:
+    """The Chromium binary, or a clear error (browsers are never downloaded here)."""
+    if not os.access(CHROMIUM, os.X_OK):
+        raise RuntimeError(f"Chromium not found at {CHROMIUM}: run `make chromium` "
+                           "(apt-get install chromium); Playwright cannot download browsers here.")
+    return CHROMIUM
+
+
+def launch_chromium(playwright, extra_args: list[str] | None = None):
+    """Debian's Chromium through Playwright, headless, with the project's flags."""
+    return playwright.chromium.launch(
+        executable_path=require_chromium(),
+        args=CHROMIUM_ARGS + list(extra_args or []),
+        timeout=60_000,
+    )
