@@ -1,11 +1,18 @@
 """Shared fixtures: settings pointed at a throw-away SQLite file, and a migrated database."""
 
+import json
 import shutil
+from pathlib import Path
 
 import pytest
+from eth_account import Account
 from sqlalchemy import create_engine
+from web3 import Web3
 
-from wallet_app.core.config import get_settings
+from contracts.deploy import DEV_DEPLOYER_KEY, deploy, fund
+from wallet_app.core.config import REPO_ROOT, get_settings
+from wallet_app.dev.anvil import Anvil
+from wallet_app.services.chain import get_chain, load_chains
 
 
 @pytest.fixture(scope="session")
@@ -26,6 +33,9 @@ def settings_env(tmp_path, monkeypatch, dev_idp_key_file):
     monkeypatch.setenv("GOOGLE_CLIENT_ID", "")
     monkeypatch.setenv("GOOGLE_CLIENT_SECRET", "")
     monkeypatch.setenv("DEV_IDP_KEY_FILE", str(dev_idp_key_file))
+    # No deployments here: the dev faucet and chain reads never reach a developer's own node
+    # (chain_env points them at the test anvil).
+    monkeypatch.setenv("DEPLOYMENTS_DIR", str(tmp_path / "no-deployments"))
     get_settings.cache_clear()
     yield get_settings()
     get_settings.cache_clear()
@@ -51,3 +61,84 @@ def db(settings_env, tmp_path, migrated_sqlite_template):
     shutil.copy(migrated_sqlite_template, tmp_path / "test.db")
     yield get_engine()
     get_engine().dispose()
+
+
+# ---------------------------------------------------------------- a real anvil (fresh, in memory, free port)
+# with the contracts deployed, for the whole session (used by tests/contracts and tests/api).
+
+@pytest.fixture(scope="session")
+def anvil_node():
+    with Anvil(port=0, start_timeout=20) as node:
+        yield node
+
+
+@pytest.fixture(scope="session")
+def deployments_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("deployments")
+
+
+@pytest.fixture(scope="session")
+def deployed(anvil_node, deployments_dir) -> dict:
+    return deploy(anvil_node.url, deployments_dir)
+
+
+@pytest.fixture(scope="session")
+def chains_file(anvil_node, tmp_path_factory) -> Path:
+    """chains.dev.json as shipped, pointed at the test node."""
+    entries = json.loads((REPO_ROOT / "chains.dev.json").read_text())
+    for e in entries:
+        e["rpc_url"] = anvil_node.url
+    path = tmp_path_factory.mktemp("config") / "chains.json"
+    path.write_text(json.dumps(entries))
+    return path
+
+
+@pytest.fixture(scope="session")
+def chain(deployed, chains_file, deployments_dir):
+    return get_chain(31337, load_chains(chains_file, deployments_dir))
+
+
+@pytest.fixture(scope="session")
+def w3(anvil_node) -> Web3:
+    return Web3(Web3.HTTPProvider(anvil_node.url, request_kwargs={"timeout": 10}))
+
+
+@pytest.fixture
+def funded(anvil_node, deployed, deployments_dir):
+    """A new account with 1 ETH and 1,000 of each test token from the dev faucet."""
+    acct = Account.create()
+    fund(anvil_node.url, acct.address, deployments_dir)
+    return acct
+
+
+@pytest.fixture(scope="session")
+def deployer():
+    return Account.from_key(DEV_DEPLOYER_KEY)
+
+
+@pytest.fixture(scope="session")
+def send_tx(w3):
+    """send_tx(acct, to, data, value): signs a legacy transaction locally, sends it, returns the receipt."""
+    return lambda acct, to, data="0x", value=0: _send(w3, acct, to, data, value)
+
+
+def _send(w3: Web3, acct, to: str, data: str, value: int) -> dict:
+    tx = {"to": to, "data": data, "value": value, "chainId": w3.eth.chain_id, "gasPrice": w3.eth.gas_price,
+          "nonce": w3.eth.get_transaction_count(acct.address, "pending")}
+    tx["gas"] = w3.eth.estimate_gas({**tx, "from": acct.address})
+    signed = acct.sign_transaction(tx)
+    return w3.eth.wait_for_transaction_receipt(w3.eth.send_raw_transaction(signed.raw_transaction), timeout=30)
+
+
+@pytest.fixture
+def chain_env(settings_env, chains_file, deployments_dir, deployed, monkeypatch):
+    """settings_env pointed at the test anvil (CHAINS_FILE, DEPLOYMENTS_DIR)."""
+    from wallet_app.services import chain as chain_svc
+
+    monkeypatch.setenv("CHAINS_FILE", str(chains_file))
+    monkeypatch.setenv("DEPLOYMENTS_DIR", str(deployments_dir))
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()
+    # Later tests (e.g. tests/contracts wrapping provider.make_request) get fresh web3 clients.
+    chain_svc._clients.clear()

@@ -36,3 +36,80 @@ class UserSession(SQLModel, table=True):
     created_at: int = Field(default_factory=now_epoch)
     expires_at: int
     revoked: bool = Field(default=False)
+
+
+# ---------------------------------------------------------------- tokens and activity (issue 4)
+from sqlalchemy import BigInteger, Column, Text, UniqueConstraint  # noqa: E402
+
+
+class UserToken(SQLModel, table=True):
+    """A token in a user's list (seeded from the chains file, plus tokens the user added)."""
+
+    __tablename__ = "user_tokens"
+    __table_args__ = (UniqueConstraint("user_id", "chain_id", "token_address", name="uq_user_tokens_user_chain_token"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="users.id", index=True)
+    chain_id: int = Field(sa_type=BigInteger)  # chain ids can exceed 32 bits
+    token_address: str = Field(max_length=42)  # lowercase 0x hex; the zero address is the native coin
+    symbol: str = Field(max_length=64)
+    name: str = Field(max_length=128)
+    decimals: int
+    created_at: int = Field(default_factory=now_epoch)
+
+
+class Activity(SQLModel, table=True):
+    """One entry of the user's activity list (a submitted transaction, a payment, ...)."""
+
+    __tablename__ = "activities"
+
+    id: int | None = Field(default=None, primary_key=True)
+    user_id: int = Field(foreign_key="users.id", index=True)
+    type: str = Field(max_length=32)  # 'transfer' | 'approve' | 'call' | later 'payment', ...
+    chain_id: int | None = Field(default=None, sa_type=BigInteger)
+    tx_hash: str | None = Field(default=None, max_length=66, index=True)
+    token_address: str | None = Field(default=None, max_length=42)
+    token_symbol: str | None = Field(default=None, max_length=64)
+    token_decimals: int | None = Field(default=None)
+    amount: str | None = Field(default=None, max_length=80)  # integer string, smallest unit
+    counterparty: str | None = Field(default=None, max_length=42)  # lowercase 0x hex
+    status: str = Field(default="submitted", max_length=16)  # 'submitted' | 'ok' | 'failed'
+    created_at: int = Field(default_factory=now_epoch, index=True)
+    data: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # free JSON text
+
+
+# ---------------------------------------------------------------- merchant payments (issue 6)
+class Payment(SQLModel, table=True):
+    """A payment quote and, once executed, its relayed pay() transaction.
+
+    status: 'quoted' (not executed) -> 'pending' (relayed) -> 'ok' | 'failed' (+ reason).
+    settled: the relayer nonce is consumed on chain, or none was used; reconcile() looks
+    after every row with a nonce that is not settled (a failed-expired row may still hold one).
+    """
+
+    __tablename__ = "payments"
+    __table_args__ = (UniqueConstraint("chain_id", "relayer_address", "nonce", name="uq_payments_relayer_nonce"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    payment_id: str = Field(max_length=66, unique=True, index=True)  # 0x + 64 hex; the public id
+    user_id: int = Field(foreign_key="users.id", index=True)
+    chain_id: int
+    token_address: str = Field(max_length=42)  # lowercase 0x hex
+    amount: str = Field(max_length=80)  # integer string, smallest unit
+    from_address: str = Field(max_length=42)  # the user's address at quote time, lowercase
+    merchant_address: str | None = Field(default=None, max_length=42)  # lowercase; set by the quote or at execute
+    deadline: int | None = Field(default=None)
+    signature: str | None = Field(default=None, max_length=200)
+    status: str = Field(default="quoted", max_length=16, index=True)
+    reason: str | None = Field(default=None, max_length=255)
+    relayer_address: str | None = Field(default=None, max_length=42)  # lowercase
+    nonce: int | None = Field(default=None)
+    gas_price: str | None = Field(default=None, max_length=80)
+    tx_hash: str | None = Field(default=None, max_length=66)
+    old_tx_hashes: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # replaced, space-separated
+    raw_tx: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # signed, for re-sending
+    settled: bool = Field(default=False)
+    activity_id: int | None = Field(default=None)
+    sent_at: int | None = Field(default=None)
+    created_at: int = Field(default_factory=now_epoch)
+    updated_at: int = Field(default_factory=now_epoch)

@@ -44,6 +44,9 @@ MOBILE_CONTEXT = {
     "is_mobile": True,
     "has_touch": True,
     "device_scale_factor": 2,
+    # The app-shell worker has its own test; elsewhere it would only add cached responses and
+    # background installs that can hold a context open at close.
+    "service_workers": "block",
 }
 # A cold production build takes a few minutes on a small machine.
 DEFAULT_START_TIMEOUT = float(os.environ.get("E2E_SERVER_START_TIMEOUT", "240"))

@@ -3,6 +3,7 @@
 from functools import lru_cache
 from pathlib import Path
 
+from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -26,6 +27,8 @@ class Settings(BaseSettings):
     # Dev only: serve.py starts anvil for loopback chains of chains_file; its state is kept
     # in data/ across restarts unless dev_chain_fresh (the tests' choice).
     dev_chain_fresh: bool = False
+    # Dev only: files of the Drive stand-in (/dev-drive), one folder per dev-IdP subject.
+    dev_drive_dir: Path = REPO_ROOT / "data" / "dev-drive"
 
     @property
     def dev_mode(self) -> bool:
@@ -34,6 +37,17 @@ class Settings(BaseSettings):
     @property
     def public_origin(self) -> str:
         return self.public_base_url.rstrip("/")
+
+    # ---- merchant payments (issue 6)
+    # The relayer's key pays the gas of pay() transactions. Dev default: anvil's account #1
+    # (funded by anvil's genesis, not the deployer #0). Set RELAYER_PRIVATE_KEY outside dev.
+    relayer_private_key: SecretStr = SecretStr("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
+    # A relayed transaction not mined after this long is re-sent or replaced (same nonce, higher gas price).
+    relayer_stuck_seconds: int = 30
+    # An unused quote is handed out again to the same poll for this long.
+    payment_quote_ttl_seconds: int = 900
+    # A Pay deadline further than this in the future is refused (the client uses now + 300 s).
+    payment_max_deadline_seconds: int = 900
 
 
 @lru_cache

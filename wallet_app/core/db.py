@@ -21,11 +21,15 @@ def _engine_for(url: str) -> Engine:
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
     if parsed.get_backend_name() == "sqlite":
-        # SQLite ignores foreign keys unless asked, per connection.
+        # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the
+        # one writer proceed together (concurrent payments otherwise hit "database is locked").
         @event.listens_for(engine, "connect")
-        def _fk_on(dbapi_conn, _record):
+        def _sqlite_pragmas(dbapi_conn, _record):
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA foreign_keys=ON")
+            if parsed.database and parsed.database != ":memory:":
+                cur.execute("PRAGMA journal_mode=WAL")
+                cur.execute("PRAGMA busy_timeout=5000")
             cur.close()
 
     return engine

@@ -79,7 +79,20 @@ def set_address(user_id: int, address: str) -> User:
             db.add(user)
             db.commit()
             db.refresh(user)
+            _faucet_hook(address)
         return user
+
+
+def _faucet_hook(address: str) -> None:
+    """Dev only: fund a newly registered address with gas and test tokens (in the background)."""
+    import logging
+
+    from wallet_app.services import faucet
+
+    try:
+        faucet.on_address_registered(address)
+    except Exception:  # the faucet must never fail a registration
+        logging.getLogger(__name__).exception("dev faucet hook failed")
 
 
 def set_locale(user_id: int, locale: str) -> User:

@@ -27,6 +27,7 @@ from typing import Any, Callable, TypeVar
 import requests
 import rlp
 from eth_abi import decode as abi_decode
+from eth_abi import encode as abi_encode
 from eth_account import Account
 from eth_utils import keccak
 from web3 import Web3
@@ -235,12 +236,16 @@ ERC20_ABI = [
 # Encoders only, no provider needed.
 _ERC20 = Web3().eth.contract(abi=ERC20_ABI)
 _MULTICALL = Web3().eth.contract(abi=MULTICALL_ABI)
+_AGGREGATE3 = keccak(text="aggregate3((address,bool,bytes)[])")[:4]
+_BALANCE_OF = keccak(text="balanceOf(address)")[:4]
+_GET_ETH_BALANCE = keccak(text="getEthBalance(address)")[:4]
 
 
 def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple[bool, bytes]]:
     """One eth_call to the multicall contract; each call may fail on its own."""
     w3 = web3_for(chain)
-    data = _MULTICALL.encode_abi("aggregate3", [[(target, True, data) for target, data in calls]])
+    # eth_abi directly: web3's contract encoder costs about 1 ms per call of Python.
+    data = "0x" + (_AGGREGATE3 + abi_encode(["(address,bool,bytes)[]"], [[(t, True, d) for t, d in calls]])).hex()
     # Plain eth_call: contract.functions...call() would add eth_chainId round trips.
     ret = _read(lambda: w3.eth.call({"to": chain.multicall_address, "data": data}))
     return [(ok, bytes(r)) for ok, r in abi_decode(["(bool,bytes)[]"], bytes(ret))[0]]
@@ -253,13 +258,14 @@ def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int
     owner = _address(owner, "owner")
     if not tokens:
         return {}
+    owner_arg = abi_encode(["address"], [owner])
     calls = []
     for token in tokens:
         addr = _address(token, "token")
         if _is_zero(addr):
-            calls.append((chain.multicall_address, bytes.fromhex(_MULTICALL.encode_abi("getEthBalance", [owner])[2:])))
+            calls.append((chain.multicall_address, _GET_ETH_BALANCE + owner_arg))
         else:
-            calls.append((addr, bytes.fromhex(_ERC20.encode_abi("balanceOf", [owner])[2:])))
+            calls.append((addr, _BALANCE_OF + owner_arg))
     result = {}
     for token, (ok, ret) in zip(tokens, _aggregate(chain, calls)):
         if ok and len(ret) == 32:
@@ -369,3 +375,45 @@ def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | N
     except (Web3RPCError, ValueError) as e:
         raise ChainError("rejected", f"node rejected the transaction: {e}") from e
     return "0x" + bytes(tx_hash).hex()
+
+
+# ---------------------------------------------------------------- allowances (merchant payments)
+
+_ERC20_ALLOWANCE = Web3().eth.contract(abi=[
+    {"name": "approve", "type": "function", "stateMutability": "nonpayable",
+     "inputs": [{"name": "spender", "type": "address"}, {"name": "amount", "type": "uint256"}],
+     "outputs": [{"name": "", "type": "bool"}]},
+    {"name": "allowance", "type": "function", "stateMutability": "view",
+     "inputs": [{"name": "owner", "type": "address"}, {"name": "spender", "type": "address"}],
+     "outputs": [{"name": "", "type": "uint256"}]},
+])
+
+
+def erc20_allowance_and_balance(chain: ChainConfig, owner: str, token: str, spender: str) -> tuple[int, int]:
+    """(allowance(owner, spender), balanceOf(owner)) in one multicall; not_erc20 if the token does not answer."""
+    owner, token, spender = _address(owner, "owner"), _address(token, "token_address"), _address(spender, "spender")
+    calls = [(token, bytes.fromhex(_ERC20_ALLOWANCE.encode_abi("allowance", [owner, spender])[2:])),
+             (token, bytes.fromhex(_ERC20.encode_abi("balanceOf", [owner])[2:]))]
+    (ok_a, r_a), (ok_b, r_b) = _aggregate(chain, calls)
+    if not (ok_a and ok_b and len(r_a) == 32 and len(r_b) == 32):
+        raise ChainError("not_erc20", f"{token} does not answer allowance()/balanceOf() like an ERC-20")
+    return int.from_bytes(r_a, "big"), int.from_bytes(r_b, "big")
+
+
+def build_erc20_approve(chain: ChainConfig, owner: str, token: str, spender: str, amount_units: int) -> dict[str, str]:
+    """An unsigned legacy (type 0) approve(spender, amount), same shape as build_erc20_transfer."""
+    owner, token, spender = _address(owner, "owner"), _address(token, "token_address"), _address(spender, "spender")
+    if _is_zero(token):
+        raise ChainError("invalid_address", "the native coin has no allowance")
+    if isinstance(amount_units, bool) or not isinstance(amount_units, int) or not 0 <= amount_units < 2**256:
+        raise ChainError("invalid_amount", "amount must be a uint256 in the smallest unit")
+    w3 = web3_for(chain)
+    data = _ERC20_ALLOWANCE.encode_abi("approve", [spender, amount_units])
+    nonce = _read(lambda: w3.eth.get_transaction_count(owner, "pending"))
+    gas_price = _read(lambda: w3.eth.gas_price)
+    try:
+        gas = _read(lambda: w3.eth.estimate_gas({"from": owner, "to": token, "data": data, "value": 0}))
+    except (ContractLogicError, Web3RPCError) as e:
+        raise ChainError("estimate_failed", f"approve would fail: {e}") from e
+    return {"chain_id": str(chain.chain_id), "to": token, "data": data, "value": "0",
+            "nonce": str(nonce), "gas_limit": str(gas), "gas_price": str(gas_price)}

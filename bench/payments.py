@@ -1,0 +1,212 @@
+"""Merchant payments under load: 100 users pay concurrently through the HTTP API against anvil.
+
+Each user (own session cookie) does what the browser does: quote, sign the approve with
+eth-account, POST /tx/submit, poll the quote until available, sign the Pay typed data,
+POST /payment/execute, poll /payment/status until ok or failed. The API runs in uvicorn on a
+free port with a throw-away SQLite database; anvil (automine) on another free port.
+
+Phases: setup (fund users), approve (concurrent), pay (concurrent, timed: from all users
+starting execute to the last final status). Quote and status polls every --poll seconds
+(default 1 s, as the browser; a payment is seen ok at its first poll after mining). In the same run one account sends --transfers plain
+ERC-20 transfers back to back (sign locally, send all, wait for the last receipt).
+
+Checks (exit 1 when missed): every payment ok, none lost (every row final), relayer nonces
+contiguous and equal to the chain's count (no gaps), nothing left unsettled (no stuck txs).
+
+    source env.sh && python bench/payments.py [--users 100] [--transfers 100]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+RESULTS = REPO / "bench" / "results"
+POLL = 0.1  # local waits (server start)
+FLOW_TIMEOUT = 180.0
+
+
+def wait_until(cond, timeout: float, what: str, every: float = POLL):
+    end = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise TimeoutError(what)
+        time.sleep(every)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--transfers", type=int, default=100)
+    parser.add_argument("--poll", type=float, default=1.0, help="quote/status poll interval (the browser's: 1 s)")
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-payments-"))
+    from wallet_app.dev.anvil import Anvil, free_port
+
+    with Anvil(port=0, start_timeout=20) as node:
+        port = free_port()  # after anvil has its port, so the two cannot pick the same one
+        os.environ.update({
+            "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+            "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
+            "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
+        })
+        return run(args, tmp, port, node)
+
+
+def run(args, tmp: Path, port: int, node) -> int:
+    import httpx
+    import uvicorn
+    from eth_account import Account
+    from eth_account.messages import encode_typed_data
+    from sqlmodel import select
+    from web3 import Web3
+
+    from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS, artifact, deploy
+    from wallet_app.api import build_api
+    from wallet_app.core.config import get_settings
+    from wallet_app.core.db import get_session, upgrade_schema
+    from wallet_app.dev import idp
+    from wallet_app.models import Payment
+    from wallet_app.services import google, payments, relayer
+
+    get_settings.cache_clear()
+    entries = json.loads((REPO / "chains.dev.json").read_text())
+    for e in entries:
+        e["rpc_url"] = node.url
+    (tmp / "chains.json").write_text(json.dumps(entries))
+    dep = deploy(node.url, tmp)
+    upgrade_schema()
+    # WAL (kept in the file): 100 clients polling would otherwise starve SQLite writers past
+    # the 5 s busy timeout (readers block a rollback-journal commit).
+    from wallet_app.core.db import get_engine
+
+    with get_engine().connect() as conn:
+        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+    token = dep["tokens"]["tUSD"]
+    w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
+    deployer = Account.from_key(DEV_DEPLOYER_KEY)
+    token_c = w3.eth.contract(address=token, abi=artifact("TestToken")["abi"])
+
+    def blast(acct, txs: list[dict]) -> None:
+        """Signs consecutive nonces locally, sends them all, waits for the last receipt."""
+        nonce, price = w3.eth.get_transaction_count(acct.address, "pending"), w3.eth.gas_price
+        hashes = []
+        for i, tx in enumerate(txs):
+            signed = acct.sign_transaction({"chainId": 31337, "nonce": nonce + i, "gasPrice": price, "value": 0,
+                                            "gas": 100_000, **tx})
+            hashes.append(w3.eth.send_raw_transaction(signed.raw_transaction))
+        for h in hashes:
+            assert w3.eth.wait_for_transaction_receipt(h, timeout=60)["status"] == 1
+
+    # ---- setup: users with gas and tokens
+    users = [Account.create() for _ in range(args.users)]
+    blast(deployer, [{"to": u.address, "value": 10**17, "gas": 21_000} for u in users]
+          + [{"to": token, "data": token_c.encode_abi("mint", [u.address, FAUCET_TOKEN_UNITS])} for u in users])
+    sender = Account.create()
+    blast(deployer, [{"to": sender.address, "value": 10**18, "gas": 21_000},
+                     {"to": token, "data": token_c.encode_abi("mint", [sender.address, FAUCET_TOKEN_UNITS])}])
+
+    # ---- the API over real HTTP
+    api = build_api()
+    google.set_transport(httpx.ASGITransport(app=api))  # the server verifies dev ID tokens against itself
+    server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    wait_until(lambda: server.started, 20, "uvicorn did not start")
+    base = f"http://127.0.0.1:{port}/api/v1"
+    merchant = Account.create().address
+    amount = 1_234_567
+    start_nonce = w3.eth.get_transaction_count(relayer.relayer_account().address)
+    all_in = threading.Barrier(args.users, timeout=FLOW_TIMEOUT)
+    marks: dict[str, float] = {}
+
+    def flow(i: int) -> dict:
+        try:
+            return user_flow(i)
+        except Exception as e:  # noqa: BLE001 (reported, and counted as not ok)
+            all_in.abort()
+            return {"status": "error", "error": repr(e)[:300]}
+
+    def user_flow(i: int) -> dict:
+        acct = users[i]
+        with httpx.Client(base_url=base, timeout=60) as c:
+            r = c.post("/auth/google", json={"id_token": idp.issue_id_token(f"payer{i}@example.com"), "locale": "en"})
+            r.raise_for_status()
+            c.post("/me/address", json={"address": acct.address}).raise_for_status()
+            params = {"chain_id": 31337, "token_address": token, "amount": str(amount)}
+            q = c.get("/payment/available", params=params).json()
+            if not q["available"]:
+                b = q["transaction"]
+                signed = acct.sign_transaction({
+                    "chainId": int(b["chain_id"]), "to": b["to"], "data": b["data"], "value": int(b["value"]),
+                    "nonce": int(b["nonce"]), "gas": int(b["gas_limit"]), "gasPrice": int(b["gas_price"])})
+                c.post("/tx/submit", json={"raw_tx": "0x" + bytes(signed.raw_transaction).hex()}).raise_for_status()
+                q = wait_until(lambda: (lambda x: x if x["available"] else None)(
+                    c.get("/payment/available", params=params).json()), FLOW_TIMEOUT, "quote never available", args.poll)
+            all_in.wait()  # the timed phase starts for everyone at once
+            marks.setdefault("pay_start", time.monotonic())
+            deadline = int(time.time()) + 300
+            message = {"merchant": merchant, "token": token, "from": acct.address, "amount": amount,
+                       "paymentRef": q["payment_id"], "deadline": deadline}
+            typed = payments.pay_typed_data(31337, q["verifying_contract"], message)
+            sig = Account.sign_message(encode_typed_data(full_message=typed), acct.key).signature
+            r = c.post("/payment/execute", json={
+                "chain_id": 31337, "merchant_address": merchant, "token_address": token, "amount": str(amount),
+                "payment_id": q["payment_id"], "deadline": deadline, "signature": "0x" + bytes(sig).hex()})
+            r.raise_for_status()
+            pid = r.json()["id"]
+            status = wait_until(lambda: (lambda s: s if s["status"] in ("ok", "failed") else None)(
+                c.get("/payment/status", params={"id": pid}).json()), FLOW_TIMEOUT, "status never final", args.poll)
+            return {"id": pid, **status}
+
+    t0 = time.monotonic()
+    with ThreadPoolExecutor(args.users) as pool:
+        results = list(pool.map(flow, range(args.users)))
+    t_end = time.monotonic()
+    pay_seconds = t_end - marks["pay_start"]
+
+    # ---- plain ERC-20 transfers from one account, same node, same run
+    t1 = time.monotonic()
+    blast(sender, [{"to": token, "data": token_c.encode_abi("transfer", [merchant, 1])} for _ in range(args.transfers)])
+    transfers_ps = args.transfers / (time.monotonic() - t1)
+    server.should_exit = True
+
+    with get_session() as db:
+        rows = list(db.exec(select(Payment).where(Payment.status != "quoted").order_by(Payment.nonce)))
+    ok = sum(r["status"] == "ok" for r in results)
+    for err in sorted({r["error"] for r in results if "error" in r}):
+        print("error:", err)
+    lost = args.users - len(rows) + sum(r.status not in ("ok", "failed") for r in rows)
+    nonces = [r.nonce for r in rows if r.nonce is not None]
+    chain_nonce = w3.eth.get_transaction_count(relayer.relayer_account().address)
+    gaps = len(set(range(start_nonce, chain_nonce)) - set(nonces)) + len(set(nonces) - set(range(start_nonce, chain_nonce)))
+    stuck = sum(not r.settled for r in rows)
+    merchant_ok = token_c.functions.balanceOf(merchant).call() == ok * amount + args.transfers
+    pps = args.users / pay_seconds
+    figures = {"users": args.users, "ok": ok, "lost": lost, "nonce_gaps": gaps, "stuck": stuck,
+               "merchant_balance_exact": merchant_ok, "total_seconds": round(t_end - t0, 2),
+               "pay_phase_seconds": round(pay_seconds, 2), "payments_per_second": round(pps, 1),
+               "transfers_per_second": round(transfers_ps, 1), "relayer_nonces": [start_nonce, chain_nonce]}
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "payments.json").write_text(json.dumps(figures, indent=2) + "\n")
+    for k, v in figures.items():
+        print(f"{k}: {v}")
+    print(f"payments: ok={ok}/{args.users} nonce_gaps={gaps} stuck={stuck} pps={pps:.1f} "
+          f"transfers_ps={transfers_ps:.1f} ratio={pps / transfers_ps:.2f}")
+    return 0 if ok == args.users and lost == 0 and gaps == 0 and stuck == 0 and merchant_ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+// Pure helpers for the QR scanner (no DOM, no React): table-tested in a real browser
+// by tests/js/test_qr_scan.py.
+
+// Lowercase "0x" then 40 hex digits of either case, as the specification words it.
+// Not anchored on the right: "0x" + 41 hex yields its first 40 (the spec's "first
+// occurrence of 0x followed by 40 hex characters" is a substring rule). The case is
+// kept, so the Send page's EIP-55 check still catches a mistyped mixed-case address.
+const ADDRESS = /0x[0-9a-fA-F]{40}/;
+
+// The recipient to put in the Send field from a scanned QR text, e.g.
+// "ethereum:0xAbC…@31337" -> "0xAbC…"; with no address in it, the trimmed text.
+export function recipientFromScan(text) {
+  const s = text == null ? "" : String(text);
+  const m = ADDRESS.exec(s);
+  return m ? m[0] : s.trim();
+}
+
+// The catalogue text for a camera error (specification section 8, Camera).
+// getUserMedia rejects with DOMExceptions; only their name is stable across browsers.
+export function cameraErrorMessage(error, messages) {
+  const name = error && error.name;
+  if (name === "NotAllowedError" || name === "SecurityError") return messages.camera_permission;
+  if (name === "NotFoundError" || name === "OverconstrainedError") {
+    return messages.camera_not_found || messages.camera_permission;
+  }
+  return (error && error.message) || messages.camera_failed;
+}

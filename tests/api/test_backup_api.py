@@ -1,0 +1,85 @@
+"""/api/v1/backup/info and /backup/touch through the real app and SQLite; /me follows touch."""
+
+import time
+
+import pytest
+from sqlmodel import select
+
+from wallet_app.core.db import get_session
+from wallet_app.models import User
+from wallet_app.services import backups
+from wallet_app.services.accounts import NotFound
+
+ME = "/api/v1/me"
+INFO = "/api/v1/backup/info"
+TOUCH = "/api/v1/backup/touch"
+ADDR = "0x9858EfFD232B4033E47d90003D41EC34EcaEda94"
+
+
+def test_touch_sets_has_backup_and_time(client, login):
+    login()
+    assert client.post("/api/v1/me/address", json={"address": ADDR}).status_code == 200
+    assert client.get(INFO).json() == {"last_backup_at": None}
+    assert client.get(ME).json()["hasBackup"] is False
+
+    before = int(time.time())
+    resp = client.post(TOUCH)
+    after = int(time.time())
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["hasBackup"] is True
+    stamp = resp.json()["last_backup_at"]
+    assert before <= stamp <= after
+    assert client.get(INFO).json() == {"last_backup_at": stamp}
+    assert client.get(ME).json() == {"address": ADDR.lower(), "locale": "ko", "hasBackup": True}
+
+    # A new address starts without a backup again (backups are per address).
+    other = "0x" + "ab" * 20
+    assert client.post("/api/v1/me/address", json={"address": other}).json()["hasBackup"] is False
+    assert client.get(INFO).json() == {"last_backup_at": None}
+
+
+def test_touch_is_per_user(client, login):
+    login("alice@example.com")
+    client.post("/api/v1/me/address", json={"address": ADDR})
+    assert client.post(TOUCH).status_code == 200
+    client.cookies.clear()
+    login("bob@example.com")
+    assert client.get(INFO).json() == {"last_backup_at": None}
+    assert client.get(ME).json()["hasBackup"] is False
+
+
+def test_touch_without_address_is_409(client, login):
+    login()
+    resp = client.post(TOUCH)
+    assert resp.status_code == 409 and resp.json() == {"detail": "no_address"}
+    assert client.get(ME).json()["hasBackup"] is False
+
+
+def test_401_without_session(client):
+    assert client.get(INFO).status_code == 401
+    assert client.post(TOUCH).status_code == 401
+    client.cookies.set("nb_session", "forged")
+    assert client.get(INFO).status_code == 401
+    assert client.post(TOUCH).status_code == 401
+
+
+def test_touch_from_foreign_origin_is_refused(client, login):
+    login()
+    client.post("/api/v1/me/address", json={"address": ADDR})
+    resp = client.post(TOUCH, headers={"Origin": "https://evil.example"})
+    assert resp.status_code == 403
+    assert client.get(INFO).json() == {"last_backup_at": None}
+
+
+def test_service_functions(client, login):
+    login()
+    client.post("/api/v1/me/address", json={"address": ADDR})
+    with get_session() as db:
+        uid = db.exec(select(User)).one().id
+    assert backups.info(uid) == {"last_backup_at": None}
+    out = backups.touch(uid)
+    assert out["hasBackup"] is True and backups.info(uid) == {"last_backup_at": out["last_backup_at"]}
+    with pytest.raises(NotFound):
+        backups.info(uid + 100)
+    with pytest.raises(NotFound):
+        backups.touch(uid + 100)

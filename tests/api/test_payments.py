@@ -1,0 +1,347 @@
+"""Merchant payments through /api/v1/payment against a real anvil with the contracts deployed."""
+
+import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from eth_account import Account
+from eth_account.messages import encode_typed_data
+from sqlmodel import select
+from web3 import Web3
+
+from contracts.deploy import artifact, deploy, fund
+from wallet_app.core.config import REPO_ROOT, get_settings
+from wallet_app.core.db import get_session
+from wallet_app.dev.anvil import Anvil
+from wallet_app.models import Activity, Payment
+from wallet_app.services import chain as chain_svc
+from wallet_app.services import payments, relayer
+
+API = "/api/v1"
+RELAYER = Account.from_key(relayer.DEV_RELAYER_KEY)
+TOKEN_ABI = artifact("TestToken")["abi"]
+
+
+def use_chain(monkeypatch, chains_path, deployments_path):
+    monkeypatch.setenv("CHAINS_FILE", str(chains_path))
+    monkeypatch.setenv("DEPLOYMENTS_DIR", str(deployments_path))
+    get_settings.cache_clear()
+
+
+@pytest.fixture
+def app(chain_env, app):
+    """The api conftest's app, with settings pointed at the shared test anvil."""
+    yield app
+    relayer.forget_process_state()
+
+
+@pytest.fixture
+def payer(client, login, funded):
+    """A signed-in user whose wallet address is a funded account (1 ETH, 1,000 tUSD)."""
+    login(f"{funded.address.lower()}@example.com")
+    assert client.post(f"{API}/me/address", json={"address": funded.address}).status_code == 200
+    return funded
+
+
+def token_of(deployed_map) -> str:
+    return deployed_map["tokens"]["tUSD"]
+
+
+def get_quote(client, token, amount, chain_id=31337, **extra):
+    r = client.get(f"{API}/payment/available", params={"chain_id": chain_id, "token_address": token,
+                                                       "amount": str(amount), **extra})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def sign_built(acct, built: dict) -> str:
+    """Signs a built transaction as the browser does (legacy, EIP-155)."""
+    tx = {"chainId": int(built["chain_id"]), "to": built["to"], "data": built["data"], "value": int(built["value"]),
+          "nonce": int(built["nonce"]), "gas": int(built["gas_limit"]), "gasPrice": int(built["gas_price"])}
+    return "0x" + bytes(acct.sign_transaction(tx).raw_transaction).hex()
+
+
+def approve_through_api(client, w3_, acct, quote):
+    r = client.post(f"{API}/tx/submit", json={"raw_tx": sign_built(acct, quote["transaction"])})
+    assert r.status_code == 200, r.text
+    assert w3_.eth.wait_for_transaction_receipt(r.json()["tx_hash"], timeout=30)["status"] == 1
+
+
+def approve_directly(send_tx_, acct, token, spender, amount=2**256 - 1):
+    data = Web3().eth.contract(abi=TOKEN_ABI).encode_abi("approve", [spender, amount])
+    assert send_tx_(acct, token, data)["status"] == 1
+
+
+def pay_body(acct, quote, merchant, token, amount, deadline, chain_id=31337, key=None):
+    message = {"merchant": merchant, "token": token, "from": acct.address, "amount": amount,
+               "paymentRef": quote["payment_id"], "deadline": deadline}
+    typed = payments.pay_typed_data(chain_id, quote["verifying_contract"], message)
+    sig = Account.sign_message(encode_typed_data(full_message=typed), key or acct.key).signature
+    return {"chain_id": chain_id, "merchant_address": merchant, "token_address": token, "amount": str(amount),
+            "payment_id": quote["payment_id"], "deadline": deadline, "signature": "0x" + bytes(sig).hex()}
+
+
+def wait_status(client, pid, timeout=30.0, want=("ok", "failed")) -> dict:
+    end = time.monotonic() + timeout
+    while True:
+        r = client.get(f"{API}/payment/status", params={"id": pid})
+        assert r.status_code == 200, r.text
+        if r.json()["status"] in want:
+            return r.json()
+        assert time.monotonic() < end, f"payment {pid} still {r.json()}"
+        time.sleep(0.05)  # poll interval
+
+
+def balance(w3_, token, who) -> int:
+    return w3_.eth.contract(address=token, abi=TOKEN_ABI).functions.balanceOf(who).call()
+
+
+def rows() -> list[Payment]:
+    with get_session() as s:
+        return list(s.exec(select(Payment).where(Payment.status != "quoted").order_by(Payment.nonce)))
+
+
+# ---------------------------------------------------------------- the flow
+
+
+def test_quote_approve_pay_status_ok(client, payer, deployed, w3):
+    token, amount, merchant = token_of(deployed), 2_500_000, Account.create().address
+    q = get_quote(client, token, amount)
+    assert q["available"] is False and q["verifying_contract"] == deployed["payment"]
+    tx = q["transaction"]
+    assert (tx["to"], tx["chain_id"], tx["value"]) == (token, "31337", "0")
+    assert tx["data"].startswith("0x095ea7b3")  # approve(address,uint256)
+    # Polls before the approve is mined hand out the same unused quote.
+    assert get_quote(client, token, amount)["payment_id"] == q["payment_id"]
+
+    approve_through_api(client, w3, payer, q)
+    q2 = get_quote(client, token, amount)
+    assert q2 == {**q, "available": True, "transaction": None, "reason": None}
+
+    now = int(time.time())
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q2, merchant, token, amount, now + 300))
+    assert r.status_code == 200, r.text
+    assert r.json() == {"id": q["payment_id"]}
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == amount
+
+    # A used quote is not handed out again.
+    assert get_quote(client, token, amount)["payment_id"] != q["payment_id"]
+    # Activity: the approve (recorded by /tx/submit) and the payment, now ok, with the relayer's tx.
+    (row,) = rows()
+    with get_session() as s:
+        act = s.get(Activity, row.activity_id)
+    assert (act.type, act.status, act.tx_hash, act.counterparty, act.amount) == (
+        "payment", "ok", row.tx_hash, merchant.lower(), str(amount))
+    assert json.loads(act.data) == {"payment_id": q["payment_id"]}
+    with get_session() as s:
+        kinds = sorted(a.type for a in s.exec(select(Activity).where(Activity.user_id == act.user_id)))
+    assert kinds == ["approve", "payment"]
+
+
+def test_short_balance_offers_no_approve(client, payer, deployed):
+    q = get_quote(client, token_of(deployed), 10**18)  # more than the 1,000 tUSD the payer holds
+    assert (q["available"], q["transaction"], q["reason"]) == (False, None, "insufficient_balance")
+
+
+def test_second_execute_does_not_pay_twice(client, payer, deployed, w3, send_tx):
+    token, amount, merchant = token_of(deployed), 1_000_000, Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, amount)
+    assert q["available"] is True
+    body = pay_body(payer, q, merchant, token, amount, int(time.time()) + 300)
+    relayer_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    ids = [client.post(f"{API}/payment/execute", json=body).json()["id"] for _ in range(2)]
+    # Even a fresh signature (new deadline) for the same payment_id is the same payment.
+    again = pay_body(payer, q, merchant, token, amount, int(time.time()) + 200)
+    ids.append(client.post(f"{API}/payment/execute", json=again).json()["id"])
+    assert ids == [q["payment_id"]] * 3
+    assert wait_status(client, q["payment_id"])["status"] == "ok"
+    assert balance(w3, token, merchant) == amount
+    assert w3.eth.get_transaction_count(RELAYER.address) == relayer_nonce + 1
+    # The same payment_id for another merchant is refused.
+    other = pay_body(payer, q, Account.create().address, token, amount, int(time.time()) + 300)
+    r = client.post(f"{API}/payment/execute", json=other)
+    assert (r.status_code, r.json()["detail"]) == (409, "payment_id_used")
+
+
+def test_refusals_before_relaying(client, payer, deployed, w3, send_tx, login):
+    token, amount, merchant = token_of(deployed), 3_000_000, Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, amount)
+    now = int(time.time())
+    relayer_nonce = w3.eth.get_transaction_count(RELAYER.address)
+
+    def refused(body, status, code):
+        r = client.post(f"{API}/payment/execute", json=body)
+        assert (r.status_code, r.json().get("detail")) == (status, code), r.text
+
+    refused(pay_body(payer, q, merchant, token, amount, now + 300, key=Account.create().key), 400, "bad_signer")
+    # Right key, but another verifying contract in the domain.
+    refused(pay_body(payer, {**q, "verifying_contract": token}, merchant, token, amount, now + 300) | {
+        "payment_id": q["payment_id"]}, 400, "bad_signer")
+    refused(pay_body(payer, q, merchant, token, amount, now - 1), 400, "expired")
+    refused(pay_body(payer, q, merchant, token, amount, now + 3600), 400, "invalid_deadline")
+    refused(pay_body(payer, q, merchant, token, amount + 1, now + 300), 409, "quote_mismatch")
+    refused(pay_body(payer, q, merchant, token, amount, now + 300) | {"signature": "0x1234"}, 400, "invalid_signature")
+    refused(pay_body(payer, q, merchant, token, amount, now + 300) | {"chain_id": 1}, 400, "unsupported_chain")
+    refused(pay_body(payer, {**q, "payment_id": "0x" + "ab" * 32}, merchant, token, amount, now + 300),
+            404, "unknown_payment")
+    r = client.get(f"{API}/payment/status", params={"id": q["payment_id"]})
+    assert r.status_code == 404  # never executed
+    assert w3.eth.get_transaction_count(RELAYER.address) == relayer_nonce  # nothing was sent
+
+    # Another user cannot execute this user's quote, even with a valid signature of their own.
+    good = pay_body(payer, q, merchant, token, amount, now + 300)
+    login("mallory@example.com")
+    other = Account.create()
+    assert client.post(f"{API}/me/address", json={"address": other.address}).status_code == 200
+    refused(pay_body(other, q, merchant, token, amount, now + 300), 404, "unknown_payment")
+    refused(good, 404, "unknown_payment")
+    assert client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token,
+                                                          "amount": "x"}).status_code == 400
+
+
+def test_quote_needs_session_and_address(client, login, deployed):
+    params = {"chain_id": 31337, "token_address": token_of(deployed), "amount": "1"}
+    assert client.get(f"{API}/payment/available", params=params).status_code == 401
+    login("noaddress@example.com")
+    r = client.get(f"{API}/payment/available", params=params)
+    assert (r.status_code, r.json()["detail"]) == (409, "no_address")
+
+
+def test_twenty_concurrent_payments_all_ok_with_contiguous_nonces(client, payer, deployed, w3, send_tx):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    amounts = [1_000 + i for i in range(20)]
+    quotes = [get_quote(client, token, a) for a in amounts]
+    assert len({q["payment_id"] for q in quotes}) == 20
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    deadline = int(time.time()) + 300
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, amounts)]
+    barrier = threading.Barrier(20)
+
+    def go(body):
+        barrier.wait(timeout=10)
+        return client.post(f"{API}/payment/execute", json=body)
+
+    with ThreadPoolExecutor(20) as pool:
+        answers = list(pool.map(go, bodies))
+    assert [r.status_code for r in answers] == [200] * 20
+    for q in quotes:
+        assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == sum(amounts)
+    nonces = [r.nonce for r in rows()]
+    assert nonces == list(range(start_nonce, start_nonce + 20))
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 20
+
+
+# ---------------------------------------------------------------- the relayer across failures and restarts
+
+
+def test_lost_send_is_resent_after_restart_without_a_nonce_gap(client, payer, deployed, w3, send_tx, chain,
+                                                               monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    qa, qb, qc = (get_quote(client, token, a) for a in (11, 22, 33))
+    deadline = int(time.time()) + 300
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    real_send = relayer._send_raw
+
+    # A: the connection drops before the node gets it (outcome unknown, nothing sent).
+    monkeypatch.setattr(relayer, "_send_raw", lambda c, raw: (relayer.SendOutcome.UNKNOWN, "ConnectionError"))
+    client.post(f"{API}/payment/execute", json=pay_body(payer, qa, merchant, token, 11, deadline))
+    # C: it reaches the node and is mined, but the process dies before recording that.
+    monkeypatch.setattr(relayer, "_send_raw", lambda c, raw: (real_send(c, raw), (relayer.SendOutcome.UNKNOWN, ""))[1])
+    client.post(f"{API}/payment/execute", json=pay_body(payer, qc, merchant, token, 33, deadline))
+    monkeypatch.setattr(relayer, "_send_raw", real_send)
+    # B after both: takes the next nonce, waits in the node's queue behind A's.
+    client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 22, deadline))
+    by_id = {r.payment_id: r for r in rows()}
+    assert [by_id[q["payment_id"]].nonce for q in (qa, qc, qb)] == [start_nonce, start_nonce + 1, start_nonce + 2]
+    assert by_id[qa["payment_id"]].sent_at is None and by_id[qa["payment_id"]].raw_tx
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # A's nonce holds everything up
+
+    relayer.forget_process_state()  # "restart": the first status poll reconciles
+    for q in (qa, qb, qc):
+        assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == 66
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 3
+    assert all(r.settled for r in rows())
+
+
+def test_refused_send_gives_its_nonce_back(client, payer, deployed, w3, send_tx, monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    qa, qb = get_quote(client, token, 5), get_quote(client, token, 6)
+    deadline = int(time.time()) + 300
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    real_send = relayer._send_raw
+    monkeypatch.setattr(relayer, "_send_raw", lambda c, raw: (relayer.SendOutcome.REJECTED, "insufficient funds"))
+    client.post(f"{API}/payment/execute", json=pay_body(payer, qa, merchant, token, 5, deadline))
+    monkeypatch.setattr(relayer, "_send_raw", real_send)
+    assert wait_status(client, qa["payment_id"]) == {"status": "failed", "reason": "relay_rejected: insufficient funds"}
+    client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 6, deadline))
+    assert wait_status(client, qb["payment_id"]) == {"status": "ok"}
+    assert [r.nonce for r in rows()] == [None, start_nonce]  # no hole at start_nonce
+    assert balance(w3, token, merchant) == 6
+
+
+def test_stuck_transaction_is_replaced_with_the_same_nonce(client, payer, deployed, w3, send_tx, chain, monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 77)
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 77, int(time.time()) + 300))
+        assert wait_status(client, q["payment_id"], want=("pending",)) == {"status": "pending"}
+        (first,) = rows()
+        monkeypatch.setenv("RELAYER_STUCK_SECONDS", "0")
+        get_settings.cache_clear()
+        assert relayer.reconcile(chain)["replaced"] == 1
+        (second,) = rows()
+        assert (second.nonce, second.old_tx_hashes) == (first.nonce, first.tx_hash)
+        assert second.tx_hash != first.tx_hash and int(second.gas_price) > int(first.gas_price)
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    (done,) = rows()
+    assert done.tx_hash == second.tx_hash  # the replacement was mined, the original dropped
+    assert balance(w3, token, merchant) == 77
+
+
+def test_deadline_passing_before_mining_ends_failed(client, login, tmp_path, monkeypatch):
+    """On its own chain: time travel would break the shared node's clock for other tests."""
+    with Anvil(port=0, start_timeout=20) as node:
+        dep = deploy(node.url, tmp_path)
+        entries = json.loads((REPO_ROOT / "chains.dev.json").read_text())
+        for e in entries:
+            e["rpc_url"] = node.url
+        (tmp_path / "chains.json").write_text(json.dumps(entries))
+        use_chain(monkeypatch, tmp_path / "chains.json", tmp_path)
+        acct = Account.create()
+        fund(node.url, acct.address, tmp_path)
+        login("late@example.com")
+        assert client.post(f"{API}/me/address", json={"address": acct.address}).status_code == 200
+        w3_ = Web3(Web3.HTTPProvider(node.url))
+        token, merchant = dep["tokens"]["tUSD"], Account.create().address
+        q = get_quote(client, token, 500)
+        approve_through_api(client, w3_, acct, q)
+        assert get_quote(client, token, 500)["available"] is True
+        w3_.provider.make_request("evm_setAutomine", [False])
+        r = client.post(f"{API}/payment/execute",
+                        json=pay_body(acct, q, merchant, token, 500, int(time.time()) + 300))
+        assert r.status_code == 200, r.text
+        assert wait_status(client, q["payment_id"], want=("pending",))["status"] == "pending"
+        w3_.provider.make_request("evm_increaseTime", [400])
+        w3_.provider.make_request("evm_mine", [])
+        assert wait_status(client, q["payment_id"]) == {"status": "failed", "reason": "expired"}
+        assert balance(w3_, token, merchant) == 0
+        (row,) = rows()
+        assert row.settled and w3_.eth.get_transaction_receipt(row.tx_hash)["status"] == 0
+        with get_session() as s:
+            assert s.get(Activity, row.activity_id).status == "failed"
+        chain_svc._clients.pop((31337, node.url), None)

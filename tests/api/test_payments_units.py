@@ -1,0 +1,81 @@
+"""Pure parts of payments and the relayer: table tests, no chain."""
+
+import pytest
+from eth_account import Account
+from eth_account.messages import encode_typed_data
+from eth_utils import keccak
+
+from wallet_app.services import payments, relayer
+from wallet_app.services.payments import PaymentError
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("1", 1), (" 2500000 ", 2_500_000), (7, 7), (str(2**256 - 1), 2**256 - 1),
+    ("0", None), ("-1", None), ("1.5", None), ("", None), ("0x10", None), (True, None), (None, None),
+    (str(2**256), None), ("1e6", None),
+])
+def test_parse_amount(value, expected):
+    if expected is None:
+        with pytest.raises(PaymentError) as e:
+            payments.parse_amount(value)
+        assert e.value.code == "invalid_amount"
+    else:
+        assert payments.parse_amount(value) == expected
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("0x" + "Ab" * 32, True), ("0x" + "a" * 63, False), ("ab" * 32, False), ("0x" + "g" * 64, False), (5, False),
+])
+def test_parse_payment_id(value, ok):
+    if ok:
+        assert payments.parse_payment_id(value) == value.lower()
+    else:
+        with pytest.raises(PaymentError):
+            payments.parse_payment_id(value)
+
+
+@pytest.mark.parametrize("value, code", [
+    ("0x0000000000000000000000000000000000000000", "invalid_merchant"),  # nobody can be paid at zero
+    ("0x123", "invalid_merchant"), (None, "invalid_merchant"),
+])
+def test_parse_address_refuses(value, code):
+    with pytest.raises(PaymentError) as e:
+        payments.parse_address(value, "invalid_merchant")
+    assert e.value.code == code
+
+
+@pytest.mark.parametrize("sig, reason", [
+    ("Expired()", "expired"), ("Replayed()", "replayed"), ("BadSigner()", "bad_signer"),
+    ("ERC20InsufficientAllowance(address,uint256,uint256)", "insufficient_allowance"),
+    ("ERC20InsufficientBalance(address,uint256,uint256)", "insufficient_balance"),
+    ("Nope()", "reverted"),
+])
+def test_revert_reason(sig, reason):
+    data = "0x" + keccak(text=sig)[:4].hex() + "00" * 32
+    assert relayer.revert_reason(data) == reason
+    assert relayer.revert_reason({"data": data}) == reason
+
+
+@pytest.mark.parametrize("data", [None, "", "0x", "0x1234", 42])
+def test_revert_reason_without_data(data):
+    assert relayer.revert_reason(data) == "reverted"
+
+
+@pytest.mark.parametrize("old, current, expected", [
+    (100, 1, 126), (100, 500, 500), (1, 1, 2), (10**9, 10**9, 1_250_000_001),
+])
+def test_bumped_gas_price_beats_old_by_a_quarter_and_current(old, current, expected):
+    assert relayer.bumped_gas_price(old, current) == expected
+
+
+def test_recover_pay_signer():
+    acct = Account.create()
+    contract = "0x" + "11" * 20
+    message = {"merchant": "0x" + "22" * 20, "token": "0x" + "33" * 20, "from": acct.address, "amount": 10,
+               "paymentRef": "0x" + "44" * 32, "deadline": 1_900_000_000}
+    typed = payments.pay_typed_data(31337, contract, message)
+    sig = Account.sign_message(encode_typed_data(full_message=typed), acct.key).signature
+    assert payments.recover_pay_signer(31337, contract, message, sig) == acct.address
+    assert payments.recover_pay_signer(1, contract, message, sig) != acct.address  # domain binds the chain
+    assert payments.recover_pay_signer(31337, contract, {**message, "amount": 11}, sig) != acct.address
+    assert payments.recover_pay_signer(31337, contract, message, b"\0" * 65) is None

@@ -1,0 +1,259 @@
+"""Chains, tokens, balances, transfers and activity through /api/v1 against a real anvil."""
+
+import json
+import time
+
+import pytest
+from eth_account import Account
+from web3 import Web3
+
+from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_ETH_WEI, FAUCET_TOKEN_UNITS, _deploy_contract
+from wallet_app.dev.anvil import free_port
+from wallet_app.services import chain as chain_svc
+from wallet_app.services import faucet, sessions, wallet
+from wallet_app.services.chain import ERC20_ABI, ZERO_ADDRESS
+
+API = "/api/v1"
+
+
+def balance_of(w3, token, owner):
+    return w3.eth.contract(address=Web3.to_checksum_address(token), abi=ERC20_ABI).functions.balanceOf(
+        Web3.to_checksum_address(owner)).call()
+
+
+@pytest.fixture
+def api_user(chain_env, client, login):
+    """A signed-in user with a fresh address, funded by the dev faucet on registration."""
+    login("wallet@example.com")
+    acct = Account.create()
+    resp = client.post(f"{API}/me/address", json={"address": acct.address})
+    assert resp.status_code == 200, resp.text
+    assert faucet.wait_idle(60)
+    return acct
+
+
+def current_user(client):
+    return sessions.lookup_user(client.cookies.get(sessions.SESSION_COOKIE))
+
+
+def count_rpc(monkeypatch, chain):
+    """Records the JSON-RPC methods sent to this chain by the service's client. Wraps the HTTP
+    round trip (_make_request): web3 caches a composed make_request after the first call."""
+    provider = chain_svc.web3_for(chain).provider
+    seen, real = [], provider._make_request
+    monkeypatch.setattr(provider, "_make_request", lambda m, data: seen.append(m) or real(m, data))
+    return seen
+
+
+def sign(acct, tx):
+    signed = acct.sign_transaction({
+        "chainId": int(tx["chain_id"]), "to": tx["to"], "data": tx["data"], "value": int(tx["value"]),
+        "nonce": int(tx["nonce"]), "gas": int(tx["gas_limit"]), "gasPrice": int(tx["gas_price"])})
+    return "0x" + signed.raw_transaction.hex()
+
+
+def test_routes_need_a_session(chain_env, client):
+    for method, path, body in [
+        ("GET", "/chains", None), ("GET", "/assets", None), ("GET", "/tokens", None),
+        ("POST", "/tokens", {"chain_id": 31337, "token_address": ZERO_ADDRESS}),
+        ("GET", f"/token/metadata?chain_id=31337&token_address={ZERO_ADDRESS}", None),
+        ("POST", "/tx/build", {"chain_id": 31337, "token_address": ZERO_ADDRESS, "to": ZERO_ADDRESS, "amount": "1"}),
+        ("POST", "/tx/submit", {"raw_tx": "0x00"}), ("GET", "/activities", None),
+    ]:
+        resp = client.request(method, API + path, json=body)
+        assert resp.status_code == 401, (path, resp.text)
+        assert resp.json() == {"detail": "not_authenticated"}
+
+
+def test_chains_and_openapi(chain_env, client, login):
+    login()
+    assert client.get(f"{API}/chains").json() == [{"chain_id": 31337, "chain_name": "Newbl Dev (anvil)"}]
+    paths = client.get(f"{API}/openapi.json").json()["paths"]
+    assert {"get", "post"} <= set(paths[f"{API}/tokens"])
+    for p in ("/assets", "/chains", "/token/metadata", "/tx/build", "/tx/submit", "/activities"):
+        assert API + p in paths
+
+
+def test_assets_equal_balance_of_with_one_eth_call(api_user, client, chain, w3, monkeypatch):
+    seen = count_rpc(monkeypatch, chain)
+    items = client.get(f"{API}/assets").json()
+    assert seen == ["eth_call"]
+    assert [i["token_symbol"] for i in items] == ["tUSD", "tKRW"]
+    for item in items:
+        assert set(item) == {"token_symbol", "token_name", "chain_name", "chain_id", "token_address",
+                             "token_decimals", "balance"}
+        assert item["chain_id"] == 31337 and item["chain_name"] == "Newbl Dev (anvil)"
+        assert item["token_decimals"] == 6 and isinstance(item["balance"], str)
+        assert int(item["balance"]) == balance_of(w3, item["token_address"], api_user.address) == FAUCET_TOKEN_UNITS
+    # The Reflex handlers call the same service with the user: same answer.
+    assert wallet.asset_balances(current_user(client)) == items
+    assert client.get(f"{API}/tokens").json() == [{k: i[k] for k in i if k != "balance"} for i in items]
+
+
+def test_add_token_probes_the_chain(api_user, client, chain, w3, deployed):
+    extra = _deploy_contract(w3, DEV_DEPLOYER_KEY, "TestToken", "Extra Token", "XTR")
+    body = {"chain_id": 31337, "token_address": extra.lower()}
+    added = client.post(f"{API}/tokens", json=body)
+    assert added.status_code == 200, added.text
+    assert added.json() == {"chain_id": 31337, "chain_name": "Newbl Dev (anvil)", "token_address": extra,
+                            "token_symbol": "XTR", "token_name": "Extra Token", "token_decimals": 6}
+    assert client.post(f"{API}/tokens", json={**body, "chain_id": "31337"}).json() == added.json()  # idempotent
+    assert [t["token_symbol"] for t in client.get(f"{API}/tokens").json()] == ["tUSD", "tKRW", "XTR"]
+
+    native = client.post(f"{API}/tokens", json={"chain_id": 31337, "token_address": ZERO_ADDRESS})
+    assert native.status_code == 200
+    assert (native.json()["token_symbol"], native.json()["token_decimals"]) == ("ETH", 18)
+    assets = {a["token_symbol"]: a["balance"] for a in client.get(f"{API}/assets").json()}
+    assert assets["XTR"] == "0"
+    assert int(assets["ETH"]) == w3.eth.get_balance(api_user.address) > 0
+
+    for address, chain_id, code in [
+        (Account.create().address, 31337, "not_a_contract"),
+        (deployed["multicall"], 31337, "not_erc20"),
+        ("0x1234", 31337, "invalid_address"),
+        (extra, 999, "unsupported_chain"),
+    ]:
+        resp = client.post(f"{API}/tokens", json={"chain_id": chain_id, "token_address": address})
+        assert (resp.status_code, resp.json()) == (400, {"detail": code}), address
+    assert len(client.get(f"{API}/tokens").json()) == 4
+
+
+def test_token_metadata(chain_env, client, login, deployed):
+    login()
+    get = lambda addr, cid=31337: client.get(f"{API}/token/metadata", params={"chain_id": cid, "token_address": addr})  # noqa: E731
+    assert get(deployed["tokens"]["tUSD"].lower()).json() == {
+        "token_name": "Newbl Test USD", "token_symbol": "tUSD", "token_decimals": 6}
+    assert get(ZERO_ADDRESS).json() == {"token_name": "Ether", "token_symbol": "ETH", "token_decimals": 18}
+    assert get(Account.create().address).json() == {"detail": "not_a_contract"}
+    assert get(ZERO_ADDRESS, cid="abc").json() == {"detail": "invalid_chain_id"}
+
+
+def test_build_sign_submit_and_activity(api_user, client, chain, w3):
+    tusd = chain.tokens[0].token_address
+    recipient = Account.create().address
+    hashes = []
+    for amount in ("1500000", "250"):
+        built = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd,
+                                                     "to": recipient, "amount": amount})
+        assert built.status_code == 200, built.text
+        tx = built.json()
+        assert (tx["chain_id"], tx["to"], tx["value"]) == ("31337", tusd, "0")
+        before = balance_of(w3, tusd, recipient)
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+        assert resp.status_code == 200, resp.text
+        tx_hash = resp.json()["tx_hash"]
+        assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
+        assert balance_of(w3, tusd, recipient) - before == int(amount)
+        hashes.append(tx_hash)
+
+    entries = client.get(f"{API}/activities").json()
+    assert [e["tx_hash"] for e in entries] == hashes[::-1]  # newest first
+    newest, oldest = entries
+    assert oldest["summary"] == f"Sent 1.5 tUSD to {recipient.lower()[:6]}…{recipient.lower()[-4:]}"
+    assert (oldest["type"], oldest["amount"], oldest["token_symbol"], oldest["token_decimals"],
+            oldest["counterparty"], oldest["chain_id"]) == ("transfer", "1500000", "tUSD", 6, recipient.lower(), 31337)
+    assert newest["amount"] == "250" and newest["summary"].startswith("Sent 0.00025 tUSD")
+    assert {e["status"] for e in entries} == {"ok"}  # refreshed from the receipts
+
+
+def test_submit_refuses_foreign_sender_and_unknown_chain(api_user, client, w3):
+    stranger = Account.create()
+    nonce = w3.eth.get_transaction_count(api_user.address)
+    base = {"to": stranger.address, "value": 1, "nonce": nonce, "gas": 21_000, "gasPrice": 10**9}
+    for signer, chain_id, code in [(stranger, 31337, "sender_mismatch"), (api_user, 5, "unsupported_chain"),
+                                   (api_user, None, "unsupported_chain")]:
+        raw = "0x" + signer.sign_transaction({**base, "chainId": chain_id}).raw_transaction.hex()
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
+        assert (resp.status_code, resp.json()) == (400, {"detail": code})
+    assert client.post(f"{API}/tx/submit", json={"raw_tx": "0xzz"}).json() == {"detail": "invalid_raw_tx"}
+    assert w3.eth.get_transaction_count(api_user.address) == nonce  # nothing broadcast
+    assert client.get(f"{API}/activities").json() == []
+
+
+def test_build_validation(api_user, client, chain):
+    tusd = chain.tokens[0].token_address
+    ok = {"chain_id": 31337, "token_address": tusd, "to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "amount": "1"}
+    for change, code in [
+        ({"token_address": ZERO_ADDRESS}, "native_blocked"),
+        ({"token_address": ""}, "native_blocked"),
+        ({"to": "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"}, "bad_checksum"),
+        ({"to": "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beae"}, "invalid_recipient"),
+        ({"amount": "0"}, "invalid_amount"),
+        ({"amount": "1.5"}, "invalid_amount"),
+        ({"chain_id": 1}, "unsupported_chain"),
+        ({"token_address": "0xabc"}, "invalid_address"),
+        ({"amount": str(FAUCET_TOKEN_UNITS + 1)}, "estimate_failed"),
+    ]:
+        resp = client.post(f"{API}/tx/build", json={**ok, **change})
+        assert (resp.status_code, resp.json()) == (400, {"detail": code}), change
+    assert client.post(f"{API}/tx/build", json={**ok, "to": ok["to"].lower()}).status_code == 200
+
+
+def test_no_address_yet(chain_env, client, login, chain):
+    login("fresh@example.com")
+    assert client.get(f"{API}/assets").json() == []
+    resp = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": chain.tokens[0].token_address,
+                                                "to": Account.create().address, "amount": "1"})
+    assert resp.json() == {"detail": "no_address"}
+
+
+def test_a_chain_that_does_not_answer_gives_no_items(api_user, client, chains_file, deployments_dir, tmp_path,
+                                                      monkeypatch):
+    from wallet_app.core.config import get_settings
+
+    entries = json.loads(chains_file.read_text())
+    dead = {**entries[0], "chain_id": 31338, "chain_name": "Down", "rpc_url": f"http://127.0.0.1:{free_port()}"}
+    (tmp_path / "chains.json").write_text(json.dumps(entries + [dead]))
+    for f in deployments_dir.glob("deployments-*.json"):
+        (tmp_path / f.name).write_text(f.read_text())
+    (tmp_path / "deployments-31338.json").write_text((deployments_dir / "deployments-31337.json").read_text())
+    monkeypatch.setenv("CHAINS_FILE", str(tmp_path / "chains.json"))
+    monkeypatch.setenv("DEPLOYMENTS_DIR", str(tmp_path))
+    get_settings.cache_clear()
+
+    assert [c["chain_id"] for c in client.get(f"{API}/chains").json()] == [31337, 31338]
+    items = client.get(f"{API}/assets").json()
+    assert [(i["chain_id"], i["token_symbol"]) for i in items] == [(31337, "tUSD"), (31337, "tKRW")]
+
+
+def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):
+    login("faucet@example.com")
+    acct = Account.create()
+    assert client.post(f"{API}/me/address", json={"address": acct.address.lower()}).status_code == 200
+    deadline = time.monotonic() + 30  # wait for the background faucet, not a fixed sleep
+    while w3.eth.get_balance(acct.address) < FAUCET_ETH_WEI and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert faucet.wait_idle(30)
+    assert w3.eth.get_balance(acct.address) == FAUCET_ETH_WEI
+    for t in chain.tokens:
+        assert balance_of(w3, t.token_address, acct.address) == FAUCET_TOKEN_UNITS
+    # Registering the same address again does not fund it twice.
+    assert client.post(f"{API}/me/address", json={"address": acct.address}).status_code == 200
+    assert faucet.wait_idle(30)
+    assert w3.eth.get_balance(acct.address) == FAUCET_ETH_WEI
+
+
+def test_faucet_never_runs_with_real_google(chain_env, monkeypatch):
+    from wallet_app.core.config import get_settings
+
+    monkeypatch.setenv("GOOGLE_CLIENT_ID", "123.apps.googleusercontent.com")
+    get_settings.cache_clear()
+    assert faucet.on_address_registered(Account.create().address) is None
+    assert faucet.fund_now(Account.create().address) == {}
+
+
+def test_faucet_failure_does_not_fail_registration(chain_env, client, login, chains_file, deployments_dir,
+                                                   tmp_path, monkeypatch):
+    from wallet_app.core.config import get_settings
+
+    dead = [{**e, "rpc_url": f"http://127.0.0.1:{free_port()}"} for e in json.loads(chains_file.read_text())]
+    (tmp_path / "dead.json").write_text(json.dumps(dead))
+    monkeypatch.setenv("CHAINS_FILE", str(tmp_path / "dead.json"))
+    get_settings.cache_clear()
+    login("unlucky@example.com")
+    acct = Account.create()
+    resp = client.post(f"{API}/me/address", json={"address": acct.address})
+    assert resp.status_code == 200 and resp.json()["address"] == acct.address.lower()
+    assert faucet.wait_idle(30)
+    assert faucet.fund_now(acct.address) == {}  # every chain failed, nothing raised
+    assert faucet.is_loopback_rpc("http://127.0.0.1:8545") and not faucet.is_loopback_rpc("https://rpc.example.org")

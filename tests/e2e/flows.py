@@ -1,0 +1,82 @@
+"""Steps a person takes, shared by the e2e tests: sign in through the dev provider's popup,
+create a wallet with the PIN pad."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+JSQR = REPO_ROOT / "tools" / "node_modules" / "jsqr" / "dist" / "jsQR.js"
+PIN = "135790"
+
+
+def new_email(prefix: str = "user") -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:10]}@example.com"
+
+
+def sign_in(page: Page, email: str, button: str = "Continue with Google") -> None:
+    """Click a sign-in button on /, type the e-mail in the dev provider's popup."""
+    with page.expect_popup() as popup_info:
+        page.get_by_role("button", name=button).click()
+    popup = popup_info.value
+    popup.locator("input[type=email], input[name=email]").first.fill(email)
+    popup.keyboard.press("Enter")
+
+
+def sign_in_to_onboarding(page: Page, email: str) -> None:
+    page.goto("/")
+    sign_in(page, email)
+    page.wait_for_url("**/onboarding**")
+    expect(page.get_by_role("button", name="1", exact=True)).to_be_visible()
+
+
+def press_pin(page: Page, pin: str = PIN) -> None:
+    for digit in pin:
+        page.get_by_role("button", name=digit, exact=True).click()
+
+
+def create_wallet(page: Page, email: str, pin: str = PIN) -> str:
+    """Sign in as a new user and create the wallet; returns the registered address."""
+    sign_in_to_onboarding(page, email)
+    press_pin(page, pin)
+    page.wait_for_url("**/home**", timeout=60_000)
+    return me(page)["address"]
+
+
+def me(page: Page) -> dict:
+    """GET /api/v1/me with the page's cookies."""
+    response = page.request.get("/api/v1/me")
+    assert response.ok, response.status
+    return response.json()
+
+
+def local_materials(page: Page, owner: str) -> dict:
+    names = ["lwrapIv", "lwrapCt", "kdfSaltB", "kdfParams", "ciphertextIv", "ciphertext", "devSecret"]
+    return page.evaluate(
+        "([owner, names]) => Object.fromEntries(names.map((n) => [n, localStorage.getItem(owner + ':' + n)]))",
+        [owner.lower(), names],
+    )
+
+
+def decode_qr_png(png: bytes) -> str | None:
+    """Decode a QR code image with jsQR under node (independent of the app's own code)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    img = Image.open(BytesIO(png)).convert("RGBA")
+    script = (
+        f"const jsQR = require({json.dumps(str(JSQR))});"
+        "let chunks=[];process.stdin.on('data',c=>chunks.push(c));process.stdin.on('end',()=>{"
+        "const buf=Buffer.concat(chunks);const w=buf.readUInt32BE(0),h=buf.readUInt32BE(4);"
+        "const r=jsQR(new Uint8ClampedArray(buf.subarray(8)),w,h);process.stdout.write(r?r.data:'');});"
+    )
+    header = img.width.to_bytes(4, "big") + img.height.to_bytes(4, "big")
+    out = subprocess.run(["node", "-e", script], input=header + img.tobytes(), capture_output=True, timeout=30,
+                         check=True)
+    return out.stdout.decode() or None

@@ -1,0 +1,177 @@
+"""Issue 2 in Chromium at 390x844: sign-in, redirects, language, bottom navigation, PWA shell."""
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.e2e.flows import create_wallet, me, new_email, sign_in, sign_in_to_onboarding
+
+NAV_LABELS = ["Home", "Card", "Activity", "Settings"]
+
+
+def nav(page):
+    return page.get_by_role("navigation", name="Main")
+
+
+def test_sign_in_through_dev_provider_lands_on_onboarding(page, browser_issues, screenshot):
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Newbl Wallet")).to_be_visible()
+    expect(page.get_by_text("Non-custodial wallet for mobile browsers")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in with another Google account")).to_be_visible()
+    expect(page.get_by_role("button", name="Continue with Google")).to_be_enabled()
+    screenshot("login")
+    email = new_email()
+    sign_in(page, email)
+    page.wait_for_url("**/onboarding**")
+    expect(page.get_by_role("heading", name="Create your PIN")).to_be_visible()
+    expect(page.get_by_role("button", name="Sign in again")).to_be_visible()
+    expect(nav(page)).to_have_count(0)
+    screenshot("onboarding")
+    account = me(page)
+    assert account["address"] is None and account["hasBackup"] is False and account["locale"] == "en"
+    browser_issues.assert_clean()
+
+
+def test_logged_out_visits_go_to_login(page):
+    for path in ["/home", "/settings", "/onboarding", "/no-such-page"]:
+        page.goto(path)
+        page.wait_for_url(re.compile(r"^[^?#]*://[^/]+/?$"))
+        expect(page.get_by_role("button", name="Continue with Google")).to_be_visible()
+    assert page.request.get("/api/v1/me").status == 401
+
+
+def test_unknown_path_goes_home_when_logged_in(page):
+    create_wallet(page, new_email())
+    page.goto("/no-such-page")
+    page.wait_for_url("**/home**")
+
+
+def test_bottom_navigation_rules(page, screenshot):
+    page.goto("/")
+    expect(nav(page)).to_have_count(0)
+    create_wallet(page, new_email())
+    expect(nav(page)).to_be_visible()
+    links = nav(page).get_by_role("link")
+    expect(links).to_have_count(4)
+    for i, label in enumerate(NAV_LABELS):
+        expect(links.nth(i)).to_have_text(label)
+    nav(page).get_by_role("link", name="Card").click()
+    page.wait_for_url("**/card**")
+    page.get_by_role("button", name="Issue card").click()
+    expect(page.get_by_role("alertdialog")).to_contain_text("Not supported yet.")
+    page.get_by_role("button", name="OK").click()
+    screenshot("card")
+    nav(page).get_by_role("link", name="Settings").click()
+    page.wait_for_url("**/settings**")
+    expect(nav(page).get_by_role("link", name="Settings")).to_have_attribute("aria-current", "page")
+    screenshot("settings")
+    # Mobile layout: nothing is wider than the phone.
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= 390
+
+
+def test_language_switch_survives_reload_and_follows_server_after_login(browser, app_server, page):
+    # An English account exists on the server.
+    email = new_email("lang")
+    sign_in_to_onboarding(page, email)
+    assert me(page)["locale"] == "en"
+
+    # A new device in Korean: the stored choice wins over the browser language, across reloads.
+    ctx = browser.new_context(base_url=app_server.base_url, viewport={"width": 390, "height": 844},
+                              locale="en-US")
+    try:
+        other = ctx.new_page()
+        other.goto("/")
+        other.get_by_role("radio", name="한국어").click()
+        expect(other.get_by_role("button", name="Google로 계속하기")).to_be_visible()
+        other.reload()
+        expect(other.get_by_role("button", name="Google로 계속하기")).to_be_visible()
+        assert other.evaluate("() => localStorage.getItem('nb.lang')") == "ko"
+        # After login the server's locale decides.
+        sign_in(other, email, button="Google로 계속하기")
+        other.wait_for_url("**/onboarding**")
+        expect(other.get_by_role("heading", name="Create your PIN")).to_be_visible()
+    finally:
+        ctx.close()
+
+
+def test_korean_browser_defaults_to_korean_and_change_is_saved(browser, app_server):
+    ctx = browser.new_context(base_url=app_server.base_url, viewport={"width": 390, "height": 844},
+                              locale="ko-KR")
+    try:
+        page = ctx.new_page()
+        page.goto("/")
+        expect(page.get_by_role("heading", name="Newbl 지갑")).to_be_visible()
+        expect(page.get_by_text("모바일 브라우저를 위한 비수탁형 지갑")).to_be_visible()
+        # A new account takes the language the login page was in.
+        sign_in(page, new_email("ko"), button="Google로 계속하기")
+        page.wait_for_url("**/onboarding**")
+        assert me(page)["locale"] == "ko"
+        expect(page.get_by_role("heading", name="PIN 만들기")).to_be_visible()
+    finally:
+        ctx.close()
+
+
+def test_settings_language_change_saves_to_server(page):
+    create_wallet(page, new_email())
+    page.goto("/settings")
+    page.get_by_role("radio", name="한국어").click()
+    expect(page.get_by_role("heading", name="설정")).to_be_visible()
+    expect(page.get_by_role("link", name="홈")).to_be_visible()
+    page.wait_for_function("() => localStorage.getItem('nb.lang') === 'ko'")
+    assert me(page)["locale"] == "ko"
+    page.reload()
+    expect(page.get_by_role("heading", name="설정")).to_be_visible()
+
+
+def test_logout_revokes_session(page):
+    create_wallet(page, new_email())
+    page.goto("/settings")
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url(re.compile(r"/$"))
+    expect(page.get_by_role("button", name="Continue with Google")).to_be_visible()
+    assert page.request.get("/api/v1/me").status == 401
+    page.goto("/home")
+    page.wait_for_url(re.compile(r"/$"))
+
+
+def test_relogin_button_on_onboarding_logs_out(page):
+    sign_in_to_onboarding(page, new_email())
+    page.get_by_role("button", name="Sign in again").click()
+    page.wait_for_url(re.compile(r"/$"))
+    assert page.request.get("/api/v1/me").status == 401
+
+
+def test_service_worker_and_manifest(browser, app_server):
+    ctx = browser.new_context(base_url=app_server.base_url, viewport={"width": 390, "height": 844})
+    try:
+        _check_service_worker(ctx.new_page())
+    finally:
+        ctx.close()
+
+
+def _check_service_worker(page):
+    page.goto("/")
+    scope = page.evaluate(
+        "() => Promise.race([navigator.serviceWorker.ready.then((r) => r.scope + '|' + r.active.scriptURL),"
+        " new Promise((resolve) => setTimeout(() => resolve('not ready after 15 s'), 15000))])"
+    )
+    assert scope.endswith("/|" + page.url.split("/")[0] + "//" + page.url.split("/")[2] + "/sw.js")
+    manifest = page.request.get("/manifest.webmanifest").json()
+    assert manifest["display"] == "standalone"
+    assert {i["sizes"] for i in manifest["icons"]} >= {"192x192", "512x512"}
+    # The worker never caches API answers.
+    cached = page.evaluate(
+        "async () => { const out = []; for (const k of await caches.keys()) {"
+        " const c = await caches.open(k); for (const r of await c.keys()) out.push(new URL(r.url).pathname); }"
+        " return out; }"
+    )
+    assert "/" in cached
+    assert not [p for p in cached if p.startswith("/api/")]
+
+
+def test_security_headers(page):
+    response = page.goto("/")
+    csp = response.headers["content-security-policy"]
+    assert "frame-ancestors 'none'" in csp
+    assert "unsafe-eval" not in csp.replace("wasm-unsafe-eval", "")
+    assert "script-src 'self' 'sha256-" in csp

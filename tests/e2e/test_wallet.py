@@ -1,0 +1,108 @@
+"""Issue 3 in Chromium at 390x844: onboarding creates the wallet in the browser; the
+materials decrypt with independent Python crypto; Receive QR; device check; PIN pad rules."""
+
+import base64
+import json
+import re
+
+from argon2.low_level import Type, hash_secret_raw
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from eth_account import Account
+from playwright.sync_api import expect
+
+from tests.e2e.flows import PIN, create_wallet, decode_qr_png, local_materials, me, new_email, press_pin, sign_in_to_onboarding
+
+Account.enable_unaudited_hdwallet_features()
+
+
+def recover_phrase(materials: dict, pin: str) -> str:
+    """design.md section 4, with argon2-cffi and cryptography only."""
+    b = {k: base64.b64decode(v) for k, v in materials.items() if k != "kdfParams"}
+    params = json.loads(materials["kdfParams"])
+    pin_key = hash_secret_raw(pin.encode(), b["kdfSaltB"], time_cost=params["t"], memory_cost=params["m"],
+                              parallelism=params["p"], hash_len=32, type=Type.ID)
+    wrapped = AESGCM(pin_key).decrypt(b["lwrapIv"], b["lwrapCt"], None)
+    k = bytes(x ^ y for x, y in zip(wrapped, b["devSecret"]))
+    return AESGCM(k).decrypt(b["ciphertextIv"], b["ciphertext"], None).decode()
+
+
+def test_onboarding_creates_wallet_that_python_can_recover(page, screenshot, browser_issues):
+    address = create_wallet(page, new_email())
+    assert re.fullmatch(r"0x[0-9a-f]{40}", address)
+    short = f"{address[:6]}…{address[-4:]}"
+    expect(page.locator("#home-address")).to_have_text(short)
+    screenshot("home")
+
+    materials = local_materials(page, address)
+    assert all(materials.values()), materials
+    assert json.loads(materials["kdfParams"]) == {"t": 3, "m": 262144, "p": 1}
+    assert len(base64.b64decode(materials["kdfSaltB"])) == 16
+    assert len(base64.b64decode(materials["devSecret"])) == 32
+    assert len(base64.b64decode(materials["lwrapIv"])) == 12
+    words = recover_phrase(materials, PIN)
+    assert len(words.split(" ")) == 12
+    assert Account.from_mnemonic(words, account_path="m/44'/60'/0'/0/0").address.lower() == address
+    try:
+        recover_phrase(materials, "000000" if PIN != "000000" else "111111")
+        raise AssertionError("a wrong PIN decrypted the wallet")
+    except InvalidTag:
+        pass
+    browser_issues.assert_clean()
+
+
+def test_copy_address_and_receive_qr(browser, app_server, screenshot):
+    ctx = browser.new_context(base_url=app_server.base_url, viewport={"width": 390, "height": 844})
+    ctx.grant_permissions(["clipboard-read", "clipboard-write"])
+    try:
+        page = ctx.new_page()
+        address = create_wallet(page, new_email())
+        page.get_by_role("button", name="Copy address").click()
+        page.wait_for_function("(a) => navigator.clipboard.readText().then((t) => t === a)", arg=address)
+        page.get_by_role("button", name="Receive").click()
+        dialog = page.get_by_role("dialog")
+        image = dialog.locator("img")
+        expect(image).to_have_attribute("width", "220")
+        screenshot("receive", page)
+        assert decode_qr_png(image.screenshot()) == address
+        dialog.get_by_role("button", name="Close").click()
+        expect(dialog).to_have_count(0)
+    finally:
+        ctx.close()
+
+
+def test_pin_pad_rules(page):
+    sign_in_to_onboarding(page, new_email())
+    cont = page.get_by_role("button", name="Continue")
+    expect(cont).to_be_disabled()
+    press_pin(page, "12345")
+    expect(cont).to_be_disabled()
+    page.get_by_role("button", name="Delete").click()
+    press_pin(page, "9")
+    expect(cont).to_be_disabled()  # still 5 digits
+    # The PIN is never rendered as text.
+    assert "12349" not in page.locator("body").inner_text()
+    press_pin(page, "0")  # the sixth digit submits by itself
+    page.wait_for_url("**/home**", timeout=60_000)
+
+
+def test_device_check_without_materials_or_backup_goes_to_onboarding(page):
+    address = create_wallet(page, new_email())
+    page.evaluate("() => localStorage.clear()")
+    page.goto("/settings")
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog).to_contain_text("No backup file on Google Drive. Redirecting to onboarding.")
+    dialog.get_by_role("button", name="OK").click()
+    page.wait_for_url("**/onboarding**")
+    # The account already has an address: a new wallet needs an explicit confirmation.
+    expect(page.get_by_role("checkbox")).to_be_visible()
+    press_pin(page, PIN)
+    expect(page).to_have_url(re.compile(r"/onboarding"))
+    assert me(page)["address"] == address
+
+
+def test_device_check_runs_when_tab_becomes_visible(page):
+    create_wallet(page, new_email())
+    page.evaluate("() => localStorage.clear()")
+    page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
+    expect(page.get_by_role("alertdialog")).to_contain_text("No backup file on Google Drive.")

@@ -1,0 +1,30 @@
+"""GET /api/v1/activities: the user's activity entries, newest first."""
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from wallet_app.api.chains import ERRORS
+from wallet_app.api.deps import CurrentUser
+from wallet_app.services import wallet
+
+router = APIRouter(tags=["activity"])
+
+
+class ActivityOut(BaseModel):
+    id: int
+    type: str
+    summary: str
+    chain_id: int | None = None
+    tx_hash: str | None = None
+    token_address: str | None = None
+    token_symbol: str | None = None
+    token_decimals: int | None = None
+    amount: str | None = None
+    counterparty: str | None = None
+    status: str
+    created_at: int
+
+
+@router.get("/activities", response_model=list[ActivityOut], responses=ERRORS)
+def get_activities(user: CurrentUser) -> list[dict]:
+    return wallet.activities(user)

@@ -1,0 +1,21 @@
+"""GET /api/v1/assets: the user's token balances (one aggregated eth_call per chain)."""
+
+from fastapi import APIRouter
+from pydantic import Field
+
+from wallet_app.api.chains import ERRORS
+from wallet_app.api.deps import CurrentUser
+from wallet_app.api.tokens import TokenOut
+from wallet_app.services import wallet
+
+router = APIRouter(tags=["assets"])
+
+
+class BalanceOut(TokenOut):
+    balance: str = Field(description="integer string in the token's smallest unit")
+
+
+@router.get("/assets", response_model=list[BalanceOut], responses=ERRORS,
+            description="A chain that does not answer contributes no items.")
+def get_assets(user: CurrentUser) -> list[dict]:
+    return wallet.asset_balances(user)

@@ -1,0 +1,26 @@
+"""GET /api/v1/chains: the configured chains."""
+
+from fastapi import APIRouter
+from pydantic import BaseModel
+
+from wallet_app.api.deps import CurrentUser
+from wallet_app.services import wallet
+
+router = APIRouter(tags=["chains"])
+
+# Shared by the wallet routers: errors are {"detail": <machine code>} (see wallet_error_response).
+ERRORS = {
+    400: {"description": '{"detail": code}: a machine code, e.g. unsupported_chain, invalid_address'},
+    401: {"description": "no live session"},
+    503: {"description": '{"detail": "rpc_unavailable"}: the chain did not answer'},
+}
+
+
+class ChainOut(BaseModel):
+    chain_id: int
+    chain_name: str
+
+
+@router.get("/chains", response_model=list[ChainOut], responses=ERRORS)
+def get_chains(user: CurrentUser) -> list[dict]:
+    return wallet.list_chains()

@@ -1,0 +1,74 @@
+"""/api/v1/payment: quotes, execution of a signed Pay message, status (services.payments)."""
+
+from fastapi import APIRouter, HTTPException, Query
+from pydantic import BaseModel, Field
+
+from wallet_app.api.deps import CurrentUser
+from wallet_app.services import payments
+
+router = APIRouter(prefix="/payment", tags=["payment"])
+
+_ERRORS = {401: {"description": "no live session"}, 400: {"description": "detail: a machine code"},
+           404: {"description": "unknown_payment"}, 409: {"description": "quote_mismatch, payment_id_used, no_address"}}
+
+
+class QuoteOut(BaseModel):
+    available: bool
+    transaction: dict[str, str] | None = Field(description="unsigned legacy approve, when the allowance is short")
+    verifying_contract: str
+    payment_id: str
+    reason: str | None = Field(default=None, description="insufficient_balance | allowance_short")
+
+
+class ExecuteIn(BaseModel):
+    chain_id: int | str
+    merchant_address: str = Field(max_length=64)
+    token_address: str = Field(max_length=64)
+    amount: int | str = Field(description="integer string in the smallest unit")
+    payment_id: str = Field(max_length=80)
+    deadline: int | str
+    signature: str = Field(max_length=200)
+
+
+class ExecuteOut(BaseModel):
+    id: str
+
+
+class StatusOut(BaseModel):
+    status: str = Field(description="ok | failed | pending")
+    reason: str | None = None
+
+
+def _http(e: payments.PaymentError) -> HTTPException:
+    return HTTPException(status_code=e.http, detail=e.code)
+
+
+@router.get("/available", response_model=QuoteOut, response_model_exclude_none=False, responses=_ERRORS)
+def get_available(
+    user: CurrentUser,
+    chain_id: str = Query(max_length=20),
+    token_address: str = Query(max_length=64),
+    amount: str = Query(max_length=80),
+    merchant: str | None = Query(default=None, max_length=64, description="optional; ties the quote to a merchant"),
+) -> dict:
+    try:
+        return payments.quote(user, chain_id, token_address, amount, merchant)
+    except payments.PaymentError as e:
+        raise _http(e) from None
+
+
+@router.post("/execute", response_model=ExecuteOut, responses=_ERRORS)
+def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
+    try:
+        return {"id": payments.execute(user, body.chain_id, body.merchant_address, body.token_address, body.amount,
+                                       body.payment_id, body.deadline, body.signature)}
+    except payments.PaymentError as e:
+        raise _http(e) from None
+
+
+@router.get("/status", response_model=StatusOut, response_model_exclude_none=True, responses=_ERRORS)
+def get_status(user: CurrentUser, id: str = Query(max_length=80)) -> dict:  # noqa: A002 (the spec's name)
+    try:
+        return payments.status(user, id)
+    except payments.PaymentError as e:
+        raise _http(e) from None

@@ -1,0 +1,53 @@
+"""The user's token list (GET/POST /api/v1/tokens) and GET /api/v1/token/metadata."""
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from wallet_app.api.chains import ERRORS
+from wallet_app.api.deps import CurrentUser
+from wallet_app.services import wallet
+
+router = APIRouter(tags=["tokens"])
+
+
+class TokenOut(BaseModel):
+    chain_id: int
+    chain_name: str
+    token_address: str = Field(description="EIP-55 address; the zero address is the chain's native coin")
+    token_symbol: str
+    token_name: str
+    token_decimals: int
+
+
+class AddTokenIn(BaseModel):
+    chain_id: int | str
+    token_address: str = Field(description="0x + 40 hex; the zero address adds the native coin")
+
+
+class TokenMetadataOut(BaseModel):
+    token_name: str
+    token_symbol: str
+    token_decimals: int
+
+
+@router.get("/tokens", response_model=list[TokenOut], responses=ERRORS,
+            summary="The signed-in user's token list",
+            description="Every chain's configured tokens plus the tokens the user added (POST /tokens).")
+def get_tokens(user: CurrentUser) -> list[dict]:
+    return wallet.user_tokens(user)
+
+
+@router.post("/tokens", response_model=TokenOut, responses=ERRORS, summary="Add a token to the user's list",
+             description="Probes the address on the chain (name, symbol, decimals). Errors: not_a_contract, "
+                         "not_erc20, invalid_address, unsupported_chain. Adding the same token again returns it.")
+def post_token(body: AddTokenIn, user: CurrentUser) -> dict:
+    return wallet.add_token(user, body.chain_id, body.token_address)
+
+
+@router.get("/token/metadata", response_model=TokenMetadataOut, responses=ERRORS,
+            description="Reads name, symbol and decimals from the chain; the zero address gives the native coin.")
+def get_token_metadata(user: CurrentUser, chain_id: Annotated[str, Query()],
+                       token_address: Annotated[str, Query()] = "") -> dict:
+    return wallet.token_metadata(chain_id, token_address)

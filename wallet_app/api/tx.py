@@ -1,0 +1,49 @@
+"""POST /api/v1/tx/build and /api/v1/tx/submit."""
+
+from fastapi import APIRouter
+from pydantic import BaseModel, Field
+
+from wallet_app.api.chains import ERRORS
+from wallet_app.api.deps import CurrentUser
+from wallet_app.services import wallet
+
+router = APIRouter(prefix="/tx", tags=["tx"])
+
+
+class BuildTxIn(BaseModel):
+    chain_id: int | str
+    token_address: str = Field(description="ERC-20 address; the native coin is refused (native_blocked)")
+    to: str = Field(description="recipient, 0x + 40 hex; mixed case must pass EIP-55 (bad_checksum)")
+    amount: str | int = Field(description="integer string in the token's smallest unit")
+
+
+class BuiltTxOut(BaseModel):
+    """A legacy type-0 transaction; numbers as decimal strings, data as 0x hex."""
+
+    chain_id: str
+    to: str
+    data: str
+    value: str
+    nonce: str
+    gas_limit: str
+    gas_price: str
+
+
+class SubmitIn(BaseModel):
+    raw_tx: str = Field(max_length=300_000, description="signed legacy transaction, 0x hex")
+
+
+class SubmitOut(BaseModel):
+    tx_hash: str
+
+
+@router.post("/build", response_model=BuiltTxOut, responses=ERRORS)
+def post_build(body: BuildTxIn, user: CurrentUser) -> dict:
+    return wallet.build_transfer(user, body.chain_id, body.token_address, body.to, body.amount)
+
+
+@router.post("/submit", response_model=SubmitOut, responses=ERRORS,
+             description="Refuses a transaction not signed by the session's address (sender_mismatch) or for an "
+                         "unknown chain (unsupported_chain); broadcasts once and records an activity entry.")
+def post_submit(body: SubmitIn, user: CurrentUser) -> dict:
+    return wallet.submit_signed(user, body.raw_tx)

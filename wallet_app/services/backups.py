@@ -1,0 +1,37 @@
+"""Backup status of a user, shared by the REST routes and the Reflex handlers.
+
+The server never sees a backup: the browser uploads it to Drive and then calls touch().
+"""
+
+from wallet_app import crud
+from wallet_app.core.db import get_session
+from wallet_app.models import now_epoch
+from wallet_app.services.accounts import NotFound
+
+
+class NoAddress(Exception):
+    """The user has no wallet address yet, so there is nothing a backup could be of."""
+
+
+def info(user_id: int) -> dict:
+    """{"last_backup_at": epoch seconds or None}."""
+    with get_session() as db:
+        user = crud.get_user(db, user_id)
+        if user is None:
+            raise NotFound()
+        return {"last_backup_at": user.last_backup_at}
+
+
+def touch(user_id: int) -> dict:
+    """Record that the browser has just written and verified a backup of the user's address."""
+    with get_session() as db:
+        user = crud.get_user(db, user_id)
+        if user is None:
+            raise NotFound()
+        if user.address is None:
+            raise NoAddress()
+        user.has_backup = True
+        user.last_backup_at = now_epoch()
+        db.add(user)
+        db.commit()
+        return {"hasBackup": True, "last_backup_at": user.last_backup_at}

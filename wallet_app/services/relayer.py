@@ -1,0 +1,404 @@
+"""The payment relayer: sends pay() as legacy transactions from the server's key and follows them.
+
+Nonces (one lock per chain + relayer address, held from allocation to the node's answer):
+- next nonce = max(the node's pending count, highest nonce persisted for this relayer + 1);
+  it is written to the payment row (with the signed raw tx) BEFORE the send, so a crash
+  right after leaves a row that reconcile() re-sends, never a forgotten nonce.
+- a send the node refuses (never reached the mempool) gives its nonce back while the lock is
+  still held, so no later payment has taken nonce+1 and there is no hole.
+- a network error leaves it unknown whether the node got it: the row keeps its nonce and
+  reconcile() re-sends the same raw transaction (same hash, so never a double payment).
+- the unique index (chain_id, relayer_address, nonce) refuses a duplicate even across processes.
+
+reconcile(chain) (first use in a process, then at most every RECONCILE_EVERY s from status
+polls) walks the rows whose nonce is not yet consumed on chain: receipt -> ok / failed(reason);
+nonce consumed by another tx -> failed 'dropped'; unknown to the node -> re-send; pending
+longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price.
+A deadline that the chain's time has passed is final: failed 'expired' (the nonce stays tracked
+until it is consumed).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Callable
+
+from eth_account import Account
+from eth_account.signers.local import LocalAccount
+from eth_utils import keccak
+from sqlalchemy import func
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import object_session
+from sqlmodel import select
+from web3.exceptions import TransactionNotFound, Web3RPCError
+
+from wallet_app.core.config import get_settings
+from wallet_app.core.db import get_session
+from wallet_app.models import Activity, Payment, now_epoch
+from wallet_app.services.chain import _NETWORK_ERRORS, ChainConfig, decode_raw_tx, web3_for
+
+log = logging.getLogger(__name__)
+
+DEV_RELAYER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"  # anvil #1
+RECONCILE_EVERY = 5.0  # seconds between full reconciles triggered by status polls
+GAS_BUMP_PERCENT = 25  # replacement gas price: at least +10% is required by nodes
+
+# Custom errors of NewblPayment2, SafeERC20 and OpenZeppelin ERC-20 -> failure reasons.
+_REVERT_REASONS = {
+    "0x" + keccak(text=sig)[:4].hex(): reason
+    for sig, reason in [
+        ("Expired()", "expired"),
+        ("Replayed()", "replayed"),
+        ("BadSigner()", "bad_signer"),
+        ("ERC20InsufficientAllowance(address,uint256,uint256)", "insufficient_allowance"),
+        ("ERC20InsufficientBalance(address,uint256,uint256)", "insufficient_balance"),
+        ("SafeERC20FailedOperation(address)", "transfer_failed"),
+    ]
+}
+
+
+def revert_reason(data: object) -> str:
+    """Revert data (0x hex, as nodes return it) -> a machine reason; 'reverted' when unknown."""
+    if isinstance(data, dict):
+        data = data.get("data")
+    if isinstance(data, str) and data.startswith("0x") and len(data) >= 10:
+        return _REVERT_REASONS.get(data[:10].lower(), "reverted")
+    return "reverted"
+
+
+def bumped_gas_price(old: int, current: int) -> int:
+    """Replacement price: GAS_BUMP_PERCENT over the old one, and never below the node's current price."""
+    return max(current, old * (100 + GAS_BUMP_PERCENT) // 100 + 1)
+
+
+def relayer_account() -> LocalAccount:
+    settings = get_settings()
+    key = settings.relayer_private_key.get_secret_value()
+    if not settings.dev_mode and key == DEV_RELAYER_KEY:
+        raise RuntimeError("RELAYER_PRIVATE_KEY must be set outside development (the default is a public anvil key)")
+    return Account.from_key(key)
+
+
+# ---------------------------------------------------------------- process state
+
+_state_lock = threading.Lock()
+_chain_locks: dict[tuple, threading.Lock] = {}
+_last_reconcile: dict[tuple, float] = {}
+
+
+def _key(chain: ChainConfig, relayer: str) -> tuple:
+    # The database is part of the key: tests (and tools) may point one process at several.
+    return (get_settings().database_url, chain.chain_id, relayer.lower())
+
+
+def _chain_lock(chain: ChainConfig, relayer: str) -> threading.Lock:
+    with _state_lock:
+        return _chain_locks.setdefault(_key(chain, relayer), threading.Lock())
+
+
+def forget_process_state() -> None:
+    """What a restart loses: locks and reconcile times (tests use it to simulate a restart)."""
+    with _state_lock:
+        _chain_locks.clear()
+        _last_reconcile.clear()
+
+
+# ---------------------------------------------------------------- sending
+
+
+class SendOutcome:
+    SENT, REJECTED, UNKNOWN, NONCE_TAKEN = "sent", "rejected", "unknown", "nonce_taken"
+
+
+def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
+    """One eth_sendRawTransaction, never retried here. -> (outcome, message)."""
+    try:
+        web3_for(chain).eth.send_raw_transaction(raw_tx)
+        return SendOutcome.SENT, ""
+    except _NETWORK_ERRORS as e:
+        return SendOutcome.UNKNOWN, type(e).__name__
+    except (Web3RPCError, ValueError) as e:
+        msg = str(e)
+        low = msg.lower()
+        if "already known" in low or "already imported" in low:
+            return SendOutcome.SENT, msg
+        if "nonce too low" in low or "nonce has already been used" in low:
+            return SendOutcome.NONCE_TAKEN, msg
+        return SendOutcome.REJECTED, msg
+
+
+def _sign(acct: LocalAccount, chain: ChainConfig, to: str, data: str, gas: int, gas_price: int, nonce: int) -> tuple[str, str]:
+    signed = acct.sign_transaction({"chainId": chain.chain_id, "nonce": nonce, "to": to, "data": data,
+                                    "value": 0, "gas": gas, "gasPrice": gas_price})
+    return "0x" + bytes(signed.raw_transaction).hex(), "0x" + bytes(signed.hash).hex()
+
+
+def _set_activity(db, row: Payment) -> None:
+    if row.activity_id is None:
+        return
+    act = db.get(Activity, row.activity_id)
+    if act is not None:
+        act.tx_hash = row.tx_hash
+        act.status = {"ok": "ok", "failed": "failed"}.get(row.status, "submitted")
+        db.add(act)
+
+
+def _fail(row_id: int, reason: str, release_nonce: bool) -> None:
+    with get_session() as db:
+        row = db.get(Payment, row_id)
+        row.status, row.reason, row.updated_at = "failed", reason[:255], now_epoch()
+        if release_nonce:
+            row.nonce = row.raw_tx = row.tx_hash = row.gas_price = None
+            row.settled = True
+        _set_activity(db, row)
+        db.add(row)
+        db.commit()
+
+
+def fail_if_unsent(row_id: int, reason: str) -> None:
+    """After an unexpected error: a claimed payment that got no nonce is failed, not left pending."""
+    with get_session() as db:
+        row = db.get(Payment, row_id)
+        if row is not None and row.status == "pending" and row.nonce is None:
+            row.status, row.reason, row.settled, row.updated_at = "failed", reason, True, now_epoch()
+            _set_activity(db, row)
+            db.add(row)
+            db.commit()
+
+
+def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
+    """Allocates a nonce, persists the signed pay() with the row, then sends it (see module doc).
+    Outcomes are recorded on the row; nothing is raised for a refused send."""
+    acct = relayer_account()
+    relayer = acct.address.lower()
+    w3 = web3_for(chain)
+    to = chain.payment_contract
+    _maybe_first_reconcile(chain, relayer)
+    try:
+        gas_price = w3.eth.gas_price  # a price, not a nonce: read outside the lock
+    except _NETWORK_ERRORS as e:
+        _fail(row_id, f"relay_unavailable: {type(e).__name__}", release_nonce=True)
+        return
+    sent = False
+    with _chain_lock(chain, relayer):
+        for _attempt in range(3):
+            try:
+                pending_count = w3.eth.get_transaction_count(acct.address, "pending")
+            except _NETWORK_ERRORS as e:
+                _fail(row_id, f"relay_unavailable: {type(e).__name__}", release_nonce=True)
+                return
+            with get_session() as db:
+                last = db.exec(select(func.max(Payment.nonce)).where(
+                    Payment.chain_id == chain.chain_id, Payment.relayer_address == relayer)).one()
+                nonce = max(pending_count, -1 if last is None else last + 1)
+                raw, tx_hash = _sign(acct, chain, to, data, gas_limit, gas_price, nonce)
+                row = db.get(Payment, row_id)
+                row.relayer_address, row.nonce, row.gas_price = relayer, nonce, str(gas_price)
+                row.raw_tx, row.tx_hash, row.updated_at = raw, tx_hash, now_epoch()
+                _set_activity(db, row)
+                db.add(row)
+                try:
+                    db.commit()
+                except IntegrityError:  # another process took this nonce: allocate again
+                    db.rollback()
+                    continue
+            outcome, msg = _send_raw(chain, raw)
+            if outcome == SendOutcome.NONCE_TAKEN:
+                # Used outside this allocator (e.g. someone else with the key): give it back, take the next.
+                log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
+                with get_session() as db:
+                    row = db.get(Payment, row_id)
+                    row.nonce = row.raw_tx = row.tx_hash = None
+                    db.add(row)
+                    db.commit()
+                continue
+            if outcome == SendOutcome.REJECTED:
+                _fail(row_id, f"relay_rejected: {msg}", release_nonce=True)
+                return
+            # UNKNOWN: sent_at stays empty; reconcile() re-sends the same raw transaction.
+            sent = outcome == SendOutcome.SENT
+            break
+        else:
+            _fail(row_id, "relay_nonce_conflict", release_nonce=True)
+            return
+    if sent:
+        # After the lock: the nonce is already persisted; a reconcile in between at worst re-sends
+        # the same raw transaction, which the node answers with "already known".
+        with get_session() as db:
+            row = db.get(Payment, row_id)
+            row.sent_at = now_epoch()
+            db.add(row)
+            db.commit()
+
+
+# ---------------------------------------------------------------- following
+
+
+def _receipt(w3, tx_hashes: list[str]):
+    for h in tx_hashes:
+        try:
+            r = w3.eth.get_transaction_receipt(h)
+        except TransactionNotFound:
+            continue
+        if r is not None:
+            return h, r
+    return None, None
+
+
+def _failure_reason(w3, row: Payment, receipt) -> str:
+    block = w3.eth.get_block(receipt["blockNumber"])
+    if row.deadline is not None and block["timestamp"] > row.deadline:
+        return "expired"
+    try:  # replay the call on the state before that block to learn which error it was
+        tx = w3.eth.get_transaction(receipt["transactionHash"])
+        w3.eth.call({"from": tx["from"], "to": tx["to"], "data": tx["input"], "gas": tx["gas"]},
+                    receipt["blockNumber"] - 1)
+    except Exception as e:  # noqa: BLE001 (any revert shape)
+        return revert_reason(getattr(e, "data", None))
+    return "reverted"
+
+
+def _hashes(row: Payment) -> list[str]:
+    return [h for h in [row.tx_hash, *(row.old_tx_hashes or "").split()] if h]
+
+
+def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
+    row.tx_hash, row.settled = tx_hash, True
+    if receipt["status"] == 1:
+        row.status, row.reason = "ok", None
+    else:
+        row.status, row.reason = "failed", _failure_reason(w3, row, receipt)
+    row.updated_at = now_epoch()
+    _set_activity(db, row)
+    db.add(row)
+
+
+def check(row_id: int, chain: ChainConfig) -> None:
+    """Cheap follow-up of one payment (status polls): receipt, or a deadline the chain has passed."""
+    w3 = web3_for(chain)
+    with get_session() as db:
+        row = db.get(Payment, row_id)
+        if row is None or row.settled or not row.tx_hash:
+            return
+        try:
+            latest = w3.eth.get_block("latest")  # read before the receipts: see _expired_now
+            tx_hash, receipt = _receipt(w3, _hashes(row))
+        except _NETWORK_ERRORS:
+            return
+        if receipt is not None:
+            _apply_receipt(db, row, w3, tx_hash, receipt)
+        elif row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
+            # Not in any block up to `latest`, and every later block is later than the deadline:
+            # it can only revert with Expired now. Final for the user; the nonce stays tracked.
+            row.status, row.reason, row.updated_at = "failed", "expired", now_epoch()
+            _set_activity(db, row)
+            db.add(row)
+        db.commit()
+
+
+def _maybe_first_reconcile(chain: ChainConfig, relayer: str) -> None:
+    with _state_lock:
+        first = _key(chain, relayer) not in _last_reconcile
+    if first:
+        reconcile(chain)
+
+
+def maybe_reconcile(chain: ChainConfig) -> None:
+    """reconcile() at most every RECONCILE_EVERY seconds per chain (called from status polls)."""
+    key = _key(chain, relayer_account().address)
+    with _state_lock:
+        due = time.monotonic() - _last_reconcile.get(key, float("-inf")) >= RECONCILE_EVERY
+    if due:
+        reconcile(chain)
+
+
+def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[str, int]:
+    """Brings every unsettled relayed payment of this chain up to date (see module doc).
+    Returns counters {ok, failed, resent, replaced, pending} for logs and tests."""
+    acct = relayer_account()
+    relayer = acct.address.lower()
+    w3 = web3_for(chain)
+    counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
+    with _state_lock:
+        _last_reconcile[_key(chain, relayer)] = time.monotonic()
+    with _chain_lock(chain, relayer), get_session() as db:
+        rows = db.exec(select(Payment).where(
+            Payment.chain_id == chain.chain_id, Payment.relayer_address == relayer,
+            Payment.nonce.is_not(None), Payment.settled == False,  # noqa: E712
+        ).order_by(Payment.nonce)).all()
+        if not rows:
+            return counts
+        try:
+            # Order matters: nonce and time first, receipts after (a tx mined in between is seen).
+            mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
+            latest = w3.eth.get_block("latest")
+            gas_price_now = w3.eth.gas_price
+        except _NETWORK_ERRORS:
+            return counts
+        stuck_after = get_settings().relayer_stuck_seconds
+        for row in rows:
+            tx_hash, receipt = _receipt(w3, _hashes(row))
+            if receipt is not None:
+                _apply_receipt(db, row, w3, tx_hash, receipt)
+                counts[row.status] += 1
+            elif row.nonce < mined_nonce:
+                # Its nonce went to a transaction that is none of ours: this payment never ran.
+                row.settled = True
+                if row.status == "pending":
+                    row.status, row.reason = "failed", "dropped"
+                counts["failed"] += 1
+            else:
+                if row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
+                    row.status, row.reason = "failed", "expired"
+                counts["pending"] += 1
+                self_known = _known(w3, row.tx_hash)
+                if row.sent_at is None or not self_known:
+                    outcome, msg = _send_raw(chain, row.raw_tx)
+                    if outcome == SendOutcome.SENT:
+                        row.sent_at = now()
+                        counts["resent"] += 1
+                    else:
+                        log.warning("re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg)
+                elif now() - row.sent_at >= stuck_after:
+                    _replace(chain, acct, row, gas_price_now, now)
+                    counts["replaced"] += 1
+            row.updated_at = now_epoch()
+            _set_activity(db, row)
+            db.add(row)
+            db.commit()  # row by row: a crash keeps what was learnt and sent so far
+    return counts
+
+
+def _known(w3, tx_hash: str | None) -> bool:
+    if not tx_hash:
+        return False
+    try:
+        return w3.eth.get_transaction(tx_hash) is not None
+    except TransactionNotFound:
+        return False
+
+
+def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now) -> None:
+    """Same nonce, same call, higher gas price. Persisted before the send, and every hash is
+    kept: whichever of them is mined is found by its receipt."""
+    old = decode_raw_tx(row.raw_tx)
+    old_raw, old_hash, old_price = row.raw_tx, row.tx_hash, row.gas_price
+    price = bumped_gas_price(int(row.gas_price), gas_price_now)
+    raw, tx_hash = _sign(acct, chain, old.to, old.data, old.gas_limit, price, row.nonce)
+    row.old_tx_hashes = " ".join(_hashes(row))
+    row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = raw, tx_hash, str(price), None
+    _commit(row)
+    outcome, msg = _send_raw(chain, raw)
+    if outcome == SendOutcome.SENT:
+        row.sent_at = now()
+    elif outcome != SendOutcome.UNKNOWN:
+        log.warning("replacement of payment %s (nonce %s) refused: %s", row.payment_id, row.nonce, msg)
+        row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = old_raw, old_hash, old_price, now()
+
+
+def _commit(row: Payment) -> None:
+    db = object_session(row)
+    db.add(row)
+    db.commit()
