@@ -6,12 +6,7 @@ from wallet_app import routes
 from wallet_app.api import build_api
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
-from wallet_app.pages.card import card_page
-from wallet_app.pages.home import home_page
-from wallet_app.pages.login import LoginState, login_page
-from wallet_app.pages.onboarding import onboarding_page
-from wallet_app.pages.placeholders import activity_page, not_found_page, payment_page, send_page, sign_page
-from wallet_app.pages.settings import settings_page
+from wallet_app.pages import activity, card, home, login, not_found, onboarding, payment, send, settings, sign
 from wallet_app.state.session import SessionState
 
 # The schema belongs to Alembic: bring it up to date before serving anything.
@@ -28,14 +23,18 @@ app = rx.App(
     api_transformer=[build_api(), SecurityHeaders],
 )
 
-_check = SessionState.check_session
-app.add_page(login_page, route=routes.LOGIN, title="Newbl Wallet", on_load=[_check, LoginState.load_config])
-app.add_page(onboarding_page, route=routes.ONBOARDING, title="Newbl Wallet", on_load=_check)
-app.add_page(home_page, route=routes.HOME, title="Newbl Wallet", on_load=_check)
-app.add_page(send_page, route=routes.SEND, title="Newbl Wallet", on_load=_check)
-app.add_page(activity_page, route=routes.ACTIVITY, title="Newbl Wallet", on_load=_check)
-app.add_page(card_page, route=routes.CARD, title="Newbl Wallet", on_load=_check)
-app.add_page(sign_page, route=routes.SIGN, title="Newbl Wallet", on_load=_check)
-app.add_page(settings_page, route=routes.SETTINGS, title="Newbl Wallet", on_load=_check)
-app.add_page(payment_page, route=routes.PAYMENT, title="Newbl Wallet", on_load=_check)
-app.add_page(not_found_page, route="404", title="Newbl Wallet", on_load=_check)
+PAGES = [  # (route, page module, page function)
+    (routes.LOGIN, login, login.login_page),
+    (routes.ONBOARDING, onboarding, onboarding.onboarding_page),
+    (routes.HOME, home, home.home_page),
+    (routes.SEND, send, send.send_page),
+    (routes.ACTIVITY, activity, activity.activity_page),
+    (routes.CARD, card, card.card_page),
+    (routes.SIGN, sign, sign.sign_page),
+    (routes.SETTINGS, settings, settings.settings_page),
+    (routes.PAYMENT, payment, payment.payment_page),
+]
+for route, module, render in PAGES:
+    # The session check first: its redirects decide before any page loads data.
+    app.add_page(render, route=route, title="Newbl Wallet", on_load=[SessionState.check_session, *module.ON_LOAD])
+app.add_page(not_found.not_found_page, route="404", title="Newbl Wallet", on_load=SessionState.check_session)

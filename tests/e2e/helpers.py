@@ -244,6 +244,8 @@ def start_wallet_app(
         "DEV_IDP_KEY_FILE": str(workdir / "dev-idp-key.json"),
         "DEV_CHAIN_FRESH": "true",
         "PYTHONUNBUFFERED": "1",
+        # Its own build folder: several test runs (or `make run`) never overwrite each other's build.
+        "REFLEX_WEB_WORKDIR": str(workdir / "web"),
     }
     env.update(extra_env or {})
     return start_server("wallet app", wallet_app_command(port), port=port, cwd=REPO_ROOT,

@@ -7,12 +7,14 @@ are allowed by hash, computed from the build output (the hashes change with ever
 
 import base64
 import hashlib
+import os
 import re
 from pathlib import Path
 
 from wallet_app.core.config import REPO_ROOT, get_settings
 
-BUILD_DIR = REPO_ROOT / ".web" / "build" / "client"
+# Reflex builds into REFLEX_WEB_WORKDIR when set (the e2e servers each use their own).
+BUILD_DIR = REPO_ROOT / os.environ.get("REFLEX_WEB_WORKDIR", ".web") / "build" / "client"
 _INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.S)
 GOOGLE_SCRIPT_HOSTS = "https://accounts.google.com/gsi/client"
 GOOGLE_CONNECT_HOSTS = "https://accounts.google.com https://oauth2.googleapis.com https://www.googleapis.com"

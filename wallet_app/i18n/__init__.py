@@ -7,7 +7,27 @@ from wallet_app.i18n.en import EN
 from wallet_app.i18n.ko import KO
 
 LANGUAGES = ("ko", "en")
-CATALOGUES = {"en": EN, "ko": KO}
+
+
+def _merged() -> dict[str, dict[str, str]]:
+    """The core catalogues plus every area module's, refusing a key defined twice."""
+    import importlib
+    import pkgutil
+
+    from wallet_app.i18n import areas
+
+    merged = {"en": dict(EN), "ko": dict(KO)}
+    for info in pkgutil.iter_modules(areas.__path__):
+        module = importlib.import_module(f"{areas.__name__}.{info.name}")
+        for lang, texts in (("en", module.EN), ("ko", module.KO)):
+            clash = set(texts) & set(merged[lang])
+            if clash:
+                raise KeyError(f"catalogue keys defined twice ({info.name}): {sorted(clash)}")
+            merged[lang].update(texts)
+    return merged
+
+
+CATALOGUES = _merged()
 
 
 def normalize_lang(value: str | None) -> str | None:
@@ -23,7 +43,7 @@ def lang_from_accept_language(header: str | None) -> str:
 
 def t(key: str) -> rx.Var:
     """The text for `key` in the current language (resolved in the browser)."""
-    if key not in EN:
+    if key not in CATALOGUES["en"]:
         raise KeyError(f"missing catalogue key: {key}")
     from wallet_app.state.session import SessionState
 

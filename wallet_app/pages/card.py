@@ -7,6 +7,9 @@ from wallet_app.i18n import t
 from wallet_app.state.session import SessionState
 
 
+# Events run on every load of this page, after the session check.
+ON_LOAD: list = []
+
 class CardState(rx.State):
     @rx.event
     async def issue(self):

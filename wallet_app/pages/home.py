@@ -9,6 +9,9 @@ from wallet_app.i18n import messages, t
 from wallet_app.state.session import SessionState
 
 
+# Events run on every load of this page, after the session check.
+ON_LOAD: list = []
+
 class HomeState(rx.State):
     receive_open: bool = False
 

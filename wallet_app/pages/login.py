@@ -40,6 +40,10 @@ class LoginState(rx.State):
         session._show_dialog("login_failed", str(detail), title="error")
 
 
+# Events run on every load of this page, after the session check.
+ON_LOAD: list = [LoginState.load_config]
+
+
 def login_page() -> rx.Component:
     return page(
         rx.vstack(

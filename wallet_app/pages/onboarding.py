@@ -12,6 +12,9 @@ from wallet_app.services import accounts
 from wallet_app.state.session import SessionState
 
 
+# Events run on every load of this page, after the session check.
+ON_LOAD: list = []
+
 class OnboardingState(rx.State):
     @rx.event
     async def created(self, address: str):

@@ -9,6 +9,9 @@ from wallet_app.i18n import t
 from wallet_app.state.session import SessionState
 
 
+# Events run on every load of this page, after the session check.
+ON_LOAD: list = []
+
 def _section(title_key: str, *children: rx.Component) -> rx.Component:
     return rx.card(
         rx.vstack(rx.heading(t(title_key), size="3", as_="h2"), *children, spacing="3", width="100%"),

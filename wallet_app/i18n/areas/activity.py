@@ -1,0 +1,4 @@
+"""ko/en texts of the activity area."""
+
+EN: dict[str, str] = {}
+KO: dict[str, str] = {}
