@@ -17,9 +17,11 @@ tools/node_modules/.installed: tools/package.json tools/package-lock.json
 
 setup: .venv/.installed tools/node_modules/.installed
 
-# Debian's Chromium for the browser tests (Playwright cannot download browsers here).
+# Debian's Chromium for the browser tests (Playwright cannot download browsers here), and a
+# Korean font so screenshots of the ko pages show Hangul.
 chromium:
-	@command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	@{ command -v chromium >/dev/null && fc-list | grep -qi nanum; } || { apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-nanum >/dev/null; }
 
 # Compiles the Reflex frontend (production build) into .web/build.
 build: setup

@@ -1,0 +1,193 @@
+// Backup (settings) and restore (device check) dialogs. The PIN and the Drive access token
+// stay in this file's closures; Python only hears public outcomes ("ok", an error code or
+// an error text that names no secret).
+//
+// The Drive token popup must open inside the Confirm click (a user gesture), so drive.js
+// and the GIS script are loaded beforehand (on mount / when the dialog opens) and
+// getDriveToken is called synchronously from the click handler, before any await.
+import { useEffect, useRef, useState } from "react";
+import { Button, Dialog, Flex, Text } from "@radix-ui/themes";
+
+const PIN_RE = /^[0-9]{6}$/;
+
+// Catalogue text for a backup/restore error: backup_err_<code> (with {status}), then the
+// core err_<code>, then the module's own English message.
+export function backupErrorText(error, messages) {
+  const code = error && error.code;
+  const status = error && error.status !== undefined && error.status !== null ? String(error.status) : "";
+  const own = code && messages["backup_err_" + code];
+  if (own) return own.replace("{status}", status);
+  if (code && messages["err_" + code]) return messages["err_" + code];
+  if (error && error.message) return error.message;
+  return messages.backup_err_unknown || String(error);
+}
+
+// drive.js + the GIS script, loaded while `active`. Returns a ref to
+// {drive, endpoints, ready, error}; .drive is null until the module has loaded.
+function useDrive(active, devMode) {
+  const ref = useRef({ drive: null, endpoints: null, ready: false, error: null });
+  const [, rerender] = useState(0);
+  useEffect(() => {
+    if (!active) return undefined;
+    let live = true;
+    import("./drive.js")
+      .then((drive) => {
+        const endpoints = drive.driveEndpoints(!!devMode);
+        ref.current = { drive, endpoints, ready: false, error: null };
+        return drive.loadGis(endpoints.gisUrl).then(() => { ref.current.ready = true; });
+      })
+      .catch((e) => { ref.current.error = e; })
+      .finally(() => live && rerender((n) => n + 1));
+    // The heavy part (ethers, argon2 worker client) loads in the background too.
+    import("./backup.js").catch(() => {});
+    return () => { live = false; };
+  }, [active, devMode]);
+  return ref;
+}
+
+// Starts the token request synchronously (inside the click) and returns its promise.
+function requestToken(driveRef, clientId) {
+  const d = driveRef.current;
+  if (!d.drive) return Promise.reject(d.error || new Error("Failed to load Google Identity Services"));
+  if (!d.ready) return Promise.reject(d.error || new d.drive.DriveError("GIS_LOAD_FAILED"));
+  return d.drive.getDriveToken({ clientId, interactive: true });
+}
+
+function PinInput({ inputRef, label, disabled, onLength }) {
+  return (
+    <input ref={inputRef} type="password" inputMode="numeric" autoComplete="off" maxLength={6}
+      pattern="[0-9]*" aria-label={label} disabled={disabled} autoFocus
+      onInput={(e) => {
+        e.target.value = e.target.value.replace(/[^0-9]/g, "").slice(0, 6);
+        onLength(e.target.value.length);
+      }}
+      style={{
+        width: "100%", fontSize: 28, letterSpacing: 12, textAlign: "center", padding: "10px 0",
+        margin: "16px 0 8px", borderRadius: 8, border: "1px solid var(--gray-a7)",
+        background: "var(--color-surface)", color: "var(--gray-12)",
+      }} />
+  );
+}
+
+// A PIN modal whose Confirm runs `run(pin, tokenPromise)`. `run` resolves to a result for
+// onDone, or rejects; errors are shown as `errorPrefix + text` and the dialog stays open.
+function DrivePinDialog({ open, title, description, messages, clientId, devMode, errorPrefix, pinMessage,
+                          run, onDone, onClose, testId }) {
+  const input = useRef(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState("");
+  const [length, setLength] = useState(0);
+  const driveRef = useDrive(!!open, devMode);
+
+  useEffect(() => {
+    if (!open) { setError(""); setBusy(false); setLength(0); }
+  }, [open]);
+
+  const clear = () => { if (input.current) input.current.value = ""; setLength(0); };
+
+  const confirm = () => {
+    const pin = input.current ? input.current.value : "";
+    if (!PIN_RE.test(pin)) { setError(pinMessage); return; }
+    // Synchronously, still inside the gesture: the popup is not blocked.
+    const token = requestToken(driveRef, clientId);
+    token.catch(() => {}); // handled in run; avoids an unhandled rejection while it waits
+    setBusy(true);
+    setError("");
+    run(pin, token, driveRef.current).then(
+      (result) => { clear(); setBusy(false); onDone && onDone(result); },
+      (e) => {
+        clear();
+        setBusy(false);
+        if (input.current) input.current.focus();
+        setError((e && e.uiText) || errorPrefix + backupErrorText(e, messages));
+      },
+    );
+  };
+
+  return (
+    <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
+      <Dialog.Content maxWidth="400px" data-testid={testId} onEscapeKeyDown={(e) => busy && e.preventDefault()}
+        onPointerDownOutside={(e) => busy && e.preventDefault()}>
+        <Dialog.Title>{title}</Dialog.Title>
+        <Dialog.Description size="2">{description}</Dialog.Description>
+        <form onSubmit={(e) => { e.preventDefault(); confirm(); }}>
+          <PinInput inputRef={input} label={messages.pin_label} disabled={busy} onLength={setLength} />
+          {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
+          {busy ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
+          <Flex gap="3" justify="end" mt="3">
+            <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
+              onClick={() => onClose && onClose()}>{messages.cancel}</Button>
+            <Button type="submit" size="3" disabled={busy || length !== 6}>{messages.confirm}</Button>
+          </Flex>
+        </form>
+      </Dialog.Content>
+    </Dialog.Root>
+  );
+}
+
+// Settings: the 'Back up' button and its PIN dialog. onDone("ok") after a verified upload.
+export function BackupButton({ owner, clientId, devMode, messages, onDone }) {
+  const [open, setOpen] = useState(false);
+  const run = async (pin, token, d) => {
+    const backup = await import("./backup.js");
+    const accessToken = await token;
+    await backup.runBackup({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+    await backup.touchBackup(""); // its failure is ignored (resolves false)
+    return "ok";
+  };
+  return (
+    <>
+      <Button size="3" onClick={() => setOpen(true)} disabled={!owner}>{messages.backup_now}</Button>
+      <DrivePinDialog open={open} title={messages.backup_dialog_title} description={messages.backup_dialog_hint}
+        messages={messages} clientId={clientId} devMode={devMode} errorPrefix={messages.backup_failed}
+        pinMessage={messages.pin_must_be_6_settings} run={run} testId="backup-dialog"
+        onDone={(r) => { setOpen(false); onDone && onDone(r); }} onClose={() => setOpen(false)} />
+    </>
+  );
+}
+
+// Device check: the new-device notices and the PIN prompt; one recovery run per Confirm.
+// onResult: "ok" | "NO_BACKUP" | "ADDRESS_MISMATCH" | "error:<text>". An invalid PIN stays here.
+export function RestoreDialog({ open, owner, clientId, devMode, messages, onResult, onClose }) {
+  const run = async (pin, token, d) => {
+    const backup = await import("./backup.js");
+    try {
+      const accessToken = await token;
+      await backup.runRestore({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+      return "ok";
+    } catch (e) {
+      const code = e && e.code;
+      if (code === "INVALID_PIN" || code === "PIN_FORMAT") {
+        const again = new Error("invalid pin");
+        again.uiText = code === "INVALID_PIN" ? messages.err_INVALID_PIN : messages.pin_must_be_6;
+        throw again;
+      }
+      if (code === "NO_BACKUP" || code === "ADDRESS_MISMATCH") return code;
+      return "error:" + backupErrorText(e, messages);
+    }
+  };
+  return (
+    <DrivePinDialog open={open} title={messages.new_device} description={messages.restore_required}
+      messages={messages} clientId={clientId} devMode={devMode} errorPrefix={messages.recovery_failed}
+      pinMessage={messages.pin_must_be_6} run={run} testId="restore-dialog"
+      onDone={(r) => onResult && onResult(r)} onClose={() => onClose && onClose()} />
+  );
+}
+
+// Epoch seconds in the given language's date/time format (the browser's time zone); `empty`
+// when there is no time.
+export function formatEpoch(seconds, locale) {
+  const n = Number(seconds);
+  if (!Number.isFinite(n) || n <= 0) return null;
+  try {
+    return new Intl.DateTimeFormat(locale === "ko" ? "ko-KR" : locale || undefined,
+      { dateStyle: "medium", timeStyle: "short" }).format(new Date(n * 1000));
+  } catch (e) {
+    return new Date(n * 1000).toLocaleString();
+  }
+}
+
+export function LocalTime({ seconds, locale, empty, ...rest }) {
+  const text = formatEpoch(seconds, locale);
+  return <Text {...rest}>{text === null ? (empty === undefined ? "-" : empty) : text}</Text>;
+}

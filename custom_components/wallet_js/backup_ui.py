@@ -1,0 +1,60 @@
+"""Python wrappers for backup_ui.jsx: the Drive backup button (settings), the restore dialog
+(device check) and LocalTime. The PIN and the Drive access token stay in JS."""
+
+import reflex as rx
+
+_LIBRARY = rx.asset("backup_ui.jsx", shared=True).importable_path
+# The modules backup_ui.jsx imports (directly or through backup.js) beside it in the assets.
+for _module in ("drive.js", "backup.js", "vault.js", "kdf.js", "bytes.js", "errors.js"):
+    rx.asset(_module, shared=True)
+
+_NPM = ["ethers@6.17.0"]
+
+
+class BackupButton(rx.Component):
+    """'Back up' + PIN dialog: Drive token (on Confirm), runBackup, touchBackup; on_done('ok')."""
+
+    library = _LIBRARY
+    tag = "BackupButton"
+    lib_dependencies = _NPM
+
+    owner: rx.Var[str]
+    client_id: rx.Var[str]
+    dev_mode: rx.Var[bool]
+    messages: rx.Var[dict[str, str]]
+
+    on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+
+
+class RestoreDialog(rx.Component):
+    """New-device notices + PIN prompt; on_result('ok' | 'NO_BACKUP' | 'ADDRESS_MISMATCH' |
+    'error:<text>'). An invalid PIN is shown in the dialog, which stays open."""
+
+    library = _LIBRARY
+    tag = "RestoreDialog"
+    lib_dependencies = _NPM
+
+    open: rx.Var[bool]
+    owner: rx.Var[str]
+    client_id: rx.Var[str]
+    dev_mode: rx.Var[bool]
+    messages: rx.Var[dict[str, str]]
+
+    on_result: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+    on_close: rx.EventHandler[rx.event.no_args_event_spec]
+
+
+class LocalTime(rx.Component):
+    """Epoch seconds in the locale's date/time format, or `empty` (a dash) when seconds <= 0."""
+
+    library = _LIBRARY
+    tag = "LocalTime"
+
+    seconds: rx.Var[int]
+    locale: rx.Var[str]
+    empty: rx.Var[str]
+
+
+backup_button = BackupButton.create
+restore_dialog = RestoreDialog.create
+local_time = LocalTime.create
