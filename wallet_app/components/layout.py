@@ -2,10 +2,11 @@
 
 import reflex as rx
 
+from custom_components.wallet_js.backup_ui import restore_dialog
 from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
-from wallet_app.i18n import t
+from wallet_app.i18n import messages, t
 from wallet_app.state.session import SessionState
 
 NAV_HEIGHT = "64px"
@@ -85,5 +86,18 @@ def page(*children: rx.Component, title_key: str | None = None, gated: bool = Tr
         # The device check runs on every signed-in page but / and /onboarding (where nav shows).
         rx.cond(SessionState.show_nav,
                 device_check(owner=SessionState.address, on_check=SessionState.device_checked)),
+        # Its restore prompt (new device with a backup): the PIN and the Drive token stay in JS.
+        rx.cond(
+            SessionState.show_nav & SessionState.restore_open,
+            restore_dialog(
+                open=SessionState.restore_open,
+                owner=SessionState.address,
+                client_id=SessionState.drive_client_id,
+                dev_mode=SessionState.drive_dev_mode,
+                messages=messages(),
+                on_result=SessionState.restore_result,
+                on_close=SessionState.restore_cancel,
+            ),
+        ),
         alert_dialog(),
     )

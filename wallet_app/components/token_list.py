@@ -55,6 +55,13 @@ def add_token_error_key(code: str | None) -> str:
     return "add_token_err_other"
 
 
+def _error_code(e: Exception) -> str:
+    if isinstance(e, ChainError):
+        return e.code
+    log.exception("add-token call failed")
+    return "error"
+
+
 def _load_rows(user_id: int) -> list[dict[str, str]]:
     try:
         return balance_rows(wallet.asset_balances(user_id))
@@ -172,8 +179,8 @@ class TokenListState(rx.State):
         try:
             meta = await asyncio.to_thread(wallet.token_metadata, chain_id, address)
             code = None
-        except ChainError as e:
-            meta, code = None, e.code
+        except Exception as e:  # noqa: BLE001 - busy must always be cleared
+            meta, code = None, _error_code(e)
         async with self:
             self.busy = False
             if (chain_id, address) != (self.chain_id, self.token_address):
@@ -198,8 +205,8 @@ class TokenListState(rx.State):
         try:
             await asyncio.to_thread(wallet.add_token, user.id, chain_id, address)
             code = None
-        except ChainError as e:
-            code = e.code
+        except Exception as e:  # noqa: BLE001 - busy must always be cleared
+            code = _error_code(e)
         async with self:
             self.busy = False
             if code is not None:

@@ -1,16 +1,17 @@
-"""/home : address with copy, Send and Receive, and the token list."""
+"""/home : address with copy, Send and Receive, and the token list (components/token_list.py)."""
 
 import reflex as rx
 
 from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
+from wallet_app.components.token_list import TokenListState, token_list
 from wallet_app.i18n import messages, t
 from wallet_app.state.session import SessionState
 
 
 # Events run on every load of this page, after the session check.
-ON_LOAD: list = []
+ON_LOAD: list = [TokenListState.load]
 
 class HomeState(rx.State):
     receive_open: bool = False
@@ -73,8 +74,7 @@ def home_page() -> rx.Component:
             spacing="3",
             width="100%",
         ),
-        rx.heading(t("tokens"), size="4", as_="h2"),
-        rx.text(t("tokens_empty"), color_scheme="gray"),
+        token_list(),
         receive_dialog(),
         title_key="home_title",
     )

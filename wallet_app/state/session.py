@@ -8,7 +8,8 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.i18n import CATALOGUES, lang_from_accept_language, normalize_lang
-from wallet_app.services import accounts, sessions
+from wallet_app.core.config import get_settings
+from wallet_app.services import accounts, google, sessions
 
 
 class SessionState(rx.State):
@@ -115,6 +116,11 @@ class SessionState(rx.State):
     def dialog_dismiss(self):
         self.dialog_open = False
 
+    # The restore prompt of the device check (backup_ui.RestoreDialog) and the public Drive config it needs.
+    restore_open: bool = False
+    drive_client_id: str = ""
+    drive_dev_mode: bool = False
+
     @rx.event
     def device_checked(self, status: str):
         """The browser reports whether it holds this address's local materials."""
@@ -126,8 +132,31 @@ class SessionState(rx.State):
         if not self.has_backup:
             self._show_dialog("no_backup_redirect", ok_route=routes.ONBOARDING)
         else:
-            # The Drive restore comes with the backup feature; until then onboarding is offered.
-            self._show_dialog("restore_required", title="new_device", cancel=True, ok_route=routes.ONBOARDING)
+            # New device: the notices and the PIN prompt; the restore itself runs in JS.
+            self.drive_client_id = google.browser_client_id()
+            self.drive_dev_mode = get_settings().dev_mode
+            self.restore_open = True
+
+    @rx.event
+    def restore_result(self, result: str):
+        """The restore dialog's public outcome (never a secret). Any browser may call this:
+        it only closes the prompt and shows a message."""
+        if not isinstance(result, str) or not self.restore_open:
+            return
+        self.restore_open = False
+        if result == "ok":
+            self._show_dialog("restore_done", ok_route=routes.HOME)
+        elif result == "NO_BACKUP":
+            self._show_dialog("no_backup_redirect", ok_route=routes.ONBOARDING)
+        elif result == "ADDRESS_MISMATCH":
+            self._show_dialog("restore_address_mismatch", title="error")
+        else:
+            detail = result[len("error:"):] if result.startswith("error:") else ""
+            self._show_dialog("recovery_failed", detail, title="error", cancel=True, ok_route=routes.ONBOARDING)
+
+    @rx.event
+    def restore_cancel(self):
+        self.restore_open = False
 
     @rx.event
     def show_logout_error(self, detail: str):

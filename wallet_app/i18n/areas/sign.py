@@ -1,4 +1,44 @@
 """ko/en texts of the sign area."""
 
-EN: dict[str, str] = {}
-KO: dict[str, str] = {}
+EN: dict[str, str] = {
+    "sign_unsupported_chain": "unsupported chain",
+    "sign_kind_transfer": "asset transfer",
+    "sign_kind_other": "other",
+    "sign_asset": "Asset",
+    "sign_token_address": "Token address",
+    "sign_copy_token": "Copy token address",
+    "sign_recipient": "Recipient",
+    "sign_amount": "Amount",
+    "sign_target": "Target address",
+    "sign_details": "Details",
+    "sign_chain": "Chain",
+    "sign_chain_id": "Chain ID",
+    "sign_nonce": "Nonce",
+    "sign_gas_limit": "Gas limit",
+    "sign_gas_price": "Gas price (wei)",
+    "sign_value": "Value (wei)",
+    "sign_data": "Data",
+    "sign_submitting": "Submitting the transaction…",
+    "sign_submitted": "Transaction submitted. Hash: ",
+}
+KO: dict[str, str] = {
+    "sign_unsupported_chain": "지원하지 않는 체인",
+    "sign_kind_transfer": "자산 전송",
+    "sign_kind_other": "기타",
+    "sign_asset": "자산",
+    "sign_token_address": "토큰 주소",
+    "sign_copy_token": "토큰 주소 복사",
+    "sign_recipient": "받는 사람",
+    "sign_amount": "금액",
+    "sign_target": "대상 주소",
+    "sign_details": "상세 정보",
+    "sign_chain": "체인",
+    "sign_chain_id": "체인 ID",
+    "sign_nonce": "논스",
+    "sign_gas_limit": "가스 한도",
+    "sign_gas_price": "가스 가격 (wei)",
+    "sign_value": "전송 값 (wei)",
+    "sign_data": "데이터",
+    "sign_submitting": "거래를 제출하는 중…",
+    "sign_submitted": "거래가 제출되었습니다. 해시: ",
+}

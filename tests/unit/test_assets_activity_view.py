@@ -1,0 +1,104 @@
+"""Pure view helpers of the /home token list, the add-token dialog and /activity (table tests)."""
+
+import pytest
+
+from wallet_app.components.token_list import ADD_TOKEN_ERRORS, add_token_error_key, balance_rows
+from wallet_app.i18n import CATALOGUES
+from wallet_app.pages.activity import entry_view, render_summary
+
+WHO = "0x" + "12ab" * 10
+ITEM = {"chain_id": 31337, "chain_name": "Dev", "token_address": "0x" + "aa" * 20, "token_symbol": "tUSD",
+        "token_name": "Test USD", "token_decimals": 6}
+
+
+@pytest.mark.parametrize("balance, decimals, shown", [
+    ("1000000000", 6, "1,000"),
+    ("0", 6, "0"),
+    ("1234567891", 6, "1,234.56789"),   # at most 5 decimals, truncated
+    ("1000001", 6, "1"),                # below 0.00001 is cut
+    ("1230000000000000000000", 18, "1,230"),
+    ("7", 0, "7"),
+])
+def test_balance_rows_format(balance, decimals, shown):
+    [row] = balance_rows([{**ITEM, "token_decimals": decimals, "balance": balance}])
+    assert row == {"key": f"31337:{ITEM['token_address']}", "symbol": "tUSD", "name": "Test USD",
+                   "chain": "Dev", "balance": shown}
+
+
+def test_balance_rows_skip_malformed_items():
+    good = {**ITEM, "balance": "5"}
+    rows = balance_rows([{**ITEM, "balance": "x"}, {**ITEM, "token_decimals": None, "balance": "1"},
+                         {k: v for k, v in good.items() if k != "balance"}, good])
+    assert [r["balance"] for r in rows] == ["0.000005"[:7].rstrip("0") or "0"]  # 5 units of 6 decimals -> "0"
+
+
+@pytest.mark.parametrize("code, key", [
+    ("not_a_contract", "add_token_err_not_a_contract"),
+    ("not_erc20", "add_token_err_not_erc20"),
+    ("invalid_address", "add_token_err_invalid_address"),
+    ("unsupported_chain", "add_token_err_unsupported_chain"),
+    ("rpc_unavailable", "add_token_err_rpc_unavailable"),
+    ("invalid_chain_id", "add_token_select_network"),
+    ("not_authenticated", "add_token_err_other"),
+    ("error", "add_token_err_other"),
+    (None, "add_token_err_other"),
+])
+def test_add_token_error_key(code, key):
+    assert add_token_error_key(code) == key
+    assert key in CATALOGUES["en"] and key in CATALOGUES["ko"]
+
+
+def test_every_mapped_code_has_a_text():
+    for code in ADD_TOKEN_ERRORS:
+        assert add_token_error_key(code) in CATALOGUES["ko"]
+
+
+def entry(**fields):
+    base = {"id": 1, "type": "transfer", "summary": "English summary", "chain_id": 31337,
+            "tx_hash": "0x" + "cd" * 32, "token_address": ITEM["token_address"], "token_symbol": "tUSD",
+            "token_decimals": 6, "amount": "1500000", "counterparty": WHO, "status": "ok"}
+    return {**base, **fields}
+
+
+@pytest.mark.parametrize("fields, en, ko", [
+    ({}, "Sent 1.5 tUSD to 0x12ab…12ab", "0x12ab…12ab에게 1.5 tUSD 보냄"),
+    ({"type": "approve"}, "Approved 1.5 tUSD for 0x12ab…12ab", "0x12ab…12ab에게 1.5 tUSD 사용 승인"),
+    ({"type": "payment", "amount": "1234567891000"}, "Paid 1,234,567.891 tUSD to 0x12ab…12ab",
+     "0x12ab…12ab에게 1,234,567.891 tUSD 결제"),
+    # Full token precision in activity (not the 5-decimal balance display).
+    ({"amount": "1000001"}, "Sent 1.000001 tUSD to 0x12ab…12ab", "0x12ab…12ab에게 1.000001 tUSD 보냄"),
+    ({"token_symbol": None}, "Sent 1.5 to 0x12ab…12ab", "0x12ab…12ab에게 1.5 보냄"),
+    ({"type": "call", "amount": None}, "Contract call to 0x12ab…12ab", "0x12ab…12ab 컨트랙트 호출"),
+    ({"amount": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
+    ({"token_decimals": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
+    ({"type": "call", "counterparty": None}, "Contract call", "컨트랙트 호출"),
+    ({"type": "mint"}, "English summary", "English summary"),  # unknown type: the service's text
+])
+def test_render_summary(fields, en, ko):
+    e = entry(**fields)
+    assert render_summary(e, "en") == en
+    assert render_summary(e, "ko") == ko
+
+
+@pytest.mark.parametrize("status, shown", [("submitted", "submitted"), ("ok", "ok"), ("failed", "failed"),
+                                           ("weird", ""), (None, "")])
+def test_entry_view(status, shown):
+    v = entry_view(entry(status=status))
+    assert v["status"] == shown
+    assert v["tx_short"] == "0xcdcd…cdcd" and v["tx_hash"] == "0x" + "cd" * 32
+    assert (v["type_en"], v["type_ko"]) == ("Transfer", "송금")
+    assert v["summary_en"].startswith("Sent") and "보냄" in v["summary_ko"]
+
+
+def test_entry_view_without_hash_and_unknown_type():
+    v = entry_view(entry(type="mint", tx_hash=None))
+    assert (v["tx_hash"], v["tx_short"], v["type_en"], v["type_ko"]) == ("", "", "mint", "mint")
+
+
+def test_templates_take_the_same_fields_in_both_languages():
+    import string
+
+    for key, en in CATALOGUES["en"].items():
+        if key.startswith("activity_sum_"):
+            fields = lambda s: sorted(f for _, f, _, _ in string.Formatter().parse(s) if f)  # noqa: E731
+            assert fields(en) == fields(CATALOGUES["ko"][key]), key
