@@ -12,7 +12,8 @@ PY := .venv/bin/python
 	touch $@
 
 tools/node_modules/.installed: tools/package.json tools/package-lock.json
-	npm ci --prefix tools --no-audit --no-fund --loglevel=error
+	# install, not ci: the lock file holds only this platform's anvil binary, which ci refuses.
+	npm install --prefix tools --no-audit --no-fund --loglevel=error
 	touch $@
 
 setup: .venv/.installed tools/node_modules/.installed

@@ -72,7 +72,7 @@ function PinInput({ inputRef, label, disabled, onLength }) {
 // A PIN modal whose Confirm runs `run(pin, tokenPromise)`. `run` resolves to a result for
 // onDone, or rejects; errors are shown as `errorPrefix + text` and the dialog stays open.
 function DrivePinDialog({ open, title, description, messages, clientId, devMode, errorPrefix, pinMessage,
-                          run, onDone, onClose, testId }) {
+                          hint, run, onDone, onClose, testId }) {
   const input = useRef(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
@@ -110,6 +110,7 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
         onPointerDownOutside={(e) => busy && e.preventDefault()}>
         <Dialog.Title>{title}</Dialog.Title>
         <Dialog.Description size="2">{description}</Dialog.Description>
+        {hint ? <Text as="p" size="2" color="gray" mt="2">{hint}</Text> : null}
         <form onSubmit={(e) => { e.preventDefault(); confirm(); }}>
           <PinInput inputRef={input} label={messages.pin_label} disabled={busy} onLength={setLength} />
           {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
@@ -169,7 +170,7 @@ export function RestoreDialog({ open, owner, clientId, devMode, messages, onResu
   return (
     <DrivePinDialog open={open} title={messages.new_device} description={messages.restore_required}
       messages={messages} clientId={clientId} devMode={devMode} errorPrefix={messages.recovery_failed}
-      pinMessage={messages.pin_must_be_6} run={run} testId="restore-dialog"
+      pinMessage={messages.pin_must_be_6} hint={messages.restore_pin_hint} run={run} testId="restore-dialog"
       onDone={(r) => onResult && onResult(r)} onClose={() => onClose && onClose()} />
   );
 }

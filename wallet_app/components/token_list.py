@@ -148,7 +148,8 @@ class TokenListState(rx.State):
 
     @rx.event
     def set_token_address(self, value: str):
-        if isinstance(value, str) and not self.busy:
+        # The debounced input may report a value the form already submitted: keep that probe.
+        if isinstance(value, str) and not self.busy and value[:MAX_ADDRESS_INPUT] != self.token_address:
             self.token_address = value[:MAX_ADDRESS_INPUT]
             self._reset_probe()
 
@@ -164,53 +165,50 @@ class TokenListState(rx.State):
         if not self.chain_id:
             self.error_key = "add_token_select_network"
             return None, None
+        if not self.token_address.strip():  # empty would mean the native coin: ask for an address
+            self.error_key = "add_token_err_invalid_address"
+            return None, None
         self.busy = True
         return user, None
 
     @rx.event(background=True)
-    async def probe(self):
+    async def submit(self, form_data: dict):
+        """The form's one button: Probe, or Add once the same address was probed. The address
+        comes from the form itself, so a tap right after typing never races the input's
+        debounced on_change."""
+        value = form_data.get("token_address") if isinstance(form_data, dict) else None
+        if not isinstance(value, str):
+            return
+        value = value[:MAX_ADDRESS_INPUT]
         async with self:
             if self.busy:
                 return
-            user, event = await self._begin(reset=True)
+            adding = self.probed and value == self.token_address
+            self.token_address = value
+            user, event = await self._begin(reset=not adding)
             if user is None:
                 return event
-            chain_id, address = self.chain_id, self.token_address
+            chain_id = self.chain_id
         try:
-            meta = await asyncio.to_thread(wallet.token_metadata, chain_id, address)
+            if adding:
+                result = await asyncio.to_thread(wallet.add_token, user.id, chain_id, value)
+            else:
+                result = await asyncio.to_thread(wallet.token_metadata, chain_id, value)
             code = None
         except Exception as e:  # noqa: BLE001 - busy must always be cleared
-            meta, code = None, _error_code(e)
+            result, code = None, _error_code(e)
         async with self:
             self.busy = False
-            if (chain_id, address) != (self.chain_id, self.token_address):
+            if (chain_id, value) != (self.chain_id, self.token_address):
                 return  # the inputs changed meanwhile
-            if meta is None:
-                self._fail(code)
-                return
-            self.probed = True
-            self.meta_name = meta["token_name"]
-            self.meta_symbol = meta["token_symbol"]
-            self.meta_decimals = str(meta["token_decimals"])
-
-    @rx.event(background=True)
-    async def add(self):
-        async with self:
-            if self.busy or not self.probed:
-                return
-            user, event = await self._begin(reset=False)
-            if user is None:
-                return event
-            chain_id, address = self.chain_id, self.token_address
-        try:
-            await asyncio.to_thread(wallet.add_token, user.id, chain_id, address)
-            code = None
-        except Exception as e:  # noqa: BLE001 - busy must always be cleared
-            code = _error_code(e)
-        async with self:
-            self.busy = False
             if code is not None:
                 self._fail(code)
+                return
+            if not adding:
+                self.probed = True
+                self.meta_name = result["token_name"]
+                self.meta_symbol = result["token_symbol"]
+                self.meta_decimals = str(result["token_decimals"])
                 return
             self.add_open = False
             self.token_address = ""
@@ -285,56 +283,61 @@ def _meta_line(label_key: str, value: rx.Var) -> rx.Component:
                      justify="between", width="100%")
 
 
+def _address_form() -> rx.Component:
+    s = TokenListState
+    return rx.form(
+        rx.vstack(
+            rx.text(t("add_token_network"), size="2", weight="medium"),
+            selector(s.chains, s.chain_id, s.set_chain_id, t("add_token_network"), disabled=s.busy),
+            rx.text(t("add_token_address"), size="2", weight="medium", as_="label", html_for="add-token-address"),
+            rx.input(value=s.token_address, on_change=s.set_token_address, id="add-token-address",
+                     name="token_address", placeholder=t("add_token_address_hint"), size="3", width="100%",
+                     disabled=s.busy, font_family="var(--code-font-family)", auto_complete="off",
+                     spell_check=False, auto_capitalize="off"),
+            rx.cond(
+                s.error_key != "",
+                rx.callout.root(
+                    rx.callout.icon(rx.icon("triangle-alert")),
+                    rx.callout.text(t_var(s.error_key), " ", s.error_detail),
+                    color_scheme="red", role="alert", width="100%", id="add-token-error",
+                ),
+            ),
+            rx.cond(
+                s.probed,
+                rx.card(
+                    rx.vstack(_meta_line("add_token_name", s.meta_name),
+                              _meta_line("add_token_symbol", s.meta_symbol),
+                              _meta_line("add_token_decimals", s.meta_decimals),
+                              spacing="2", width="100%"),
+                    width="100%", id="add-token-meta",
+                ),
+            ),
+            rx.cond(s.busy, rx.hstack(rx.spinner(), rx.text(t("add_token_probing"), size="2"), role="status")),
+            spacing="3",
+            width="100%",
+        ),
+        rx.flex(
+            rx.dialog.close(rx.button(t("cancel"), size="3", variant="soft", color_scheme="gray",
+                                      disabled=s.busy, type="button")),
+            rx.button(rx.cond(s.probed, t("add_token_add"), t("add_token_probe")), size="3", type="submit",
+                      disabled=s.busy),
+            gap="3",
+            justify="end",
+            margin_top="16px",
+        ),
+        on_submit=s.submit,
+        reset_on_submit=False,
+    )
+
+
 def add_token_dialog() -> rx.Component:
     s = TokenListState
     return rx.dialog.root(
         rx.dialog.content(
             rx.dialog.title(t("add_token_title")),
-            rx.vstack(
-                rx.text(t("add_token_network"), size="2", weight="medium"),
-                selector(s.chains, s.chain_id, s.set_chain_id, t("add_token_network"), disabled=s.busy),
-                rx.text(t("add_token_address"), size="2", weight="medium", as_="label", html_for="add-token-address"),
-                rx.input(value=s.token_address, on_change=s.set_token_address, id="add-token-address",
-                         placeholder=t("add_token_address_hint"), size="3", width="100%", disabled=s.busy,
-                         font_family="var(--code-font-family)", auto_complete="off", spell_check=False,
-                         auto_capitalize="off"),
-                rx.cond(
-                    s.error_key != "",
-                    rx.callout.root(
-                        rx.callout.icon(rx.icon("triangle-alert")),
-                        rx.callout.text(t_var(s.error_key), " ", s.error_detail),
-                        color_scheme="red", role="alert", width="100%", id="add-token-error",
-                    ),
-                ),
-                rx.cond(
-                    s.probed,
-                    rx.card(
-                        rx.vstack(_meta_line("add_token_name", s.meta_name),
-                                  _meta_line("add_token_symbol", s.meta_symbol),
-                                  _meta_line("add_token_decimals", s.meta_decimals),
-                                  spacing="2", width="100%"),
-                        width="100%", id="add-token-meta",
-                    ),
-                ),
-                rx.cond(s.busy, rx.hstack(rx.spinner(), rx.text(t("add_token_probing"), size="2"), role="status")),
-                spacing="3",
-                width="100%",
-            ),
-            rx.flex(
-                rx.dialog.close(rx.button(t("cancel"), size="3", variant="soft", color_scheme="gray",
-                                          disabled=s.busy)),
-                rx.cond(
-                    s.probed,
-                    rx.button(t("add_token_add"), size="3", on_click=s.add, disabled=s.busy),
-                    rx.button(t("add_token_probe"), size="3", on_click=s.probe, disabled=s.busy),
-                ),
-                gap="3",
-                justify="end",
-                margin_top="16px",
-            ),
+            _address_form(),
             max_width="420px",
         ),
         open=s.add_open,
         on_open_change=s.set_add_open,
     )
-

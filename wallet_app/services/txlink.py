@@ -129,5 +129,5 @@ def check_send_form(chain_id: str, token: dict | None, recipient: str, amount: s
     try:
         units = parse_units(amount, decimals)
     except AmountError as e:
-        raise SendFormError("send_amount_format_error", "send_amount_format_error", e) from e
+        raise SendFormError("error", "send_amount_format_error", e) from e
     return int(chain_id.strip()), address, units

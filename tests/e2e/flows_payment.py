@@ -1,0 +1,84 @@
+"""Payment steps shared by the e2e tests: merchant links, waiting for the faucet, the PIN dialog,
+and reading the app server's chain and DB from the outside (independent of the page)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from urllib.parse import urlencode
+
+import psutil
+from playwright.sync_api import Page, expect
+from web3 import Web3
+
+from tests.e2e.flows import PIN
+
+DEV_CHAIN_ID = 31337
+BALANCE_OF_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
+                   "inputs": [{"name": "a", "type": "address"}], "outputs": [{"name": "", "type": "uint256"}]}]
+
+
+def merchant_link(merchant: str | None, token: str | None, amount: str | None, lang: str = "en",
+                  chain_id: int | None = DEV_CHAIN_ID) -> str:
+    """design.md section 4; a None value leaves the parameter out."""
+    params = {"merchant": merchant, "chain_id": chain_id, "token": token, "amount": amount, "lang": lang}
+    return "/payment?" + urlencode({k: v for k, v in params.items() if v is not None})
+
+
+def token_address(page: Page, symbol: str, chain_id: int = DEV_CHAIN_ID) -> str:
+    r = page.request.get("/api/v1/tokens")
+    assert r.ok, r.status
+    (found,) = [t["token_address"] for t in r.json() if t["token_symbol"] == symbol and t["chain_id"] == chain_id]
+    return found
+
+
+def wait_for_balance(page: Page, symbol: str, at_least: int, timeout: float = 60.0) -> int:
+    """Polls GET /api/v1/assets until the dev faucet's tokens arrived (it funds in the background)."""
+    end = time.monotonic() + timeout
+    while True:
+        r = page.request.get("/api/v1/assets")
+        if r.ok:
+            for item in r.json():
+                if item["token_symbol"] == symbol and int(item["balance"]) >= at_least:
+                    return int(item["balance"])
+        assert time.monotonic() < end, f"no {at_least} {symbol} after {timeout} s: {r.status} {r.text()[:300]}"
+        time.sleep(0.25)
+
+
+def enter_pin(page: Page, title: str, pin: str = PIN) -> None:
+    """The PIN dialog titled `title`: type the PIN, confirm, wait until it has closed."""
+    dialog = page.get_by_role("dialog", name=title)
+    expect(dialog).to_be_visible(timeout=30_000)
+    dialog.get_by_label("PIN").fill(pin)
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(dialog).to_have_count(0, timeout=30_000)
+
+
+def server_env(server) -> dict[str, str]:
+    """The app server's environment (CHAINS_FILE, DATABASE_URL), read from its process."""
+    return psutil.Process(server.proc.pid).environ()
+
+
+def chain_web3(server, chain_id: int = DEV_CHAIN_ID) -> Web3:
+    """web3 on the app's own chain RPC (its chains.json in the server's workdir)."""
+    chains = json.loads(Path(server_env(server)["CHAINS_FILE"]).read_text())
+    (url,) = [c["rpc_url"] for c in chains if c["chain_id"] == chain_id]
+    w3 = Web3(Web3.HTTPProvider(url, request_kwargs={"timeout": 15}))
+    assert w3.is_connected(), url
+    return w3
+
+
+def erc20_balance(w3: Web3, token: str, who: str) -> int:
+    return w3.eth.contract(address=Web3.to_checksum_address(token), abi=BALANCE_OF_ABI).functions.balanceOf(
+        Web3.to_checksum_address(who)).call()
+
+
+def payment_rows(server, merchant: str) -> list[dict]:
+    """The app DB's payment rows for a merchant (the test reads what the server stored)."""
+    db = server_env(server)["DATABASE_URL"].removeprefix("sqlite:///")
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as con:
+        con.row_factory = sqlite3.Row
+        rows = con.execute("SELECT * FROM payments WHERE merchant_address = ?", (merchant.lower(),)).fetchall()
+    return [dict(r) for r in rows]

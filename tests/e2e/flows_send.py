@@ -1,0 +1,103 @@
+"""Steps for the Send and Sign e2e tests: the app's chain, faucet balances, the Send form."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import psutil
+from playwright.sync_api import Page, expect
+from web3 import Web3
+
+from tests.e2e.flows import PIN, me, press_pin
+
+ERC20_BALANCE_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
+                      "inputs": [{"name": "owner", "type": "address"}],
+                      "outputs": [{"name": "", "type": "uint256"}]}]
+
+
+def create_wallet(page: Page, email: str, pin: str = PIN) -> str:
+    """flows.create_wallet, but the popup's form is sent with its Continue button: pressing
+    Enter there can fail with TargetClosedError when the popup closes between keydown and keyup."""
+    page.goto("/")
+    with page.expect_popup() as popup_info:
+        page.get_by_role("button", name="Continue with Google").click()
+    popup = popup_info.value
+    popup.locator("input[type=email]").fill(email)
+    popup.locator("#continue").click(no_wait_after=True)
+    page.wait_for_url("**/onboarding**")
+    press_pin(page, pin)
+    page.wait_for_url("**/home**", timeout=60_000)
+    return me(page)["address"]
+
+
+def chains_of(app_server) -> list[dict]:
+    """The chains file the app server runs with (helpers.start_wallet_app passes CHAINS_FILE)."""
+    path = psutil.Process(app_server.proc.pid).environ()["CHAINS_FILE"]
+    return json.loads(Path(path).read_text())
+
+
+def web3_of(app_server, chain_id: int = 31337) -> Web3:
+    chain = next(c for c in chains_of(app_server) if c["chain_id"] == chain_id)
+    w3 = Web3(Web3.HTTPProvider(chain["rpc_url"], request_kwargs={"timeout": 10}))
+    assert w3.eth.chain_id == chain_id
+    return w3
+
+
+def token_balance(w3: Web3, token: str, owner: str) -> int:
+    contract = w3.eth.contract(address=Web3.to_checksum_address(token), abi=ERC20_BALANCE_ABI)
+    return contract.functions.balanceOf(Web3.to_checksum_address(owner)).call()
+
+
+def wait_for_asset(page: Page, symbol: str, timeout: float = 60) -> dict:
+    """The faucet funds a new address in the background: poll GET /api/v1/assets until `symbol`
+    has a positive balance; returns its balance item."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        response = page.request.get("/api/v1/assets")
+        last = response.json() if response.ok else response.status
+        if response.ok:
+            for item in last:
+                if item["token_symbol"] == symbol and int(item["balance"]) > 0:
+                    return item
+        page.wait_for_timeout(500)  # polling interval of a wait-for-condition loop
+    raise AssertionError(f"no {symbol} balance within {timeout} s: {last}")
+
+
+def pick(page: Page, label: str, option: str) -> None:
+    """Choose `option` in the dropdown selector named `label`."""
+    page.get_by_role("combobox", name=label).click()
+    page.get_by_role("option", name=option).click()
+    expect(page.get_by_role("listbox")).to_have_count(0)
+
+
+def fill_send(page: Page, network: str | None = None, recipient: str | None = None,
+              amount: str | None = None) -> None:
+    if network is not None:
+        pick(page, "Network", network)
+    if recipient is not None:
+        page.get_by_label("Recipient address").fill(recipient)
+    if amount is not None:
+        page.get_by_label("Amount").fill(amount)
+
+
+def expect_alert(page: Page, *texts: str, ok: bool = True) -> None:
+    """The shared alert dialog shows all `texts`; OK closes it."""
+    dialog = page.get_by_role("alertdialog")
+    for text in texts:
+        expect(dialog).to_contain_text(text)
+    if ok:
+        dialog.get_by_role("button", name="OK").click()
+        expect(dialog).to_have_count(0)
+
+
+def bad_checksum(address: str) -> str:
+    """The checksummed address with the case of one letter flipped (still mixed case)."""
+    checksummed = Web3.to_checksum_address(address)
+    letters = [i for i, c in enumerate(checksummed) if i >= 2 and c.isalpha()]
+    i = letters[len(letters) // 2]
+    flipped = checksummed[:i] + checksummed[i].swapcase() + checksummed[i + 1:]
+    assert flipped != checksummed and not Web3.is_checksum_address(flipped)
+    return flipped

@@ -1,0 +1,114 @@
+"""Issue 4 items 3, 4 and /activity of 8 in Chromium at 390x844 on the e2e anvil: the /home token
+list with faucet balances, the add-token dialog (errors, probe, idempotent add) in English and
+Korean, and the /activity empty state."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.flows import create_wallet, new_email
+
+FAUCET_BALANCE = "1,000"  # 1,000 tUSD/tKRW from the dev faucet, as format_balance shows it
+CHAIN_NAME = "Newbl Dev (anvil)"
+BALANCE_TRIES = 12  # reloads while the faucet's background transfers land
+
+
+def balance_cell(page: Page, symbol: str):
+    return page.locator(f'.token-row[data-symbol="{symbol}"] .token-balance')
+
+
+def wait_for_balance(page: Page, symbol: str, text: str) -> None:
+    """The faucet funds a new address in the background: reload /home until the balance shows (bounded)."""
+    for _ in range(BALANCE_TRIES):
+        try:
+            expect(balance_cell(page, symbol)).to_have_text(text, timeout=5_000)
+            return
+        except AssertionError:
+            page.reload()
+    expect(balance_cell(page, symbol)).to_have_text(text, timeout=5_000)
+
+
+def set_language(page: Page, label: str, code: str) -> None:
+    page.goto("/settings")
+    page.get_by_role("radio", name=label).click()
+    page.wait_for_function("(c) => localStorage.getItem('nb.lang') === c", arg=code)
+
+
+def probe(dialog, address: str, button: str) -> None:
+    dialog.locator("#add-token-address").fill(address)
+    dialog.get_by_role("button", name=button, exact=True).click()
+
+
+def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser_issues):
+    address = create_wallet(page, new_email("assets"))
+
+    # A new user has no activity yet (the faucet's transfers are not the user's own).
+    page.goto("/activity")
+    expect(page.locator("#activity-empty")).to_have_text("No activity yet.")
+    screenshot("activity_empty_en")
+
+    page.goto("/home")
+    tokens = page.request.get("/api/v1/tokens")
+    assert tokens.ok, tokens.status
+    by_symbol = {t["token_symbol"]: t for t in tokens.json()}
+    assert {"tUSD", "tKRW"} <= set(by_symbol)
+
+    for symbol in ("tUSD", "tKRW"):
+        wait_for_balance(page, symbol, FAUCET_BALANCE)
+    rows = page.locator(".token-row")
+    expect(rows).to_have_count(len(by_symbol))
+    tusd_row = page.locator('.token-row[data-symbol="tUSD"]')
+    expect(tusd_row).to_contain_text("Newbl Test USD")
+    expect(tusd_row).to_contain_text(CHAIN_NAME)
+    style = balance_cell(page, "tUSD").evaluate(
+        "(e) => { const s = getComputedStyle(e); return [s.fontVariantNumeric, s.textAlign]; }")
+    assert style == ["tabular-nums", "right"], style
+    screenshot("home_tokens_en")
+
+    # Add token: network preselected; invalid address, then a non-contract (the user's own EOA).
+    page.get_by_role("button", name="Add token").click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_role("combobox")).to_have_text(CHAIN_NAME)
+    probe(dialog, "", "Probe")
+    expect(dialog.get_by_role("alert")).to_have_text("Invalid token address. Enter 0x followed by 40 hex digits.")
+    probe(dialog, "0x1234", "Probe")
+    expect(dialog.get_by_role("alert")).to_have_text("Invalid token address. Enter 0x followed by 40 hex digits.")
+    probe(dialog, address, "Probe")
+    expect(dialog.get_by_role("alert")).to_have_text(
+        "There is no contract at this address on the selected network.")
+    screenshot("add_token_error_en")
+
+    # Probe a deployed token, then add it again: idempotent, the list keeps one tUSD row.
+    probe(dialog, by_symbol["tUSD"]["token_address"].lower(), "Probe")
+    meta = dialog.locator("#add-token-meta")
+    expect(meta).to_contain_text("Newbl Test USD")
+    expect(meta).to_contain_text("tUSD")
+    expect(meta).to_contain_text("6")
+    expect(dialog.get_by_role("alert")).to_have_count(0)
+    screenshot("add_token_dialog_en")
+    dialog.get_by_role("button", name="Add", exact=True).click()
+    expect(dialog).to_have_count(0)
+    wait_for_balance(page, "tUSD", FAUCET_BALANCE)
+    expect(rows).to_have_count(len(by_symbol))
+    assert len(page.request.get("/api/v1/tokens").json()) == len(by_symbol)
+
+    # Korean.
+    set_language(page, "한국어", "ko")
+    page.goto("/activity")
+    expect(page.locator("#activity-empty")).to_have_text("아직 활동 내역이 없습니다.")
+    screenshot("activity_empty_ko")
+    page.goto("/home")
+    wait_for_balance(page, "tKRW", FAUCET_BALANCE)
+    expect(page.get_by_role("heading", name="토큰")).to_be_visible()
+    screenshot("home_tokens_ko")
+    page.get_by_role("button", name="토큰 추가").click()
+    dialog = page.get_by_role("dialog")
+    probe(dialog, address, "조회")
+    expect(dialog.get_by_role("alert")).to_have_text("선택한 네트워크의 이 주소에는 컨트랙트가 없습니다.")
+    probe(dialog, by_symbol["tKRW"]["token_address"], "조회")
+    expect(dialog.locator("#add-token-meta")).to_contain_text("Newbl Test KRW")
+    screenshot("add_token_dialog_ko")
+    dialog.get_by_role("button", name="취소").click()
+    expect(dialog).to_have_count(0)
+
+    browser_issues.assert_clean()
