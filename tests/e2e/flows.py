@@ -24,8 +24,9 @@ def sign_in(page: Page, email: str, button: str = "Continue with Google") -> Non
     with page.expect_popup() as popup_info:
         page.get_by_role("button", name=button).click()
     popup = popup_info.value
-    popup.locator("input[type=email], input[name=email]").first.fill(email)
-    popup.keyboard.press("Enter")
+    popup.locator("input[type=email]").fill(email)
+    # A click, not Enter: the popup may close between keydown and keyup once it has answered.
+    popup.locator("#continue").click(no_wait_after=True)
 
 
 def sign_in_to_onboarding(page: Page, email: str) -> None:

@@ -10,26 +10,10 @@ import psutil
 from playwright.sync_api import Page, expect
 from web3 import Web3
 
-from tests.e2e.flows import PIN, me, press_pin
 
 ERC20_BALANCE_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
                       "inputs": [{"name": "owner", "type": "address"}],
                       "outputs": [{"name": "", "type": "uint256"}]}]
-
-
-def create_wallet(page: Page, email: str, pin: str = PIN) -> str:
-    """flows.create_wallet, but the popup's form is sent with its Continue button: pressing
-    Enter there can fail with TargetClosedError when the popup closes between keydown and keyup."""
-    page.goto("/")
-    with page.expect_popup() as popup_info:
-        page.get_by_role("button", name="Continue with Google").click()
-    popup = popup_info.value
-    popup.locator("input[type=email]").fill(email)
-    popup.locator("#continue").click(no_wait_after=True)
-    page.wait_for_url("**/onboarding**")
-    press_pin(page, pin)
-    page.wait_for_url("**/home**", timeout=60_000)
-    return me(page)["address"]
 
 
 def chains_of(app_server) -> list[dict]:

@@ -13,7 +13,9 @@ def alert_dialog() -> rx.Component:
         rx.alert_dialog.content(
             rx.alert_dialog.title(t_var(s.dialog_title)),
             rx.alert_dialog.description(
-                rx.text(t_var(s.dialog_message), s.dialog_detail, role="alert"),
+                # A detail can be a 66-character hash or an error with no spaces: let it wrap.
+                rx.text(t_var(s.dialog_message), s.dialog_detail, role="alert", word_break="break-word",
+                        overflow_wrap="anywhere"),
             ),
             rx.flex(
                 rx.cond(

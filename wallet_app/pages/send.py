@@ -5,7 +5,6 @@ Submit validates (specification section 5), has the server build the unsigned tr
 """
 
 import asyncio
-import re
 
 import reflex as rx
 

@@ -20,7 +20,6 @@ Decisions:
 
 from __future__ import annotations
 
-import json
 import re
 import secrets
 import time
