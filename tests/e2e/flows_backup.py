@@ -39,7 +39,10 @@ def answer_token_popup(page: Page, email: str, done, timeout: float = 90) -> Non
     remembers the account; if it shows its e-mail form instead, type the e-mail."""
     deadline = time.monotonic() + timeout
     while not done():
-        assert time.monotonic() < deadline, "the Drive step did not finish"
+        if time.monotonic() > deadline:
+            from tests.e2e.conftest import save_screenshot
+            save_screenshot(page, "FAILED-drive-step")
+            raise AssertionError("the Drive step did not finish: " + page.locator("body").inner_text()[:800])
         for other in page.context.pages:
             if other is page or other.is_closed():
                 continue

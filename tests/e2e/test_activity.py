@@ -9,7 +9,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.flows import PIN, create_wallet, local_materials, new_email
 from tests.e2e.test_assets import FAUCET_BALANCE, set_language, wait_for_balance
-from tests.e2e.test_wallet import recover_phrase
+from tests.e2e.vault_py import recover_phrase
 
 Account.enable_unaudited_hdwallet_features()
 RECIPIENT = "0x" + "5a" * 19 + "c3"

@@ -2,31 +2,18 @@
 not in a websocket frame, not in the server's log."""
 
 import base64
-import json
-
-from argon2.low_level import Type, hash_secret_raw
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from eth_account import Account
 
 from tests.e2e.flows import create_wallet, local_materials, new_email
 from tests.e2e.leaks import LeakRecorder, phrase_windows
-
-Account.enable_unaudited_hdwallet_features()
+from tests.e2e.vault_py import unwrap
 LEAK_PIN = "847261"
 
 
 def wallet_secrets(materials: dict, pin: str) -> dict[str, bytes | str]:
-    b = {k: base64.b64decode(v) for k, v in materials.items() if k != "kdfParams"}
-    p = json.loads(materials["kdfParams"])
-    pin_key = hash_secret_raw(pin.encode(), b["kdfSaltB"], time_cost=p["t"], memory_cost=p["m"],
-                              parallelism=p["p"], hash_len=32, type=Type.ID)
-    wrapped = AESGCM(pin_key).decrypt(b["lwrapIv"], b["lwrapCt"], None)
-    k = bytes(x ^ y for x, y in zip(wrapped, b["devSecret"]))
-    words = AESGCM(k).decrypt(b["ciphertextIv"], b["ciphertext"], None).decode()
-    key = Account.from_mnemonic(words, account_path="m/44'/60'/0'/0/0").key
-    secrets = {"PIN": LEAK_PIN, "argon2 output": pin_key, "K": k, "K xor devSecret": wrapped,
-               "devSecret": b["devSecret"], "private key": bytes(key)}
-    secrets.update({f"phrase words {i}": w for i, w in enumerate(phrase_windows(words))})
+    w = unwrap(materials, pin)
+    secrets = {"PIN": pin, "argon2 output": w.pin_key, "K": w.k, "K xor devSecret": w.wrapped,
+               "devSecret": w.dev_secret, "private key": w.private_key}
+    secrets.update({f"phrase words {i}": text for i, text in enumerate(phrase_windows(w.words))})
     return secrets
 
 

@@ -5,26 +5,12 @@ import base64
 import json
 import re
 
-from argon2.low_level import Type, hash_secret_raw
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e.flows import PIN, create_wallet, decode_qr_png, local_materials, me, new_email, press_pin, sign_in_to_onboarding
-
-Account.enable_unaudited_hdwallet_features()
-
-
-def recover_phrase(materials: dict, pin: str) -> str:
-    """design.md section 4, with argon2-cffi and cryptography only."""
-    b = {k: base64.b64decode(v) for k, v in materials.items() if k != "kdfParams"}
-    params = json.loads(materials["kdfParams"])
-    pin_key = hash_secret_raw(pin.encode(), b["kdfSaltB"], time_cost=params["t"], memory_cost=params["m"],
-                              parallelism=params["p"], hash_len=32, type=Type.ID)
-    wrapped = AESGCM(pin_key).decrypt(b["lwrapIv"], b["lwrapCt"], None)
-    k = bytes(x ^ y for x, y in zip(wrapped, b["devSecret"]))
-    return AESGCM(k).decrypt(b["ciphertextIv"], b["ciphertext"], None).decode()
+from tests.e2e.vault_py import recover_phrase
 
 
 def test_onboarding_creates_wallet_that_python_can_recover(page, screenshot, browser_issues):
