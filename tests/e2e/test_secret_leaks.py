@@ -1,12 +1,18 @@
-"""Issue 3: during sign-in and onboarding nothing secret reaches our server: not in a request,
-not in a websocket frame, not in the server's log."""
+"""Issue 3: during sign-in, onboarding and an unlock (signing) nothing secret reaches our server:
+not in a request, not in a websocket frame, not in the server's log."""
 
 import base64
 
+from eth_account import Account
+from playwright.sync_api import expect
+
 from tests.e2e.flows import create_wallet, local_materials, new_email
+from tests.e2e.flows_send import fill_send, wait_for_asset
 from tests.e2e.leaks import LeakRecorder, phrase_windows
 from tests.e2e.vault_py import unwrap
+
 LEAK_PIN = "847261"
+NETWORK = "Newbl Dev (anvil)"
 
 
 def wallet_secrets(materials: dict, pin: str) -> dict[str, bytes | str]:
@@ -17,13 +23,27 @@ def wallet_secrets(materials: dict, pin: str) -> dict[str, bytes | str]:
     return secrets
 
 
-def test_sign_in_and_onboarding_send_no_secret(page, app_server):
+def test_sign_in_onboarding_and_an_unlock_send_no_secret(page, app_server):
     recorder = LeakRecorder(app_server.base_url).attach(page.context)
     address = create_wallet(page, new_email("leak"), pin=LEAK_PIN)
+    # An unlock: sign a transfer on /sign with the PIN (the key exists only inside that call).
+    wait_for_asset(page, "tUSD")
+    page.goto("/send")
+    fill_send(page, network=NETWORK)
+    fill_send(page, recipient=Account.create().address, amount="1")
+    page.get_by_role("button", name="Next").click()
+    page.wait_for_url("**/sign?tx=**")
+    page.get_by_role("button", name="Confirm").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_label("PIN").fill(LEAK_PIN)
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("alertdialog")).to_contain_text("Transaction submitted.", timeout=60_000)
+
     secrets = wallet_secrets(local_materials(page, address), LEAK_PIN)
     recorder.assert_absent(secrets, app_server.log_path.read_text(errors="replace"))
-    # The address itself is public and did reach the server: the recorder sees real traffic.
+    # Public things did reach the server: the recorder sees real traffic.
     assert any(address in body for body in recorder.bodies + recorder.frames)
+    assert any("raw" in frame for frame in recorder.frames)
 
 
 def test_recorder_catches_each_encoding():
