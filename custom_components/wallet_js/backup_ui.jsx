@@ -22,14 +22,15 @@ export function backupErrorText(error, messages) {
   return messages.backup_err_unknown || String(error);
 }
 
-// drive.js + the GIS script, loaded while `active`. Returns a ref to
-// {drive, endpoints, ready, error}; .drive is null until the module has loaded.
+// drive.js + the GIS script, loaded while `active`. Returns [ref, status]: ref.current is
+// {drive, endpoints, ready, error}; status is "loading" | "ready" | "error" (for rendering).
 function useDrive(active, devMode) {
   const ref = useRef({ drive: null, endpoints: null, ready: false, error: null });
-  const [, rerender] = useState(0);
+  const [status, setStatus] = useState("loading");
   useEffect(() => {
     if (!active) return undefined;
     let live = true;
+    setStatus("loading");
     import("./drive.js")
       .then((drive) => {
         const endpoints = drive.driveEndpoints(!!devMode);
@@ -37,12 +38,12 @@ function useDrive(active, devMode) {
         return drive.loadGis(endpoints.gisUrl).then(() => { ref.current.ready = true; });
       })
       .catch((e) => { ref.current.error = e; })
-      .finally(() => live && rerender((n) => n + 1));
+      .finally(() => live && setStatus(ref.current.ready ? "ready" : "error"));
     // The heavy part (ethers, argon2 worker client) loads in the background too.
     import("./backup.js").catch(() => {});
     return () => { live = false; };
   }, [active, devMode]);
-  return ref;
+  return [ref, status];
 }
 
 // Starts the token request synchronously (inside the click) and returns its promise.
@@ -77,7 +78,10 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
   const [length, setLength] = useState(0);
-  const driveRef = useDrive(!!open, devMode);
+  const [driveRef, driveStatus] = useDrive(!!open, devMode);
+  // Confirm waits for GIS: the token popup must open inside the click itself.
+  const loadError = driveStatus === "error"
+    ? errorPrefix + backupErrorText(driveRef.current.error || { code: "GIS_LOAD_FAILED" }, messages) : "";
 
   useEffect(() => {
     if (!open) { setError(""); setBusy(false); setLength(0); }
@@ -88,6 +92,7 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
   const confirm = () => {
     const pin = input.current ? input.current.value : "";
     if (!PIN_RE.test(pin)) { setError(pinMessage); return; }
+    if (driveStatus !== "ready") return;
     // Synchronously, still inside the gesture: the popup is not blocked.
     const token = requestToken(driveRef, clientId);
     token.catch(() => {}); // handled in run; avoids an unhandled rejection while it waits
@@ -113,12 +118,12 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
         {hint ? <Text as="p" size="2" color="gray" mt="2">{hint}</Text> : null}
         <form onSubmit={(e) => { e.preventDefault(); confirm(); }}>
           <PinInput inputRef={input} label={messages.pin_label} disabled={busy} onLength={setLength} />
-          {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
-          {busy ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
+          {error || loadError ? <Text as="p" size="2" color="red" role="alert">{error || loadError}</Text> : null}
+          {busy || driveStatus === "loading" ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
           <Flex gap="3" justify="end" mt="3">
             <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
               onClick={() => onClose && onClose()}>{messages.cancel}</Button>
-            <Button type="submit" size="3" disabled={busy || length !== 6}>{messages.confirm}</Button>
+            <Button type="submit" size="3" disabled={busy || length !== 6 || driveStatus !== "ready"}>{messages.confirm}</Button>
           </Flex>
         </form>
       </Dialog.Content>

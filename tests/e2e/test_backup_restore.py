@@ -168,7 +168,7 @@ def test_tampered_and_foreign_backup_files(page, browser, app_server):
         restore_attempt(page2, email, PIN, lambda: failed.count() > 0)
         expect(failed).to_contain_text("Recovery failed: Invalid backup header")
         assert storage(page2) == before
-        failed.get_by_role("button", name="OK").click()
+        failed.get_by_role("button", name="Continue to onboarding").click()
         page2.wait_for_url("**/onboarding**")
     finally:
         ctx.close()

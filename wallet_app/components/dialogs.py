@@ -25,7 +25,7 @@ def alert_dialog() -> rx.Component:
                                   size="3", on_click=s.dialog_dismiss),
                     ),
                 ),
-                rx.alert_dialog.action(rx.button(t("ok"), size="3", on_click=s.dialog_ok)),
+                rx.alert_dialog.action(rx.button(t_var(s.dialog_ok_label), size="3", on_click=s.dialog_ok)),
                 gap="3",
                 justify="end",
                 margin_top="16px",

@@ -57,9 +57,12 @@ def bottom_nav() -> rx.Component:
     )
 
 
-def page(*children: rx.Component, title_key: str | None = None, gated: bool = True) -> rx.Component:
+def page(*children: rx.Component, title_key: str | None = None, gated: bool = True,
+         signed_in: bool = True) -> rx.Component:
     """Frame a page. A gated page stays hidden until the session check has run, so a redirect
-    never flashes a page the user may not see."""
+    never flashes a page the user may not see. Pages outside the signed-in area (/ and
+    /onboarding: signed_in=False) carry no navigation, device check or restore prompt, which
+    also keeps their JavaScript small."""
     body = [rx.heading(t(title_key), size="6", as_="h1")] if title_key else []
     content = rx.vstack(*body, *children, spacing="4", width="100%")
     return rx.fragment(
@@ -82,6 +85,13 @@ def page(*children: rx.Component, title_key: str | None = None, gated: bool = Tr
             ),
             min_height="100dvh",
         ),
+        *(_signed_in_parts() if signed_in else []),
+        alert_dialog(),
+    )
+
+
+def _signed_in_parts() -> list[rx.Component]:
+    return [
         bottom_nav(),
         # The device check runs on every signed-in page but / and /onboarding (where nav shows).
         rx.cond(SessionState.show_nav,
@@ -99,5 +109,4 @@ def page(*children: rx.Component, title_key: str | None = None, gated: bool = Tr
                 on_close=SessionState.restore_cancel,
             ),
         ),
-        alert_dialog(),
-    )
+    ]

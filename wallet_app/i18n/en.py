@@ -72,4 +72,5 @@ EN: dict[str, str] = {
     "err_SIGNER_MISMATCH": "Recovered key address does not match your current account.",
     "err_KDF_LOAD": "failed to load argon2",
     "err_INVALID_TX": "invalid transaction",
+    "continue_onboarding": "Continue to onboarding",
 }

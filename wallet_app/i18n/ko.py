@@ -72,4 +72,5 @@ KO: dict[str, str] = {
     "err_SIGNER_MISMATCH": "복구한 키의 주소가 현재 계정과 일치하지 않습니다.",
     "err_KDF_LOAD": "argon2를 불러오지 못했습니다",
     "err_INVALID_TX": "잘못된 거래입니다",
+    "continue_onboarding": "지갑 만들기로 이동",
 }

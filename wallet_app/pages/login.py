@@ -72,4 +72,5 @@ def login_page() -> rx.Component:
         ),
         full_screen_spinner(LoginState.signing_in, t("signing_in")),
         gated=False,
+        signed_in=False,
     )

@@ -52,4 +52,5 @@ def onboarding_page() -> rx.Component:
         rx.text(t("onboarding_note"), size="2", color_scheme="gray"),
         logout_button(label=t("relogin"), on_error=SessionState.show_logout_error),
         title_key="onboarding_title",
+        signed_in=False,
     )

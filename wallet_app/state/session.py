@@ -31,6 +31,7 @@ class SessionState(rx.State):
     dialog_detail: str = ""
     dialog_cancel: bool = False
     dialog_ok_route: str = ""
+    dialog_ok_label: str = "ok"
 
     def _user(self):
         return sessions.user_from_cookie_header(self.router.headers.cookie or "")
@@ -95,8 +96,8 @@ class SessionState(rx.State):
         self.stored_lang = code
 
     def _show_dialog(self, message: str, detail: str = "", title: str = "notice",
-                     cancel: bool = False, ok_route: str = "") -> None:
-        for key in (message, title):
+                     cancel: bool = False, ok_route: str = "", ok_label: str = "ok") -> None:
+        for key in (message, title, ok_label):
             if key not in CATALOGUES["en"]:
                 raise KeyError(key)
         self.dialog_title = title
@@ -104,6 +105,7 @@ class SessionState(rx.State):
         self.dialog_detail = detail[:500]
         self.dialog_cancel = cancel
         self.dialog_ok_route = ok_route
+        self.dialog_ok_label = ok_label
         self.dialog_open = True
 
     @rx.event
@@ -152,7 +154,8 @@ class SessionState(rx.State):
             self._show_dialog("restore_address_mismatch", title="error")
         else:
             detail = result[len("error:"):] if result.startswith("error:") else ""
-            self._show_dialog("recovery_failed", detail, title="error", cancel=True, ok_route=routes.ONBOARDING)
+            self._show_dialog("recovery_failed", detail, title="error", cancel=True, ok_route=routes.ONBOARDING,
+                              ok_label="continue_onboarding")
 
     @rx.event
     def restore_cancel(self):
