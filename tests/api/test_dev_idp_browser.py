@@ -5,29 +5,20 @@ posts the code back, and the page's own fetch (with the browser's Origin) signs 
 """
 
 import shutil
-import socket
-import threading
 import time
 
 import pytest
-import uvicorn
 from fastapi.responses import HTMLResponse
 
+from tests.e2e.helpers import CHROMIUM, free_port, launch_chromium, serve_asgi_in_thread
 from wallet_app.api import build_api
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 
-CHROMIUM = "/usr/bin/chromium"
 pytestmark = pytest.mark.skipif(not shutil.which(CHROMIUM), reason="needs Debian chromium")
 CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'"
 PAGE = """<!doctype html><html><head><script src="/dev-idp/gsi/client"></script></head>
 <body><button id="go">Sign in</button><button id="drive">Drive</button></body></html>"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -48,16 +39,8 @@ def server(db, monkeypatch):
         resp.headers["Content-Security-Policy"] = CSP
         return resp
 
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    yield origin
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serve_asgi_in_thread(app, port):
+        yield origin
 
 
 @pytest.fixture
@@ -65,12 +48,7 @@ def page(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM,
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-            timeout=30_000,
-        )
+        browser = launch_chromium(pw)
         context = browser.new_context()
         context.set_default_timeout(15_000)
         pg = context.new_page()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -27,6 +28,29 @@ def sign_in(page: Page, email: str, button: str = "Continue with Google") -> Non
     popup.locator("input[type=email]").fill(email)
     # A click, not Enter: the popup may close between keydown and keyup once it has answered.
     popup.locator("#continue").click(no_wait_after=True)
+
+
+def answer_popups_until(page: Page, email: str, done, timeout: float = 90) -> None:
+    """Wait until done() is true, answering the dev provider's popups on the way. Unlike sign_in,
+    a popup may never need an answer: the token popup completes and closes by itself when the
+    provider remembers the account; if it shows its e-mail form instead, type the e-mail."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            from tests.e2e.conftest import save_screenshot
+            save_screenshot(page, "FAILED-popup-step")
+            raise AssertionError("the popup step did not finish: " + page.locator("body").inner_text()[:800])
+        for other in page.context.pages:
+            if other is page or other.is_closed():
+                continue
+            try:
+                box = other.locator("input[type=email], input[name=email]")
+                if box.count() and box.first.is_visible():
+                    box.first.fill(email)
+                    other.keyboard.press("Enter")
+            except Exception:  # noqa: BLE001 - the popup may close between the checks
+                pass
+        page.wait_for_timeout(200)  # polling interval of the condition above
 
 
 def sign_in_to_onboarding(page: Page, email: str) -> None:

@@ -9,6 +9,7 @@ cancelled CI job or a Ctrl-C never leaves processes behind.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shlex
@@ -267,3 +268,24 @@ def launch_chromium(playwright, extra_args: list[str] | None = None):
         args=CHROMIUM_ARGS + list(extra_args or []),
         timeout=60_000,
     )
+
+
+@contextlib.contextmanager
+def serve_asgi_in_thread(app, port: int, lifespan: str = "auto", start_timeout: float = 10):
+    """An ASGI app under uvicorn on 127.0.0.1:`port` in a daemon thread (in-process tests that
+    need a real browser); stopped on exit. AssertionError if it does not start in time."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           lifespan=lifespan))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + start_timeout
+        while not server.started:
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.02)  # uvicorn has no start event to wait on
+        yield server
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

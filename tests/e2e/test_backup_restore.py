@@ -9,33 +9,33 @@ from eth_account.messages import encode_defunct
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import PIN, create_wallet, local_materials, me, new_email
-from tests.e2e.flows_backup import (
-    DriveApi, Traffic, backup_from_settings, backup_key, backup_name, find_leaks, open_materials,
-    restore_attempt, secret_forms, sign_in_closing_popup, storage,
-)
+from tests.e2e.drive_api import DriveApi, backup_name
+from tests.e2e.flows import PIN, create_wallet, local_materials, me, new_email, sign_in
+from tests.e2e.flows_backup import backup_from_settings, restore_attempt, storage
+from tests.e2e.leaks import LeakRecorder, phrase_patterns, phrase_windows
+from tests.e2e.vault_py import backup_key, unwrap
 
 Account.enable_unaudited_hdwallet_features()
 WRONG_PIN = "246801"
 
 
-def new_device(browser, app_server, traffic: Traffic | None = None, errors: list | None = None):
+def new_device(browser, app_server, recorder: LeakRecorder | None = None, errors: list | None = None):
     """A fresh profile (a new device); console and page errors go to `errors`."""
     ctx = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
     ctx.set_default_timeout(20_000)
     if errors is not None:
         ctx.on("console", lambda m: m.type == "error" and errors.append(m.text))
         ctx.on("weberror", lambda e: errors.append(str(e.error)))
+    if recorder:
+        recorder.attach(ctx)
     page = ctx.new_page()
-    if traffic:
-        traffic.attach(page)
     return ctx, page
 
 
 def sign_in_on_new_device(page, email):
     """A device without the wallet: sign in, land on /home, get the restore prompt."""
     page.goto("/")
-    sign_in_closing_popup(page, email)
+    sign_in(page, email)
     page.wait_for_url("**/home**")
     prompt = page.get_by_test_id("restore-dialog")
     expect(prompt).to_contain_text("You signed in on a new device.")
@@ -44,8 +44,7 @@ def sign_in_on_new_device(page, email):
 
 
 def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot, browser_issues):
-    traffic = Traffic()
-    traffic.attach(page)
+    recorder = LeakRecorder(app_server.base_url).attach(page.context)
     email = new_email("backup")
     address = create_wallet(page, email)
 
@@ -71,10 +70,10 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
     file_id = drive.file_id(backup_name(address))
     assert file_id, "no backup file on the Drive stand-in"
     file_bytes = drive.download(file_id)
-    original = open_materials(local_materials(page, address), PIN)
+    original = unwrap(local_materials(page, address), PIN)
 
     errors: list = []
-    ctx, page2 = new_device(browser, app_server, traffic, errors)
+    ctx, page2 = new_device(browser, app_server, recorder, errors)
     try:
         prompt = sign_in_on_new_device(page2, email)
         screenshot("restore-prompt", page2)
@@ -96,8 +95,8 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
         # The restored materials are the same wallet and open with the PIN (it can sign).
         restored = local_materials(page2, address)
         assert restored == local_materials(page, address)
-        opened = open_materials(restored, PIN)
-        acct = Account.from_mnemonic(opened["phrase"], account_path="m/44'/60'/0'/0/0")
+        opened = unwrap(restored, PIN)
+        acct = Account.from_mnemonic(opened.words, account_path="m/44'/60'/0'/0/0")
         assert acct.address.lower() == address
         assert Account.recover_message(encode_defunct(text="hi"),
                                        signature=acct.sign_message(encode_defunct(text="hi")).signature) == acct.address
@@ -109,19 +108,21 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
     finally:
         ctx.close()
 
-    # Nothing secret reached our server: request bodies, websocket frames, the server log.
-    assert traffic.drive_tokens, "no Drive request was seen"
-    assert traffic.frames and traffic.bodies
-    binaries = [original["k"], original["dev_secret"], original["pin_key"], backup_key(file_bytes, PIN),
-                backup_key(file_bytes, WRONG_PIN)]
-    forms = secret_forms(PIN, original["phrase"], binaries, traffic.drive_tokens)
-    forms += secret_forms(WRONG_PIN, original["phrase"], [], set())[:1]
-    log = app_server.log_path.read_text(errors="replace")
-    leaks = find_leaks({"request body": traffic.bodies, "websocket frame": traffic.frames, "server log": [log]},
-                       forms)
-    assert not leaks, leaks
+    # Nothing secret reached our server: requests, websocket frames, the server log. The Drive
+    # tokens went to the Drive stand-in only (as they would to Google).
+    assert recorder.google_tokens, "no Drive request was seen"
+    secrets = {"PIN": PIN, "wrong PIN": WRONG_PIN, "K": original.k, "devSecret": original.dev_secret,
+               "K xor devSecret": original.wrapped, "private key": original.private_key,
+               "argon2 output (local)": original.pin_key,
+               "argon2 output (backup)": backup_key(file_bytes, PIN),
+               "argon2 output (backup, wrong PIN)": backup_key(file_bytes, WRONG_PIN)}
+    secrets.update({f"Drive token {i}": token for i, token in enumerate(sorted(recorder.google_tokens))})
+    secrets.update({f"phrase words {i}": text for i, text in enumerate(phrase_windows(original.words))})
+    secrets.update({f"phrase words {i} (any separator)": pattern
+                    for i, pattern in enumerate(phrase_patterns(original.words))})
+    recorder.assert_absent(secrets, app_server.log_path.read_text(errors="replace"))
     # The recorder works: the public address does travel.
-    assert any(address in f for f in traffic.frames)
+    assert any(address in f for f in recorder.frames)
 
 
 def test_tampered_and_foreign_backup_files(page, browser, app_server):

@@ -8,7 +8,7 @@ from playwright.sync_api import expect
 
 from tests.e2e.flows import create_wallet, local_materials, new_email
 from tests.e2e.flows_send import fill_send, wait_for_asset
-from tests.e2e.leaks import LeakRecorder, phrase_windows
+from tests.e2e.leaks import LeakRecorder, phrase_patterns, phrase_windows
 from tests.e2e.vault_py import unwrap
 
 LEAK_PIN = "847261"
@@ -58,3 +58,17 @@ def test_recorder_catches_each_encoding():
             assert "K in websocket" in str(e)
         else:
             raise AssertionError(f"a leak as {form!r} went unnoticed")
+
+
+def test_recorder_catches_phrase_words_with_any_separator():
+    secrets = {f"phrase {i}": p for i, p in enumerate(phrase_patterns("legal winner thank year wave"))}
+    for frame in ('["legal", "winner", "thank"]', "winner,\nthank,\nyear", "thank year wave"):
+        recorder = LeakRecorder("http://x", bodies=["{}"], frames=[frame])
+        try:
+            recorder.assert_absent(secrets)
+        except AssertionError as e:
+            assert "in websocket" in str(e)
+        else:
+            raise AssertionError(f"phrase words in {frame!r} went unnoticed")
+    # Two words, or three that are not consecutive in the phrase, are not a leak.
+    LeakRecorder("http://x", bodies=["{}"], frames=['["year", "wave"] legal thank winner']).assert_absent(secrets)

@@ -44,3 +44,25 @@ def unwrap(materials: dict, pin: str) -> Unwrapped:
 
 def recover_phrase(materials: dict, pin: str) -> str:
     return unwrap(materials, pin).words
+
+
+# --- the Drive backup file: one JSON header line, "\n", then AES-GCM(body) -----------------
+
+
+def split_backup(data: bytes) -> tuple[dict, bytes]:
+    line, _, body = data.partition(b"\n")
+    return json.loads(line), body
+
+
+def backup_key(data: bytes, pin: str) -> bytes:
+    """Argon2id(PIN, salt_rec) with the header's parameters: the key of the file's body."""
+    kdf = split_backup(data)[0]["kdf"]
+    return hash_secret_raw(pin.encode(), base64.b64decode(kdf["salt_rec"], validate=True), time_cost=kdf["t"],
+                           memory_cost=kdf["m"], parallelism=kdf["p"], hash_len=32, type=Type.ID)
+
+
+def open_backup(data: bytes, pin: str) -> dict:
+    """The file's bundle; a wrong PIN or a changed body raises cryptography's InvalidTag."""
+    header, body = split_backup(data)
+    plain = AESGCM(backup_key(data, pin)).decrypt(base64.b64decode(header["iv"], validate=True), body, None)
+    return json.loads(plain)

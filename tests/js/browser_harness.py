@@ -24,33 +24,22 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from custom_components.wallet_js.vendor import ARGON2_FILES, copy_argon2  # noqa: E402
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.e2e.helpers import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (the project's flags; re-exported)
 PAGE_CSP = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'"
 WORKER_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'"
 INDEX_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>wallet_js</title>
 <script type="module" src="/bundle.js"></script></head><body></body></html>"""
 
 
-def build_bundle(out_file: Path) -> None:
-    """bun build of tests/js/entry.js; 'ethers' resolves from tools/node_modules."""
+def build_bundle(out_file: Path, entry: Path = REPO / "tests" / "js" / "entry.js") -> None:
+    """bun build of `entry` (tests/js/entry.js by default); 'ethers' resolves from tools/node_modules."""
     env = dict(os.environ)
     env["NODE_PATH"] = str(REPO / "tools" / "node_modules")
     env.setdefault("BUN_INSTALL_CACHE_DIR", str(REPO / ".cache" / "bun-install"))
     env.setdefault("BUN_RUNTIME_TRANSPILER_CACHE_PATH", str(REPO / ".cache" / "bun-transpiler"))
     bun = REPO / "tools" / "node_modules" / ".bin" / "bun"
     subprocess.run(
-        [str(bun), "build", str(REPO / "tests" / "js" / "entry.js"), "--target", "browser",
+        [str(bun), "build", str(entry), "--target", "browser",
          "--format", "esm", "--outfile", str(out_file)],
         check=True, env=env, cwd=REPO, timeout=120, capture_output=True,
     )

@@ -13,6 +13,9 @@ from argon2.low_level import Type, hash_secret_raw
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from eth_account import Account
 
+# The backup file reader is shared with the e2e tests (browser_harness puts the repo on sys.path).
+from tests.e2e.vault_py import open_backup, split_backup  # noqa: F401  (split_backup: re-exported)
+
 Account.enable_unaudited_hdwallet_features()
 
 SPEC = {"t": 3, "m": 262144, "p": 1}
@@ -73,16 +76,8 @@ def wrap(pin: str, words: str, params: dict, rand=None) -> dict:
     }
 
 
-def split_backup(data: bytes) -> tuple[dict, bytes]:
-    line, _, body = data.partition(b"\n")
-    return json.loads(line), body
-
-
 def decrypt_backup(pin: str, data: bytes) -> dict:
-    header, body = split_backup(data)
-    kdf = header["kdf"]
-    key = argon2id(pin.encode(), unb64(kdf["salt_rec"]), kdf)
-    return json.loads(AESGCM(key).decrypt(unb64(header["iv"]), body, None))
+    return open_backup(data, pin)
 
 
 def encrypt_backup(pin: str, owner: str, bundle: dict, params: dict, header_patch=None) -> bytes:

@@ -11,19 +11,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import html
 import json
-import os
-import re
-import socket
-import subprocess
-import threading
 import time
 from pathlib import Path
 
-import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
@@ -32,35 +24,22 @@ import browser_harness
 from jshelpers import ABANDON, PIN
 from pyhelpers import SMALL, address, decrypt_backup, encrypt_backup, unwrap, wrap
 
+from tests.e2e.drive_api import DriveApi, backup_name
+from tests.e2e.helpers import free_port, serve_asgi_in_thread
 from wallet_app.api import build_api
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 
 ALICE = "alice@example.com"
 LEGAL = "legal winner thank year wave sausage worth useful legal winner thank yellow"
-SCOPE = "https://www.googleapis.com/auth/drive.appdata"
 API_PATHS = ("/api/", "/dev-idp", "/dev-drive")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="session")
 def drive_site(tmp_path_factory) -> Path:
     """The test site of browser_harness, with a bundle that also exposes nb.drive and nb.backup."""
     root = browser_harness.prepare_site(tmp_path_factory.mktemp("drive_site"))
-    repo = browser_harness.REPO
-    env = {**os.environ, "NODE_PATH": str(repo / "tools" / "node_modules")}
-    env.setdefault("BUN_INSTALL_CACHE_DIR", str(repo / ".cache" / "bun-install"))
-    env.setdefault("BUN_RUNTIME_TRANSPILER_CACHE_PATH", str(repo / ".cache" / "bun-transpiler"))
-    subprocess.run(
-        [str(repo / "tools" / "node_modules" / ".bin" / "bun"), "build", str(repo / "tests" / "js" / "entry_drive.js"),
-         "--target", "browser", "--format", "esm", "--outfile", str(root / "bundle.js")],
-        check=True, env=env, cwd=repo, timeout=120, capture_output=True,
-    )
+    browser_harness.build_bundle(root / "bundle.js", entry=browser_harness.REPO / "tests" / "js" / "entry_drive.js")
     return root
 
 
@@ -93,17 +72,8 @@ def server(db, drive_site, tmp_path, monkeypatch):
     monkeypatch.setenv("PUBLIC_BASE_URL", origin)
     monkeypatch.setenv("DEV_DRIVE_DIR", str(tmp_path / "dev-drive"))
     get_settings.cache_clear()
-    srv = uvicorn.Server(uvicorn.Config(site_and_api(drive_site, build_api()), host="127.0.0.1", port=port,
-                                        log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.02)
-    yield origin
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serve_asgi_in_thread(site_and_api(drive_site, build_api()), port, lifespan="off"):
+        yield origin
 
 
 class Device:
@@ -181,40 +151,6 @@ def devices(browser, server):
         d.close()
 
 
-class DriveApi:
-    """Python's own view of the stand-in, with a token for the same Google account."""
-
-    def __init__(self, origin: str, email: str = ALICE):
-        self.http = httpx.Client(base_url=origin, timeout=10)
-        resp = self.http.get("/dev-idp/authorize", params={
-            "client_id": idp.DEV_CLIENT_ID, "response_type": "token", "scope": SCOPE,
-            "redirect_uri": "postmessage", "login_hint": email,
-        })
-        meta = re.search(r'<meta name="nb-idp-result" content="([^"]*)">', resp.text)
-        self.token = json.loads(html.unescape(meta.group(1)))["access_token"]
-        self.auth = {"Authorization": f"Bearer {self.token}"}
-
-    def files(self, name: str) -> list[dict]:
-        resp = self.http.get("/dev-drive/drive/v3/files", headers=self.auth, params={
-            "spaces": "appDataFolder", "q": f"name='{name}'", "fields": "files(id,name,modifiedTime,size,md5Checksum)"})
-        assert resp.status_code == 200, resp.text
-        return resp.json()["files"]
-
-    def download(self, file_id: str) -> bytes:
-        resp = self.http.get(f"/dev-drive/drive/v3/files/{file_id}", params={"alt": "media"}, headers=self.auth)
-        assert resp.status_code == 200, resp.text
-        return resp.content
-
-    def replace(self, file_id: str, data: bytes) -> None:
-        resp = self.http.patch(f"/dev-drive/upload/drive/v3/files/{file_id}", params={"uploadType": "media"},
-                               content=data, headers={**self.auth, "Content-Type": "application/octet-stream"})
-        assert resp.status_code == 200, resp.text
-
-
-def file_name(owner: str) -> str:
-    return f"newbl-backup-{owner.lower()}.bin"
-
-
 def sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -243,7 +179,7 @@ def backed_up_wallet(devices, server) -> tuple[Device, dict, dict, DriveApi]:
     assert dev.drive_token() == {"ok": True}
     w = new_wallet(dev)
     r = backup(dev, w["address"])
-    return dev, w, r, DriveApi(server)
+    return dev, w, r, DriveApi(server, ALICE)
 
 
 # ------------------------------------------------------------------------------------------
@@ -255,22 +191,22 @@ def test_backup_update_and_restore_on_new_device(devices, server):
     w = new_wallet(a)
     owner = w["address"]
     r1 = backup(a, owner)
-    drive = DriveApi(server)
+    drive = DriveApi(server, ALICE)
 
     # The stand-in holds exactly one backup file with these bytes, plus the verified staging copy.
-    [f1] = drive.files(file_name(owner))
+    [f1] = drive.files(backup_name(owner))
     assert f1["id"] == r1["id"] and sha(drive.download(f1["id"])) == r1["sha256"]
     assert f1["modifiedTime"] == r1["updatedAt"]
-    [staging] = drive.files(file_name(owner) + ".tmp")
+    [staging] = drive.files(backup_name(owner) + ".tmp")
     assert sha(drive.download(staging["id"])) == r1["sha256"]
     assert json.loads(a.storage()[f"{owner.lower()}:driveMeta"]) == r1
 
     # A second backup updates the same file (new salt and iv: new bytes).
     r2 = backup(a, owner)
     assert r2["id"] == r1["id"] and r2["sha256"] != r1["sha256"]
-    [f2] = drive.files(file_name(owner))
+    [f2] = drive.files(backup_name(owner))
     assert sha(drive.download(f2["id"])) == r2["sha256"]
-    assert len(drive.files(file_name(owner) + ".tmp")) == 1
+    assert len(drive.files(backup_name(owner) + ".tmp")) == 1
 
     # touch after the upload: /me follows.
     me = a.ok("""
@@ -403,7 +339,7 @@ def test_no_backup_file(devices, server):
     new_wallet(dev, LEGAL)
     res = dev.fails(BACKUP, {"owner": address(LEGAL), "pin": "654321", "params": SMALL})
     assert res["code"] == "INVALID_PIN"
-    assert DriveApi(server, "nobody@example.com").files(file_name(address(LEGAL))) == []
+    assert DriveApi(server, "nobody@example.com").files(backup_name(address(LEGAL))) == []
 
 
 # Drive clients that fail in one place, wrapped around the real one (chosen by name).
@@ -436,7 +372,7 @@ def test_failed_backup_keeps_the_previous_one(devices, server, recipe, code):
     meta_before = a.storage()[f"{owner.lower()}:driveMeta"]
     res = a.run(WRAPPERS, {"owner": owner, "recipe": recipe, "realId": r["id"], "params": SMALL})
     assert not res["ok"] and res["code"] == code, res
-    [f] = drive.files(file_name(owner))
+    [f] = drive.files(backup_name(owner))
     assert f["id"] == r["id"] and sha(drive.download(f["id"])) == r["sha256"]
     assert a.storage()[f"{owner.lower()}:driveMeta"] == meta_before
     # The previous backup still restores.
