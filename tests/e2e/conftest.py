@@ -51,19 +51,13 @@ def app_server_env() -> dict[str, str]:
 @pytest.fixture(scope="session")
 def app_server(tmp_path_factory, app_server_env):
     """The wallet app on a free port with a throw-away SQLite DB; stopped (whole process group) after the session."""
-    workdir = tmp_path_factory.mktemp("e2e-app")
-    port = helpers.free_port()
     log_path = RESULTS_DIR / "e2e-app-server.log"
     log_path.unlink(missing_ok=True)
-    server = helpers.start_wallet_app(port, workdir, log_path, app_server_env)
     try:
-        try:
-            helpers.wait_until_up(server)
-        except RuntimeError as e:
-            pytest.fail(str(e), pytrace=False)
-        yield server
-    finally:
-        helpers.stop_server(server)
+        with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-app"), log_path, app_server_env) as server:
+            yield server
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 @pytest.fixture(scope="session")

@@ -253,6 +253,18 @@ def start_wallet_app(
                         log_path=log_path, env=env)
 
 
+@contextlib.contextmanager
+def running_wallet_app(workdir: Path, log_path: Path, extra_env: dict[str, str] | None = None):
+    """start_wallet_app on a free port, waited for, and always stopped. Raises RuntimeError
+    (with the log tail) when it does not come up."""
+    server = start_wallet_app(free_port(), workdir, log_path, extra_env)
+    try:
+        wait_until_up(server)
+        yield server
+    finally:
+        stop_server(server)
+
+
 def require_chromium() -> str:
     """The Chromium binary, or a clear error (browsers are never downloaded here)."""
     if not os.access(CHROMIUM, os.X_OK):

@@ -188,17 +188,12 @@ def test_dev_merchant_link_on_card(page, app_server):
 def late_server(tmp_path_factory):
     """A second app with its own anvil: this test moves the chain's clock, which must not leak
     into other tests' payments (their deadlines follow the wall clock)."""
-    workdir = tmp_path_factory.mktemp("e2e-late")
-    port = helpers.free_port()
-    server = helpers.start_wallet_app(port, workdir, RESULTS_DIR / "e2e-late-app-server.log")
     try:
-        try:
-            helpers.wait_until_up(server)
-        except RuntimeError as e:
-            pytest.fail(str(e), pytrace=False)
-        yield server
-    finally:
-        helpers.stop_server(server)
+        with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-late"),
+                                        RESULTS_DIR / "e2e-late-app-server.log") as server:
+            yield server
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
 
 
 def test_payment_past_its_deadline_ends_failed(browser, late_server):
