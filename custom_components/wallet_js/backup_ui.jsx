@@ -6,7 +6,8 @@
 // and the GIS script are loaded beforehand (on mount / when the dialog opens) and
 // getDriveToken is called synchronously from the click handler, before any await.
 import { useEffect, useRef, useState } from "react";
-import { Button, Dialog, Flex, Text } from "@radix-ui/themes";
+import { Button, Text } from "@radix-ui/themes";
+import { PinModal } from "./wallet.jsx";
 
 const PIN_RE = /^[0-9]{6}$/;
 
@@ -54,22 +55,6 @@ function requestToken(driveRef, clientId) {
   return d.drive.getDriveToken({ clientId, interactive: true });
 }
 
-function PinInput({ inputRef, label, disabled, onLength }) {
-  return (
-    <input ref={inputRef} type="password" inputMode="numeric" autoComplete="off" maxLength={6}
-      pattern="[0-9]*" aria-label={label} disabled={disabled} autoFocus
-      onInput={(e) => {
-        e.target.value = e.target.value.replace(/[^0-9]/g, "").slice(0, 6);
-        onLength(e.target.value.length);
-      }}
-      style={{
-        width: "100%", fontSize: 28, letterSpacing: 12, textAlign: "center", padding: "10px 0",
-        margin: "16px 0 8px", borderRadius: 8, border: "1px solid var(--gray-a7)",
-        background: "var(--color-surface)", color: "var(--gray-12)",
-      }} />
-  );
-}
-
 // A PIN modal whose Confirm runs `run(pin, tokenPromise)`. `run` resolves to a result for
 // onDone, or rejects; errors are shown as `errorPrefix + text` and the dialog stays open.
 function DrivePinDialog({ open, title, description, messages, clientId, devMode, errorPrefix, pinMessage,
@@ -110,24 +95,10 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
   };
 
   return (
-    <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
-      <Dialog.Content maxWidth="400px" data-testid={testId} onEscapeKeyDown={(e) => busy && e.preventDefault()}
-        onPointerDownOutside={(e) => busy && e.preventDefault()}>
-        <Dialog.Title>{title}</Dialog.Title>
-        <Dialog.Description size="2">{description}</Dialog.Description>
-        {hint ? <Text as="p" size="2" color="gray" mt="2">{hint}</Text> : null}
-        <form onSubmit={(e) => { e.preventDefault(); confirm(); }}>
-          <PinInput inputRef={input} label={messages.pin_label} disabled={busy} onLength={setLength} />
-          {error || loadError ? <Text as="p" size="2" color="red" role="alert">{error || loadError}</Text> : null}
-          {busy || driveStatus === "loading" ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
-          <Flex gap="3" justify="end" mt="3">
-            <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
-              onClick={() => onClose && onClose()}>{messages.cancel}</Button>
-            <Button type="submit" size="3" disabled={busy || length !== 6 || driveStatus !== "ready"}>{messages.confirm}</Button>
-          </Flex>
-        </form>
-      </Dialog.Content>
-    </Dialog.Root>
+    <PinModal open={open} busy={busy} ready={driveStatus === "ready"} working={busy || driveStatus === "loading"}
+      title={title} description={description} hint={hint} error={error || loadError} testId={testId}
+      inputRef={input} onLength={setLength} length={length} messages={messages} onConfirm={confirm}
+      onClose={onClose} />
   );
 }
 

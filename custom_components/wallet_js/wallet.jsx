@@ -157,7 +157,52 @@ const ACTIONS = {
   },
 };
 
-// A modal with a 6-digit input and a confirm button; closing is blocked while submitting.
+// The 6-digit PIN field: digits only, the value stays in the DOM (read through inputRef);
+// only its length is reported, for the Confirm button.
+export function PinInput({ inputRef, label, disabled, onLength }) {
+  return (
+    <input ref={inputRef} type="password" inputMode="numeric" autoComplete="off" maxLength={6}
+      pattern="[0-9]*" aria-label={label} disabled={disabled} autoFocus
+      onInput={(e) => {
+        e.target.value = e.target.value.replace(/[^0-9]/g, "").slice(0, 6);
+        onLength(e.target.value.length);
+      }}
+      style={{
+        width: "100%", fontSize: 28, letterSpacing: 12, textAlign: "center", padding: "10px 0",
+        margin: "16px 0 8px", borderRadius: 8, border: "1px solid var(--gray-a7)",
+        background: "var(--color-surface)", color: "var(--gray-12)",
+      }} />
+  );
+}
+
+// The PIN modal shared by the signing and backup/restore dialogs: title, description, optional
+// hint, the PIN field, error/working lines, Cancel and Confirm. Closing is blocked while busy;
+// Confirm needs 6 digits and `ready`.
+export function PinModal({ open, busy, ready = true, working, title, description, hint, error, testId,
+                           inputRef, onLength, messages, onConfirm, onClose, length }) {
+  return (
+    <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
+      <Dialog.Content maxWidth="400px" data-testid={testId} onEscapeKeyDown={(e) => busy && e.preventDefault()}
+        onPointerDownOutside={(e) => busy && e.preventDefault()}>
+        <Dialog.Title>{title}</Dialog.Title>
+        <Dialog.Description size="2">{description}</Dialog.Description>
+        {hint ? <Text as="p" size="2" color="gray" mt="2">{hint}</Text> : null}
+        <form onSubmit={(e) => { e.preventDefault(); onConfirm(); }}>
+          <PinInput inputRef={inputRef} label={messages.pin_label} disabled={busy} onLength={onLength} />
+          {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
+          {working ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
+          <Flex gap="3" justify="end" mt="3">
+            <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
+              onClick={() => onClose && onClose()}>{messages.cancel}</Button>
+            <Button type="submit" size="3" disabled={busy || length !== 6 || !ready}>{messages.confirm}</Button>
+          </Flex>
+        </form>
+      </Dialog.Content>
+    </Dialog.Root>
+  );
+}
+
+// Asks for the PIN and runs ACTIONS[action]; onDone gets the public result.
 export function PinDialog({ open, title, owner, action, payload, messages, onDone, onClose }) {
   const input = useRef(null);
   const [busy, setBusy] = useState(false);
@@ -190,33 +235,9 @@ export function PinDialog({ open, title, owner, action, payload, messages, onDon
   };
 
   return (
-    <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
-      <Dialog.Content maxWidth="400px" onEscapeKeyDown={(e) => busy && e.preventDefault()}
-        onPointerDownOutside={(e) => busy && e.preventDefault()}>
-        <Dialog.Title>{title || messages.pin_dialog_title}</Dialog.Title>
-        <Dialog.Description size="2">{messages.pin_dialog_hint}</Dialog.Description>
-        <form onSubmit={(e) => { e.preventDefault(); confirm(); }}>
-          <input ref={input} type="password" inputMode="numeric" autoComplete="off" maxLength={6}
-            pattern="[0-9]*" aria-label={messages.pin_label} disabled={busy} autoFocus
-            onInput={(e) => {
-              e.target.value = e.target.value.replace(/[^0-9]/g, "").slice(0, 6);
-              setLength(e.target.value.length);
-            }}
-            style={{
-              width: "100%", fontSize: 28, letterSpacing: 12, textAlign: "center", padding: "10px 0",
-              margin: "16px 0 8px", borderRadius: 8, border: "1px solid var(--gray-a7)",
-              background: "var(--color-surface)", color: "var(--gray-12)",
-            }} />
-          {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
-          {busy ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
-          <Flex gap="3" justify="end" mt="3">
-            <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
-              onClick={() => onClose && onClose()}>{messages.cancel}</Button>
-            <Button type="submit" size="3" disabled={busy || length !== 6}>{messages.confirm}</Button>
-          </Flex>
-        </form>
-      </Dialog.Content>
-    </Dialog.Root>
+    <PinModal open={open} busy={busy} working={busy} title={title || messages.pin_dialog_title}
+      description={messages.pin_dialog_hint} error={error} inputRef={input} onLength={setLength}
+      length={length} messages={messages} onConfirm={confirm} onClose={onClose} />
   );
 }
 

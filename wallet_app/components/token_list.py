@@ -13,6 +13,7 @@ import logging
 import reflex as rx
 
 from wallet_app.components.dialogs import selector
+from wallet_app.components.ui import label_row
 from wallet_app.i18n import t, t_var
 from wallet_app.services import wallet
 from wallet_app.services.amounts import format_balance
@@ -146,13 +147,6 @@ class TokenListState(rx.State):
             self.chain_id = value
             self._reset_probe()
 
-    @rx.event
-    def set_token_address(self, value: str):
-        # The debounced input may report a value the form already submitted: keep that probe.
-        if isinstance(value, str) and not self.busy and value[:MAX_ADDRESS_INPUT] != self.token_address:
-            self.token_address = value[:MAX_ADDRESS_INPUT]
-            self._reset_probe()
-
     async def _begin(self, reset: bool):
         """Checks the session and the inputs; returns (user, None) or (None, event to return)."""
         session = await self.get_state(SessionState)
@@ -173,9 +167,8 @@ class TokenListState(rx.State):
 
     @rx.event(background=True)
     async def submit(self, form_data: dict):
-        """The form's one button: Probe, or Add once the same address was probed. The address
-        comes from the form itself, so a tap right after typing never races the input's
-        debounced on_change."""
+        """The form's one button: Probe, or Add once the same address was probed (an edited
+        address is probed again). The address comes from the form itself."""
         value = form_data.get("token_address") if isinstance(form_data, dict) else None
         if not isinstance(value, str):
             return
@@ -279,8 +272,7 @@ def token_list() -> rx.Component:
 
 
 def _meta_line(label_key: str, value: rx.Var) -> rx.Component:
-    return rx.hstack(rx.text(t(label_key), color_scheme="gray", size="2"), rx.text(value, size="2", weight="medium"),
-                     justify="between", width="100%")
+    return label_row(label_key, rx.text(value, size="2", weight="medium"))
 
 
 def _address_form() -> rx.Component:
@@ -290,7 +282,9 @@ def _address_form() -> rx.Component:
             rx.text(t("add_token_network"), size="2", weight="medium"),
             selector(s.chains, s.chain_id, s.set_chain_id, t("add_token_network"), disabled=s.busy),
             rx.text(t("add_token_address"), size="2", weight="medium", as_="label", html_for="add-token-address"),
-            rx.input(value=s.token_address, on_change=s.set_token_address, id="add-token-address",
+            # Uncontrolled: the address travels only with the form's submit, so no late keystroke
+            # event can overtake a probe (submit compares it with the probed one).
+            rx.input(default_value=s.token_address, id="add-token-address",
                      name="token_address", placeholder=t("add_token_address_hint"), size="3", width="100%",
                      disabled=s.busy, font_family="var(--code-font-family)", auto_complete="off",
                      spell_check=False, auto_capitalize="off"),

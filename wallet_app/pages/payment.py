@@ -21,10 +21,12 @@ from web3 import Web3
 from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
+from wallet_app.components.ui import label_row
 from wallet_app.i18n import CATALOGUES, messages, normalize_lang, t, t_var
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import payments, wallet
 from wallet_app.services.amounts import AmountError, format_balance, parse_units
+from wallet_app.services.wallet import short_address
 from wallet_app.state.session import SessionState
 
 DEADLINE_SECONDS = 300  # specification section 9: payment deadline 5 minutes
@@ -33,11 +35,6 @@ MAX_POLLS = 120  # about two minutes of polling before telling the user to check
 
 
 # ---------------------------------------------------------------- pure parts
-
-
-def short_address(address: str) -> str:
-    """0x1234…abcd (4 + 4 hex characters)."""
-    return f"{address[:6]}…{address[-4:]}" if len(address) == 42 else address
 
 
 def parse_chain_id(value: str | None) -> int | None:
@@ -405,14 +402,7 @@ ON_LOAD: list = [PaymentState.load]
 
 
 def _row(label_key: str, value: rx.Component) -> rx.Component:
-    return rx.hstack(
-        rx.text(t(label_key), size="2", color_scheme="gray"),
-        value,
-        justify="between",
-        align="center",
-        width="100%",
-        min_height="44px",
-    )
+    return label_row(label_key, value, align="center", min_height="44px")
 
 
 def _dash(value: rx.Var) -> rx.Var:

@@ -11,6 +11,7 @@ import reflex as rx
 from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
+from wallet_app.components.ui import form_skeleton
 from wallet_app.i18n import CATALOGUES, messages, t
 from wallet_app.services import txlink, wallet
 from wallet_app.services.amounts import AmountError
@@ -234,13 +235,8 @@ def _form() -> rx.Component:
     )
 
 
-def _skeleton() -> rx.Component:
-    return rx.vstack(*[rx.skeleton(height="44px", width="100%") for _ in range(4)], spacing="4", width="100%",
-                     aria_busy="true")
-
-
 def send_page() -> rx.Component:
     return page(
-        rx.card(rx.cond(SendState.loaded, _form(), _skeleton()), width="100%", size="3"),
+        rx.card(rx.cond(SendState.loaded, _form(), form_skeleton()), width="100%", size="3"),
         title_key="send_title",
     )

@@ -15,6 +15,7 @@ import reflex as rx
 from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
+from wallet_app.components.ui import form_skeleton
 from wallet_app.i18n import messages, t, t_var
 from wallet_app.pages.send import show_error
 from wallet_app.services import txlink, wallet
@@ -62,8 +63,7 @@ class SignState(rx.State):
 
     @rx.var
     def short_token(self) -> str:
-        a = self.summary.get("token_address", "")
-        return f"{a[:6]}…{a[-4:]}" if len(a) == 42 else a
+        return wallet.short_address(self.summary.get("token_address", ""))
 
     @rx.event
     async def load(self):
@@ -128,8 +128,7 @@ class SignState(rx.State):
         self.done = True  # the nonce is spent: never offer to sign this one again
         self.tx_hash = result["tx_hash"]
         # The dialog has no room for 66 unbroken characters: short there, in full on the page.
-        short = f"{self.tx_hash[:6]}…{self.tx_hash[-4:]}"
-        session._show_dialog("sign_submitted", short, ok_route=routes.ACTIVITY)
+        session._show_dialog("sign_submitted", wallet.short_address(self.tx_hash), ok_route=routes.ACTIVITY)
 
 
 ON_LOAD: list = [SignState.load]
@@ -236,10 +235,5 @@ def _request() -> rx.Component:
     )
 
 
-def _skeleton() -> rx.Component:
-    return rx.vstack(*[rx.skeleton(height="44px", width="100%") for _ in range(4)], spacing="4", width="100%",
-                     aria_busy="true")
-
-
 def sign_page() -> rx.Component:
-    return page(rx.cond(SignState.ready, _request(), _skeleton()), title_key="sign_title")
+    return page(rx.cond(SignState.ready, _request(), form_skeleton()), title_key="sign_title")

@@ -310,15 +310,19 @@ def build_erc20_transfer(chain: ChainConfig, sender: str, token: str, to: str, a
         raise ChainError("invalid_address", "native transfers are not built here (token address is zero)")
     if isinstance(amount_units, bool) or not isinstance(amount_units, int) or amount_units <= 0:
         raise ChainError("invalid_amount", "amount must be a positive integer in the smallest unit")
+    return _build_token_call(chain, sender, token, _ERC20.encode_abi("transfer", [to, amount_units]), "transfer")
+
+
+def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, what: str) -> dict[str, str]:
+    """An unsigned legacy call of `token` with `data` from `sender`: pending nonce, gas price, estimate."""
     w3 = web3_for(chain)
-    data = _ERC20.encode_abi("transfer", [to, amount_units])
     nonce = _read(lambda: w3.eth.get_transaction_count(sender, "pending"))
     gas_price = _read(lambda: w3.eth.gas_price)
     try:
         gas = _read(lambda: w3.eth.estimate_gas({"from": sender, "to": token, "data": data, "value": 0}))
     except (ContractLogicError, Web3RPCError) as e:
-        # Typically the balance is too low or the token refuses the transfer.
-        raise ChainError("estimate_failed", f"transfer would fail: {e}") from e
+        # Typically the balance is too low or the token refuses the call.
+        raise ChainError("estimate_failed", f"{what} would fail: {e}") from e
     return {"chain_id": str(chain.chain_id), "to": token, "data": data, "value": "0",
             "nonce": str(nonce), "gas_limit": str(gas), "gas_price": str(gas_price)}
 
@@ -407,13 +411,5 @@ def build_erc20_approve(chain: ChainConfig, owner: str, token: str, spender: str
         raise ChainError("invalid_address", "the native coin has no allowance")
     if isinstance(amount_units, bool) or not isinstance(amount_units, int) or not 0 <= amount_units < 2**256:
         raise ChainError("invalid_amount", "amount must be a uint256 in the smallest unit")
-    w3 = web3_for(chain)
-    data = _ERC20_ALLOWANCE.encode_abi("approve", [spender, amount_units])
-    nonce = _read(lambda: w3.eth.get_transaction_count(owner, "pending"))
-    gas_price = _read(lambda: w3.eth.gas_price)
-    try:
-        gas = _read(lambda: w3.eth.estimate_gas({"from": owner, "to": token, "data": data, "value": 0}))
-    except (ContractLogicError, Web3RPCError) as e:
-        raise ChainError("estimate_failed", f"approve would fail: {e}") from e
-    return {"chain_id": str(chain.chain_id), "to": token, "data": data, "value": "0",
-            "nonce": str(nonce), "gas_limit": str(gas), "gas_price": str(gas_price)}
+    return _build_token_call(chain, owner, token, _ERC20_ALLOWANCE.encode_abi("approve", [spender, amount_units]),
+                             "approve")

@@ -59,8 +59,7 @@ class SessionState(rx.State):
 
     @rx.var
     def short_address(self) -> str:
-        a = self.address
-        return f"{a[:6]}…{a[-4:]}" if len(a) == 42 else a
+        return wallet.short_address(self.address)
 
     @rx.event
     def check_session(self):
