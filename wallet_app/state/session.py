@@ -9,7 +9,7 @@ import reflex as rx
 from wallet_app import routes
 from wallet_app.i18n import CATALOGUES, lang_from_accept_language, normalize_lang
 from wallet_app.core.config import get_settings
-from wallet_app.services import accounts, google, sessions
+from wallet_app.services import accounts, google, sessions, wallet
 
 
 class SessionState(rx.State):
