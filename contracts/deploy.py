@@ -45,7 +45,11 @@ def compile_contracts(force: bool = False) -> None:
 
 
 def artifact(name: str) -> dict:
-    return json.loads((BUILD_DIR / f"{name}.json").read_text())
+    """A contract's {abi, bytecode}; compiles first on a clean checkout (build/ is not committed)."""
+    path = BUILD_DIR / f"{name}.json"
+    if not path.exists():
+        compile_contracts()
+    return json.loads(path.read_text())
 
 
 def deployments_path(chain_id: int, deployments_dir: Path | None = None) -> Path:
