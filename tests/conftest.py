@@ -142,3 +142,13 @@ def chain_env(settings_env, chains_file, deployments_dir, deployed, monkeypatch)
     get_settings.cache_clear()
     # Later tests (e.g. tests/contracts wrapping provider.make_request) get fresh web3 clients.
     chain_svc._clients.clear()
+
+
+@pytest.fixture(scope="session")
+def pw():
+    """One Playwright driver for the whole run: sync Playwright cannot run twice at once in one
+    process, and the api, js and e2e tests all drive Chromium."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        yield p

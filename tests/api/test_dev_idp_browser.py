@@ -44,19 +44,16 @@ def server(db, monkeypatch):
 
 
 @pytest.fixture
-def page(server):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        browser = launch_chromium(pw)
-        context = browser.new_context()
-        context.set_default_timeout(15_000)
-        pg = context.new_page()
-        errors: list[str] = []
-        pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        pg.goto(server + "/gsi-test")
-        yield pg, errors
-        browser.close()
+def page(server, pw):
+    browser = launch_chromium(pw)
+    context = browser.new_context()
+    context.set_default_timeout(15_000)
+    pg = context.new_page()
+    errors: list[str] = []
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.goto(server + "/gsi-test")
+    yield pg, errors
+    browser.close()
 
 
 def test_code_client_popup_signs_in(page, server):

@@ -61,17 +61,9 @@ def app_server(tmp_path_factory, app_server_env):
 
 
 @pytest.fixture(scope="session")
-def _playwright():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="session")
-def browser(_playwright):
+def browser(pw):
     try:
-        b = helpers.launch_chromium(_playwright)
+        b = helpers.launch_chromium(pw)
     except RuntimeError as e:  # missing binary: fail loudly, never skip
         pytest.fail(str(e), pytrace=False)
     yield b

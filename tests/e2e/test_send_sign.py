@@ -140,10 +140,10 @@ def test_sign_refuses_bad_links(page):
     expect(page.locator("#sign-target")).to_have_text(target)
 
 
-def test_qr_scan_fills_recipient(_playwright, app_server, tmp_path, screenshot):
+def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):
     address = Account.create().address.lower()
     video = write_qr_y4m(tmp_path / "qr.y4m", f"ethereum:{address}@31337")
-    browser = helpers.launch_chromium(_playwright, [
+    browser = helpers.launch_chromium(pw, [
         "--use-fake-ui-for-media-stream",
         "--use-fake-device-for-media-stream",
         f"--use-file-for-fake-video-capture={video}",

@@ -101,14 +101,17 @@ def serve(root: Path):
         server.server_close()
 
 
+def launch(pw):
+    return pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=30_000)
+
+
 @contextlib.contextmanager
 def chromium():
+    """A Chromium with its own Playwright driver, for scripts (the tests share the `pw` fixture)."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, timeout=30_000
-        )
+        browser = launch(pw)
         try:
             yield browser
         finally:

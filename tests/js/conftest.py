@@ -20,9 +20,10 @@ def site_url(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser():
-    with browser_harness.chromium() as b:
-        yield b
+def browser(pw):
+    b = browser_harness.launch(pw)
+    yield b
+    b.close()
 
 
 @pytest.fixture(scope="session")
