@@ -31,7 +31,8 @@ build: setup
 run: setup
 	$(ENV) python -m wallet_app.serve --port $(PORT)
 
-test: setup chromium
+# The build first: it installs .web/node_modules, whose React and Radix the QR unit's test bundle uses.
+test: setup chromium build
 	$(ENV) python -m pytest -q tests
 
 clean:
