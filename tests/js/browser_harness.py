@@ -5,7 +5,8 @@ assets/ at the site root in the app):
   /index.html  /bundle.js  /kdf-worker.js  /argon2/{lib,dist}/...
 plus broken copies of the worker used to check 'failed to load argon2':
   /nolib/ (no argon2 files), /nowasm/ (no .wasm), /badwasm/ (garbage .wasm),
-  /nocsp/ (worker served without 'wasm-unsafe-eval').
+  /nocsp/ (worker served without 'wasm-unsafe-eval');
+and /nosimd/, where the SIMD file holds the plain build, to check that build too.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ def prepare_site(root: Path) -> Path:
     worker = REPO / "assets" / "kdf-worker.js"
     shutil.copyfile(worker, root / "kdf-worker.js")
     copy_argon2(root / "argon2")
-    for name in ("nolib", "nowasm", "badwasm", "nocsp"):
+    for name in ("nolib", "nowasm", "badwasm", "nocsp", "nosimd"):
         d = root / name
         d.mkdir(exist_ok=True)
         shutil.copyfile(worker, d / "kdf-worker.js")
@@ -62,6 +63,8 @@ def prepare_site(root: Path) -> Path:
         if rel.endswith(".wasm"):
             (root / "nowasm" / "argon2" / rel).unlink()
             (root / "badwasm" / "argon2" / rel).write_bytes(b"\x00asm\x01\x00\x00\x00garbage")
+    nosimd = root / "nosimd" / "argon2" / "dist"
+    shutil.copyfile(nosimd / "argon2.wasm", nosimd / "argon2-simd.wasm")
     return root
 
 

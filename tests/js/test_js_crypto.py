@@ -41,6 +41,14 @@ def test_kdf_random_vector_matches_argon2_cffi(page):
     assert got == argon2id(pw, salt, params).hex()
 
 
+def test_kdf_plain_wasm_build_matches_argon2_cffi(page):
+    # The worker picks the SIMD build here; /nosimd/ serves the plain build under its name.
+    pw, salt = os.urandom(6).hex().encode(), os.urandom(16)
+    got = ok(page, """return nb.hex(await nb.kdf.argon2id(nb.unhex(a.pw), nb.unhex(a.salt), a.params,
+        {workerUrl: '/nosimd/kdf-worker.js'}));""", {"pw": pw.hex(), "salt": salt.hex(), "params": SMALL})
+    assert got == argon2id(pw, salt, SMALL).hex()
+
+
 def test_kdf_warm_worker_reuses_one_worker(page):
     got = ok(page, """
         const w = new nb.kdf.KdfWorker();
