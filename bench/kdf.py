@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "js"))
 
 import browser_harness  # noqa: E402
-from custom_components.wallet_js.vendor import ARGON2_PACKAGE  # noqa: E402
+from custom_components.wallet_js.vendor import ARGON2_FILES, ARGON2_PACKAGE  # noqa: E402
 from argon2.low_level import Type, hash_secret_raw  # noqa: E402
 
 SPEC = {"t": 3, "m": 262144, "p": 1}
@@ -77,8 +77,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         root = browser_harness.prepare_site(Path(tmp))
         if args.shipped:
-            for build in ("argon2.wasm", "argon2-simd.wasm"):
-                shutil.copyfile(ARGON2_PACKAGE / "dist" / build, root / "argon2" / "dist" / build)
+            for rel in ARGON2_FILES:
+                if rel.endswith(".wasm"):
+                    shutil.copyfile(ARGON2_PACKAGE / rel, root / "argon2" / rel)
         with browser_harness.serve(root) as url, browser_harness.chromium() as browser:
             _, page = browser_harness.open_page(browser, url)
 

@@ -9,9 +9,9 @@ wasm-opt with one pass, inlining. Argon2's BlaMka multiply is a 48-byte function
 in argon2-browser's build, called in the innermost loop of every block. V8's
 optimizing tier leaves it a call once its inlining budget is spent, and in the
 SIMD build that call was about a third of the hash time (a CPU profile of the
-worker). Inlined, a hash in a fresh worker goes from
-about 1.8x native to 1.4x (bench/kdf.py). The code is otherwise the library's
-own, and tests/js checks both builds against argon2-cffi.
+worker). Inlined, a hash in a fresh worker goes from about 1.8x native to 1.45x
+(bench/kdf.py). The code is otherwise the library's own, and tests/js checks
+both builds against argon2-cffi.
 """
 
 from __future__ import annotations

@@ -113,7 +113,7 @@ def context(browser, app_server, browser_issues):
     ctx.expose_binding("__nbReportCsp", lambda _source, v: browser_issues.csp_violations.append(v))
     ctx.add_init_script(_CSP_LISTENER)
     yield ctx
-    ctx.close()
+    helpers.close_context(ctx)
 
 
 @pytest.fixture

@@ -106,7 +106,7 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
         expect(page2.get_by_test_id("restore-dialog")).to_have_count(0)
         assert not errors, errors
     finally:
-        ctx.close()
+        helpers.close_context(ctx)
 
     # Nothing secret reached our server: requests, websocket frames, the server log. The Drive
     # tokens went to the Drive stand-in only (as they would to Google).
@@ -172,7 +172,7 @@ def test_tampered_and_foreign_backup_files(page, browser, app_server):
         failed.get_by_role("button", name="Continue to onboarding").click()
         page2.wait_for_url("**/onboarding**")
     finally:
-        ctx.close()
+        helpers.close_context(ctx)
 
 
 def test_has_backup_without_a_drive_file_goes_to_onboarding(page, browser, app_server):
@@ -202,4 +202,4 @@ def test_has_backup_without_a_drive_file_goes_to_onboarding(page, browser, app_s
         notice.get_by_role("button", name="OK").click()
         page2.wait_for_url("**/onboarding**")
     finally:
-        ctx.close()
+        helpers.close_context(ctx)

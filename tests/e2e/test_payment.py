@@ -230,4 +230,4 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
         expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()  # a new attempt may start
     finally:
         w3.provider.make_request("evm_setAutomine", [True])
-        ctx.close()
+        helpers.close_context(ctx)

@@ -4,6 +4,7 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.e2e import helpers
 from tests.e2e.flows import create_wallet, me, new_email, sign_in, sign_in_to_onboarding
 
 NAV_LABELS = ["Home", "Card", "Activity", "Settings"]
@@ -91,7 +92,7 @@ def test_language_switch_survives_reload_and_follows_server_after_login(browser,
         other.wait_for_url("**/onboarding**")
         expect(other.get_by_role("heading", name="Create your PIN")).to_be_visible()
     finally:
-        ctx.close()
+        helpers.close_context(ctx)
 
 
 def test_korean_browser_defaults_to_korean_and_change_is_saved(browser, app_server):
@@ -108,7 +109,7 @@ def test_korean_browser_defaults_to_korean_and_change_is_saved(browser, app_serv
         assert me(page)["locale"] == "ko"
         expect(page.get_by_role("heading", name="PIN 만들기")).to_be_visible()
     finally:
-        ctx.close()
+        helpers.close_context(ctx)
 
 
 def test_settings_language_change_saves_to_server(page):
@@ -146,7 +147,7 @@ def test_service_worker_and_manifest(browser, app_server):
     try:
         _check_service_worker(ctx.new_page())
     finally:
-        ctx.close()
+        helpers.close_context(ctx)
 
 
 def _check_service_worker(page):

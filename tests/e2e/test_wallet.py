@@ -9,6 +9,7 @@ from cryptography.exceptions import InvalidTag
 from eth_account import Account
 from playwright.sync_api import expect
 
+from tests.e2e import helpers
 from tests.e2e.flows import PIN, create_wallet, decode_qr_png, local_materials, me, new_email, press_pin, sign_in_to_onboarding
 from tests.e2e.vault_py import recover_phrase
 
@@ -54,7 +55,7 @@ def test_copy_address_and_receive_qr(browser, app_server, screenshot):
         dialog.get_by_role("button", name="Close").click()
         expect(dialog).to_have_count(0)
     finally:
-        ctx.close()
+        helpers.close_context(ctx)
 
 
 def test_pin_pad_rules(page):

@@ -25,7 +25,7 @@ from jshelpers import ABANDON, PIN
 from pyhelpers import SMALL, address, decrypt_backup, encrypt_backup, unwrap, wrap
 
 from tests.e2e.drive_api import DriveApi, backup_name
-from tests.e2e.helpers import free_port, serve_asgi_in_thread
+from tests.e2e.helpers import close_context, free_port, serve_asgi_in_thread
 from wallet_app.api import build_api
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
@@ -134,7 +134,7 @@ class Device:
         return self.page.evaluate("() => Object.fromEntries(Object.entries(localStorage))")
 
     def close(self) -> None:
-        self.context.close()
+        close_context(self.context)
 
 
 @pytest.fixture
