@@ -1,0 +1,107 @@
+"""One error model: AppError carries a stable code; REGISTRY maps each code to its HTTP status
+and the catalogue key of its ko/en text.
+
+Everything maps through REGISTRY: the API's one exception handler answers {"detail": code}
+with the code's status, the page states' `_fail(error)` shows the code's catalogue text, and
+the JS units receive `error_texts(lang)` (code -> text) so their codes are shown the same way.
+Client-side codes (the JS units' own, upper case) never reach the API; their status is 400
+only so that every entry has the same shape.
+
+Messages are English for logs and API clients; they never carry secrets or user data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ErrorSpec:
+    status: int
+    key: str  # catalogue key of the text shown to the user
+    title: str = "error"  # catalogue key of the alert's title
+
+
+class AppError(Exception):
+    """A refused operation. `params` fill the catalogue text's {placeholders}."""
+
+    def __init__(self, code: str, message: str = "", **params: int | str):
+        if code not in REGISTRY:
+            raise KeyError(f"unregistered error code: {code}")
+        super().__init__(f"{code}: {message}" if message else code)
+        self.code = code
+        self.message = message or code
+        self.params = params
+
+    @property
+    def spec(self) -> ErrorSpec:
+        return REGISTRY[self.code]
+
+
+def _server(status: int, key: str, title: str = "error") -> ErrorSpec:
+    return ErrorSpec(status, key, title)
+
+
+def _client(key: str) -> ErrorSpec:
+    return ErrorSpec(400, key)
+
+
+REGISTRY: dict[str, ErrorSpec] = {
+    # ---- sessions and accounts
+    "not_authenticated": _server(401, "err_not_authenticated"),
+    "foreign_origin": _server(403, "err_foreign_origin"),
+    "no_address": _server(409, "err_no_address"),
+    "invalid_locale": _server(400, "err_invalid_locale"),
+    # ---- sign-in (services.google)
+    "google_auth_failed": _server(401, "err_google_auth_failed"),
+    "invalid_id_token": _server(401, "err_invalid_id_token"),
+    "identity_provider_error": _server(502, "err_identity_provider_error"),
+    # ---- addresses, amounts, chains (services.eth, services.amounts)
+    "invalid_chain_id": _server(400, "err_unsupported_chain"),
+    "unsupported_chain": _server(400, "err_unsupported_chain"),
+    "invalid_address": _server(400, "err_invalid_address"),
+    "invalid_recipient": _server(400, "err_invalid_recipient"),
+    "bad_checksum": _server(400, "err_bad_checksum"),
+    "invalid_amount": _server(400, "err_invalid_amount"),
+    "amount_empty": _server(400, "err_amount_empty"),
+    "max_decimals": _server(400, "err_max_decimals"),
+    "native_blocked": _server(400, "err_native_blocked"),
+    # ---- chain reads and transactions (services.chain)
+    "not_a_contract": _server(400, "err_not_a_contract"),
+    "not_erc20": _server(400, "err_not_erc20"),
+    "rpc_unavailable": _server(503, "err_rpc_unavailable"),
+    "estimate_failed": _server(400, "err_estimate_failed"),
+    "invalid_tx": _server(400, "err_invalid_tx"),
+    "invalid_raw_tx": _server(400, "err_invalid_raw_tx"),
+    "wrong_chain": _server(400, "err_wrong_chain"),
+    "sender_mismatch": _server(400, "err_sender_mismatch"),
+    "rejected": _server(400, "err_rejected"),
+    "bad_config": _server(500, "err_bad_config"),
+    # ---- merchant payments (services.payments, services.relayer)
+    "payments_unavailable": _server(400, "err_payments_unavailable"),
+    "invalid_merchant": _server(400, "err_invalid_merchant"),
+    "invalid_token": _server(400, "err_invalid_token"),
+    "invalid_payment_id": _server(400, "err_invalid_payment_id"),
+    "invalid_signature": _server(400, "err_invalid_signature"),
+    "invalid_deadline": _server(400, "err_invalid_deadline"),
+    "unknown_payment": _server(404, "err_unknown_payment"),
+    "quote_mismatch": _server(409, "err_quote_mismatch"),
+    "payment_id_used": _server(409, "err_payment_id_used"),
+    "expired": _server(400, "err_expired"),
+    "bad_signer": _server(400, "err_bad_signer"),
+    "pay_would_fail": _server(400, "err_pay_would_fail"),
+    "replayed": _server(400, "err_replayed"),
+    "insufficient_allowance": _server(400, "err_insufficient_allowance"),
+    "insufficient_balance": _server(400, "err_insufficient_balance"),
+    "transfer_failed": _server(400, "err_transfer_failed"),
+    "reverted": _server(400, "err_reverted"),
+    "relay_error": _server(500, "err_relay_error"),
+    # ---- the browser's own (custom_components/wallet_js/errors.js and friends)
+    "PIN_FORMAT": _client("err_PIN_FORMAT"),
+    "INVALID_PIN": _client("err_INVALID_PIN"),
+}
+
+
+def error_texts(catalogue: dict[str, str]) -> dict[str, str]:
+    """code -> text in one language, for the JS units (they show codes through this map)."""
+    return {code: catalogue[spec.key] for code, spec in REGISTRY.items()}
