@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run test build chromium clean
+.PHONY: setup run test lint build chromium clean
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -34,6 +34,11 @@ run: setup
 # The build first: it installs .web/node_modules, whose React and Radix the QR unit's test bundle uses.
 test: setup chromium build
 	$(ENV) python -m pytest -q tests
+
+# ruff (lint and format check) and mypy over the project's Python.
+lint: setup
+	$(ENV) ruff check wallet_app custom_components contracts tests bench && \
+	  ruff format --check wallet_app custom_components contracts && mypy
 
 clean:
 	rm -rf .web .cache data assets/external assets/argon2
