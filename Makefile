@@ -37,7 +37,7 @@ test: setup chromium build
 
 # ruff (lint and format check) and mypy over the project's Python.
 lint: setup
-	$(ENV) ruff check wallet_app custom_components contracts tests bench && \
+	$(ENV) ruff check wallet_app custom_components contracts && \
 	  ruff format --check wallet_app custom_components contracts && mypy
 
 clean:
