@@ -196,11 +196,14 @@ def test_missing_origin_allowed_for_non_browser_clients_but_not_cross_site_fetch
     assert client.get(ME).json()["locale"] == "en"
 
 
+CHECKSUMMED = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55 test vector
+
+
 @pytest.mark.parametrize(
     "address,ok",
     [
         ("0x" + "ab" * 20, True),
-        ("0x" + "AbCdEf0123" * 4, True),
+        (CHECKSUMMED, True),
         ("0X" + "ab" * 20, False),
         ("0x" + "ab" * 19, False),
         ("0x" + "ab" * 21, False),
@@ -222,6 +225,13 @@ def test_address_validation(client, login, address, ok):
     else:
         assert resp.status_code == 422, resp.text
         assert client.get(ME).json()["address"] is None
+
+
+def test_address_with_a_bad_checksum_is_refused(client, login):
+    login()
+    resp = client.post(f"{ME}/address", json={"address": CHECKSUMMED[:-1] + "D"})
+    assert (resp.status_code, resp.json()) == (400, {"detail": "bad_checksum"})
+    assert client.get(ME).json()["address"] is None
 
 
 def test_address_needs_a_session(client):

@@ -2,9 +2,7 @@
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from wallet_app.services.accounts import normalize_address
+from pydantic import BaseModel, ConfigDict, Field
 
 Locale = Literal["ko", "en"]
 
@@ -28,12 +26,8 @@ class GoogleCodeIn(BaseModel):
 
 
 class AddressIn(BaseModel):
-    address: str = Field(description="0x followed by 40 hex digits; stored lowercase")
-
-    @field_validator("address")
-    @classmethod
-    def _address(cls, v: str) -> str:
-        return normalize_address(v)
+    # The shape here (422 otherwise); services.eth checks the EIP-55 checksum of mixed case.
+    address: str = Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="0x followed by 40 hex digits; stored lowercase")
 
 
 class LocaleIn(BaseModel):
