@@ -26,8 +26,8 @@ class GoogleCodeIn(BaseModel):
 
 
 class AddressIn(BaseModel):
-    # The shape here (422 otherwise); services.eth checks the EIP-55 checksum of mixed case.
-    address: str = Field(pattern=r"^0x[0-9a-fA-F]{40}$", description="0x followed by 40 hex digits; stored lowercase")
+    address: str = Field(max_length=64, description="0x followed by 40 hex digits (mixed case must pass EIP-55); "
+                                                    "stored lowercase")
 
 
 class LocaleIn(BaseModel):

@@ -15,7 +15,7 @@ import reflex as rx
 from wallet_app.components.dialogs import selector
 from wallet_app.components.ui import label_row
 from wallet_app.i18n import t, t_var
-from wallet_app.services import tokens
+from wallet_app.services import tokens as token_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.errors import AppError
 from wallet_app.state.session import SessionState
@@ -65,7 +65,7 @@ def _error_code(e: Exception) -> str:
 
 def _load_rows(user_id: int) -> list[dict[str, str]]:
     try:
-        return balance_rows(tokens.asset_balances(user_id))
+        return balance_rows(token_svc.asset_balances(user_id))
     except Exception:  # noqa: BLE001 - any failure: an empty list, never a broken page
         log.exception("token list load failed")
         return []
@@ -127,7 +127,7 @@ class TokenListState(rx.State):
         self.token_address = ""
         self._reset_probe()
         try:
-            chains = await asyncio.to_thread(tokens.list_chains)
+            chains = await asyncio.to_thread(token_svc.list_chains)
         except AppError as e:
             chains = []
             self._fail(e.code)
@@ -184,9 +184,9 @@ class TokenListState(rx.State):
             chain_id = self.chain_id
         try:
             if adding:
-                result = await asyncio.to_thread(tokens.add_token, user.id, chain_id, value)
+                result = await asyncio.to_thread(token_svc.add_token, user.id, chain_id, value)
             else:
-                result = await asyncio.to_thread(tokens.token_metadata, chain_id, value)
+                result = await asyncio.to_thread(token_svc.token_metadata, chain_id, value)
             code = None
         except Exception as e:  # noqa: BLE001 - busy must always be cleared
             result, code = None, _error_code(e)

@@ -3,7 +3,6 @@ configured (core.extensions; development sets one, so the payment flow can be tr
 
 import reflex as rx
 
-from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.core import extensions
 from wallet_app.i18n import t

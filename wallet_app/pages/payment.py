@@ -25,7 +25,8 @@ from wallet_app.components.ui import label_row
 from wallet_app.i18n import CATALOGUES, messages, normalize_lang, t, t_var
 from wallet_app.services import chain as chain_svc
 from wallet_app.errors import AppError
-from wallet_app.services import payments, tokens, transfers
+from wallet_app.services import payments, transfers
+from wallet_app.services import tokens as token_svc
 from wallet_app.services.amounts import format_balance, parse_units
 from wallet_app.services.eth import short_address
 from wallet_app.state.session import SessionState
@@ -101,7 +102,7 @@ def pin_payload_for_pay(chain_id: int, verifying_contract: str, merchant: str, t
 
 def _token_info(user, chain: chain_svc.ChainConfig, token: str) -> tuple[str, int | None]:
     """(symbol, decimals) from services.tokens.token_info; decimals None when unknown."""
-    info = tokens.token_info(user, chain, token)
+    info = token_svc.token_info(user, chain, token)
     return (info.token_symbol, info.token_decimals) if info else (short_address(token), None)
 
 

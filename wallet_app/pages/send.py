@@ -14,7 +14,8 @@ from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
 from wallet_app.i18n import CATALOGUES, messages, t
 from wallet_app.errors import AppError
-from wallet_app.services import eth, tokens, transfers, txlink
+from wallet_app.services import eth, transfers, txlink
+from wallet_app.services import tokens as token_svc
 from wallet_app.state.session import SessionState
 
 AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # services.amounts.parse_units
@@ -82,8 +83,8 @@ class SendState(rx.State):
         if user is None:
             return session._expired()
         try:
-            chains = await asyncio.to_thread(tokens.list_chains)
-            tokens = await asyncio.to_thread(tokens.user_tokens, user.id)
+            chains = await asyncio.to_thread(token_svc.list_chains)
+            tokens = await asyncio.to_thread(token_svc.user_tokens, user.id)
         except AppError:  # a failed token list load shows an empty list (section 8)
             chains, tokens = [], []
         self.chains = [{"chain_id": str(c["chain_id"]), "chain_name": c["chain_name"]} for c in chains]

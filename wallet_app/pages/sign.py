@@ -19,7 +19,8 @@ from wallet_app.components.ui import form_skeleton
 from wallet_app.i18n import messages, t, t_var
 from wallet_app.pages.send import show_error
 from wallet_app.errors import AppError
-from wallet_app.services import activity, eth, tokens, transfers, txlink
+from wallet_app.services import activity, eth, transfers, txlink
+from wallet_app.services import tokens as token_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.state.session import SessionState
 
@@ -78,14 +79,14 @@ class SignState(rx.State):
         except AppError:
             return session._show_dialog("err_INVALID_TX", title="error", ok_route=routes.HOME)
         try:
-            chains = await asyncio.to_thread(tokens.list_chains)
+            chains = await asyncio.to_thread(token_svc.list_chains)
         except AppError:
             chains = []
         chain = next((c for c in chains if str(c["chain_id"]) == tx["chain_id"]), None)
         if chain is None:
             return session._show_dialog("sign_unsupported_chain", title="error", ok_route=routes.HOME)
         try:
-            tokens = await asyncio.to_thread(tokens.user_tokens, user.id)
+            tokens = await asyncio.to_thread(token_svc.user_tokens, user.id)
         except AppError:
             tokens = []  # the summary falls back to 'other'
         self.tx = tx
