@@ -8,10 +8,12 @@ from wallet_app.services import tokens
 
 router = APIRouter(tags=["chains"])
 
-# Shared by the wallet routers: errors are {"detail": <machine code>} (see app_error_response).
+# Shared by the wallet routers: errors are {"detail": <machine code>} with the code's status in
+# wallet_app.errors.REGISTRY (see app_error_response).
 ERRORS = {
     400: {"description": '{"detail": code}: a machine code, e.g. unsupported_chain, invalid_address'},
     401: {"description": "no live session"},
+    409: {"description": '{"detail": "no_address"}: no wallet address registered yet'},
     503: {"description": '{"detail": "rpc_unavailable"}: the chain did not answer'},
 }
 

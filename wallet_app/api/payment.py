@@ -9,7 +9,8 @@ from wallet_app.services import payments
 router = APIRouter(prefix="/payment", tags=["payment"])
 
 _ERRORS = {401: {"description": "no live session"}, 400: {"description": "detail: a machine code"},
-           404: {"description": "unknown_payment"}, 409: {"description": "quote_mismatch, payment_id_used, no_address"}}
+           404: {"description": "unknown_payment"}, 409: {"description": "quote_mismatch, payment_id_used, no_address"},
+           503: {"description": "rpc_unavailable"}}
 
 
 class QuoteOut(BaseModel):
