@@ -38,6 +38,7 @@ def abi(name: str) -> list[dict]:
     return artifact(name)["abi"]
 
 
+@lru_cache(maxsize=None)
 def selector(contract: str, function: str) -> bytes:
     """The 4-byte selector of a (not overloaded) function of a compiled contract."""
     entry = next(e for e in abi(contract) if e.get("type") == "function" and e["name"] == function)

@@ -10,7 +10,6 @@ with warnings.catch_warnings():
 
 from wallet_app import dev
 from wallet_app.api import build_api
-from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 from wallet_app.services import google
@@ -24,14 +23,6 @@ def make_api():
     if get_settings().dev_mode:
         dev.install(api)
     return api
-
-
-@pytest.fixture(autouse=True)
-def production_extensions():
-    """Each test starts and ends with the production defaults of core.extensions."""
-    extensions.reset()
-    yield
-    extensions.reset()
 
 
 @pytest.fixture

@@ -52,10 +52,7 @@ def test_set_address_tells_the_address_hooks_of_a_new_address_only(db):
     heard: list[str] = []
     extensions.add_address_hook(heard.append)
     extensions.add_address_hook(lambda _address: 1 / 0)  # a failing hook never fails a registration
-    try:
-        user = accounts.login_user("sub-4", "d@example.com", "en")
-        accounts.set_address(user.id, "0x" + "CC" * 20)
-        accounts.set_address(user.id, "0x" + "cc" * 20)
-        assert heard == ["0x" + "cc" * 20]
-    finally:
-        extensions.reset()
+    user = accounts.login_user("sub-4", "d@example.com", "en")
+    accounts.set_address(user.id, "0x" + "CC" * 20)
+    accounts.set_address(user.id, "0x" + "cc" * 20)
+    assert heard == ["0x" + "cc" * 20]
