@@ -95,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         from wallet_app.api import build_api
         from wallet_app.core.db import upgrade_schema
         from wallet_app.services import accounts, sessions
-        from wallet_app.services import tokens as tokens_svc
         from wallet_app.services import chain as chain_svc
+        from wallet_app.services import tokens as tokens_svc
 
         upgrade_schema()
         user = accounts.login_user("bench-sub", "bench@example.com", "en")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from eth_utils import function_abi_to_4byte_selector
@@ -20,7 +20,7 @@ BUILD_DIR = REPO_ROOT / "contracts" / "build"
 def compile_contracts(force: bool = False) -> None:
     """Runs contracts/compile.mjs, which does nothing when the sources are unchanged."""
     cmd = ["node", str(REPO_ROOT / "contracts" / "compile.mjs")] + (["--force"] if force else [])
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=180, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"contract compilation failed:\n{result.stdout}{result.stderr}")
 
@@ -33,12 +33,12 @@ def artifact(name: str) -> dict:
     return json.loads(path.read_text())
 
 
-@lru_cache(maxsize=None)
+@cache
 def abi(name: str) -> list[dict]:
     return artifact(name)["abi"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def selector(contract: str, function: str) -> bytes:
     """The 4-byte selector of a (not overloaded) function of a compiled contract."""
     entry = next(e for e in abi(contract) if e.get("type") == "function" and e["name"] == function)

@@ -6,9 +6,9 @@ import pytest
 from sqlmodel import select
 
 from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
 from wallet_app.models import User
 from wallet_app.services import backups
-from wallet_app.errors import AppError
 
 ME = "/api/v1/me"
 INFO = "/api/v1/backup/info"

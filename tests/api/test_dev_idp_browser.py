@@ -10,8 +10,8 @@ import time
 import pytest
 from fastapi.responses import HTMLResponse
 
-from tests.e2e.helpers import CHROMIUM, free_port, launch_chromium, serve_asgi_in_thread
 from tests.api.conftest import make_api
+from tests.e2e.helpers import CHROMIUM, free_port, launch_chromium, serve_asgi_in_thread
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 

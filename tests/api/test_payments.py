@@ -13,9 +13,9 @@ from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import deploy, fund
-from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_session
+from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc

@@ -8,7 +8,12 @@ from eth_account import Account
 from web3 import Web3
 
 from contracts.artifacts import abi
-from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_ETH_WEI, FAUCET_TOKEN_UNITS, _deploy_contract
+from contracts.deploy import (
+    DEV_DEPLOYER_KEY,
+    FAUCET_ETH_WEI,
+    FAUCET_TOKEN_UNITS,
+    _deploy_contract,
+)
 from wallet_app.dev import faucet
 from wallet_app.dev.anvil import free_port
 from wallet_app.services import chain as chain_svc

@@ -5,7 +5,14 @@ from contracts import artifacts
 from contracts.deploy import FAUCET_ETH_WEI, FAUCET_TOKEN_UNITS
 from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
-from wallet_app.services.chain import balances, build_erc20_transfer, decode_raw_tx, submit_raw, token_metadata, web3_for
+from wallet_app.services.chain import (
+    balances,
+    build_erc20_transfer,
+    decode_raw_tx,
+    submit_raw,
+    token_metadata,
+    web3_for,
+)
 from wallet_app.services.eth import ZERO_ADDRESS
 
 ERC20 = artifacts.abi(chain_mod.ERC20)

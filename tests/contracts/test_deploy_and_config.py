@@ -6,8 +6,8 @@ import requests
 from eth_account import Account
 
 from contracts.deploy import deploy, deployments_path
-from wallet_app.services import chain as chain_mod
 from wallet_app.errors import AppError
+from wallet_app.services import chain as chain_mod
 from wallet_app.services.chain import get_chain, load_chains
 from wallet_app.services.eth import ZERO_ADDRESS
 

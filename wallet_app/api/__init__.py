@@ -3,7 +3,17 @@
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from wallet_app.api import activity, assets, auth, backup, chains, me, payment, tokens, tx
+from wallet_app.api import (
+    activity,
+    assets,
+    auth,
+    backup,
+    chains,
+    me,
+    payment,
+    tokens,
+    tx,
+)
 from wallet_app.api.deps import require_same_origin
 from wallet_app.errors import AppError
 

@@ -22,7 +22,7 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -34,12 +34,23 @@ from eth_account import Account
 from eth_utils import keccak
 from web3 import Web3
 from web3.contract import Contract
-from web3.exceptions import ContractLogicError, ProviderConnectionError, RequestTimedOut, Web3RPCError
+from web3.exceptions import (
+    ContractLogicError,
+    ProviderConnectionError,
+    RequestTimedOut,
+    Web3RPCError,
+)
 
 from contracts import artifacts
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
-from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero, parse_address, parse_uint256
+from wallet_app.services.eth import (
+    ZERO_ADDRESS,
+    checksum,
+    is_zero,
+    parse_address,
+    parse_uint256,
+)
 
 log = logging.getLogger(__name__)
 
@@ -198,17 +209,16 @@ def _read(fn: Callable[[], T]) -> T:
             raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
 
 
-# Encoders only, no provider needed.
 ERC20 = "IERC20Full"  # OpenZeppelin's IERC20Metadata (contracts/IERC20Full.sol)
 
 
-@lru_cache(maxsize=None)
+@cache
 def contract(name: str) -> type[Contract]:
-    """An encoder/decoder for a compiled contract's ABI (no address, no provider)."""
+    """An encoder/decoder for a compiled contract's ABI (no address, no provider needed)."""
     return Web3().eth.contract(abi=artifacts.abi(name))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _selectors() -> dict[str, bytes]:
     return {"aggregate3": artifacts.selector("Multicall3", "aggregate3"),
             "getEthBalance": artifacts.selector("Multicall3", "getEthBalance"),

@@ -35,7 +35,12 @@ from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch
 from wallet_app.services import activity, relayer, tokens
 from wallet_app.services import chain as chains
-from wallet_app.services.eth import checksum, parse_address, parse_chain_id, parse_uint256
+from wallet_app.services.eth import (
+    checksum,
+    parse_address,
+    parse_chain_id,
+    parse_uint256,
+)
 
 UINT48_MAX = 2**48 - 1
 GAS_MARGIN_PERCENT = 25

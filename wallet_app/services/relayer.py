@@ -37,7 +37,12 @@ from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.models import Payment, now_epoch
-from wallet_app.services.chain import _NETWORK_ERRORS, ChainConfig, decode_raw_tx, web3_for
+from wallet_app.services.chain import (
+    _NETWORK_ERRORS,
+    ChainConfig,
+    decode_raw_tx,
+    web3_for,
+)
 
 log = logging.getLogger(__name__)
 

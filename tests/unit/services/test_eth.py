@@ -3,8 +3,17 @@
 import pytest
 
 from wallet_app.errors import AppError
-from wallet_app.services.eth import (MAX_CHAIN_ID, UINT256_MAX, ZERO_ADDRESS, checksum, is_zero, parse_address,
-                                     parse_chain_id, parse_uint256, short_address)
+from wallet_app.services.eth import (
+    MAX_CHAIN_ID,
+    UINT256_MAX,
+    ZERO_ADDRESS,
+    checksum,
+    is_zero,
+    parse_address,
+    parse_chain_id,
+    parse_uint256,
+    short_address,
+)
 
 CHECKSUMMED = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55 test vector
 

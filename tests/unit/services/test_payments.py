@@ -5,8 +5,8 @@ from eth_account import Account
 from eth_account.messages import encode_typed_data
 from eth_utils import keccak
 
-from wallet_app.services import payments, relayer
 from wallet_app.errors import AppError
+from wallet_app.services import payments, relayer
 
 
 @pytest.mark.parametrize("value, ok", [

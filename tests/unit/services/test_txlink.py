@@ -5,9 +5,9 @@ import json
 
 import pytest
 
+from wallet_app.errors import REGISTRY, AppError
 from wallet_app.pages.send import amount_error_text
 from wallet_app.pages.sign import summarize
-from wallet_app.errors import REGISTRY, AppError
 from wallet_app.services.txlink import check_send_form, decode_tx, encode_tx
 
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
