@@ -27,7 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eth_account import Account  # noqa: E402
 from web3 import Web3  # noqa: E402
 
-from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract, _send, _w3, artifact, deploy  # noqa: E402
+from contracts.artifacts import artifact, selector  # noqa: E402
+from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract, _send, _w3, deploy  # noqa: E402
 from wallet_app.dev.anvil import Anvil  # noqa: E402
 
 CHAIN_IDS = (31337, 31338)
@@ -53,7 +54,7 @@ def naive_balances(chain_svc):
     def balances(chain, owner, tokens):
         w3 = chain_svc.web3_for(chain)
         # balanceOf(address) calldata written directly: the baseline pays for round trips only.
-        data = "0x70a08231" + owner.lower()[2:].rjust(64, "0")
+        data = "0x" + selector("IERC20Full", "balanceOf").hex() + owner.lower()[2:].rjust(64, "0")
         out = {}
         for token in tokens:
             ret = w3.eth.call({"to": Web3.to_checksum_address(token), "data": data})
@@ -93,15 +94,16 @@ def main(argv: list[str] | None = None) -> int:
         get_settings.cache_clear()
         from wallet_app.api import build_api
         from wallet_app.core.db import upgrade_schema
-        from wallet_app.services import accounts, sessions, wallet
+        from wallet_app.services import accounts, sessions
         from wallet_app.services import chain as chain_svc
+        from wallet_app.services import tokens as tokens_svc
 
         upgrade_schema()
         user = accounts.login_user("bench-sub", "bench@example.com", "en")
         accounts.set_address(user.id, owner)
         for cid, addrs in tokens.items():
             for token in addrs:
-                wallet.add_token(user.id, cid, token)
+                tokens_svc.add_token(user.id, cid, token)
         cookie = sessions.create_session(user.id)
 
         with warnings.catch_warnings():

@@ -74,7 +74,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     from sqlmodel import select
     from web3 import Web3
 
-    from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS, artifact, deploy
+    from contracts.artifacts import artifact
+    from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS, deploy
+    from wallet_app import dev
     from wallet_app.api import build_api
     from wallet_app.core.config import get_settings
     from wallet_app.core.db import get_session, upgrade_schema
@@ -121,6 +123,7 @@ def run(args, tmp: Path, port: int, node) -> int:
 
     # ---- the API over real HTTP
     api = build_api()
+    dev.install(api)  # development mode: the dev identity provider and anvil's relayer key
     google.set_transport(httpx.ASGITransport(app=api))  # the server verifies dev ID tokens against itself
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()

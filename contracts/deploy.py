@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -21,8 +20,8 @@ from pathlib import Path
 from eth_account import Account
 from web3 import Web3
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-BUILD_DIR = REPO_ROOT / "contracts" / "build"
+from contracts.artifacts import REPO_ROOT, artifact, compile_contracts
+
 DEFAULT_DEPLOYMENTS_DIR = REPO_ROOT / "data"
 
 # anvil's account 0 of the well-known "test test ... junk" development mnemonic.
@@ -34,22 +33,6 @@ FAUCET_ETH_WEI = 10**18
 FAUCET_TOKEN_UNITS = 1_000 * 10**TOKEN_DECIMALS
 
 _tx_lock = threading.Lock()  # one deployer nonce sequence per process (faucet calls may overlap)
-
-
-def compile_contracts(force: bool = False) -> None:
-    """Runs contracts/compile.mjs, which does nothing when the sources are unchanged."""
-    cmd = ["node", str(REPO_ROOT / "contracts" / "compile.mjs")] + (["--force"] if force else [])
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
-    if result.returncode != 0:
-        raise RuntimeError(f"contract compilation failed:\n{result.stdout}{result.stderr}")
-
-
-def artifact(name: str) -> dict:
-    """A contract's {abi, bytecode}; compiles first on a clean checkout (build/ is not committed)."""
-    path = BUILD_DIR / f"{name}.json"
-    if not path.exists():
-        compile_contracts()
-    return json.loads(path.read_text())
 
 
 def deployments_path(chain_id: int, deployments_dir: Path | None = None) -> Path:

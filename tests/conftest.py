@@ -10,9 +10,19 @@ from sqlalchemy import create_engine
 from web3 import Web3
 
 from contracts.deploy import DEV_DEPLOYER_KEY, deploy, fund
+from wallet_app.core import extensions
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.dev.anvil import Anvil
 from wallet_app.services.chain import get_chain, load_chains
+
+
+@pytest.fixture(autouse=True)
+def production_extensions():
+    """Each test starts and ends with the production defaults of core.extensions (a test that
+    builds the app in development mode calls dev.install itself)."""
+    extensions.reset()
+    yield
+    extensions.reset()
 
 
 @pytest.fixture(scope="session")

@@ -56,6 +56,9 @@ REGISTRY: dict[str, ErrorSpec] = {
     "google_auth_failed": _server(401, "err_google_auth_failed"),
     "invalid_id_token": _server(401, "err_invalid_id_token"),
     "identity_provider_error": _server(502, "err_identity_provider_error"),
+    "email_not_verified": _server(401, "err_email_not_verified"),
+    "invalid_code": _server(401, "err_invalid_code"),
+    "code_exchange_refused": _server(401, "err_code_exchange_refused"),
     # ---- addresses, amounts, chains (services.eth, services.amounts)
     "invalid_chain_id": _server(400, "err_unsupported_chain"),
     "unsupported_chain": _server(400, "err_unsupported_chain"),
@@ -66,6 +69,12 @@ REGISTRY: dict[str, ErrorSpec] = {
     "amount_empty": _server(400, "err_amount_empty"),
     "max_decimals": _server(400, "err_max_decimals"),
     "native_blocked": _server(400, "err_native_blocked"),
+    # ---- the Send form's input checks (services.txlink.check_send_form)
+    "need_chain": _server(400, "send_need_chain", "send_input_needed"),
+    "need_token": _server(400, "send_need_token", "send_input_needed"),
+    "need_recipient": _server(400, "send_need_recipient", "send_input_needed"),
+    "need_amount": _server(400, "send_need_amount", "send_input_needed"),
+    "token_info_missing": _server(400, "send_token_info_missing", "send_input_needed"),
     # ---- chain reads and transactions (services.chain)
     "not_a_contract": _server(400, "err_not_a_contract"),
     "not_erc20": _server(400, "err_not_erc20"),

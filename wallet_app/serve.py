@@ -14,6 +14,7 @@ import subprocess
 import sys
 from urllib.parse import urlsplit
 
+from contracts.artifacts import compile_contracts
 from custom_components.wallet_js.vendor import copy_argon2
 from wallet_app.core.config import REPO_ROOT, get_settings
 
@@ -58,6 +59,7 @@ def main() -> int:
     (REPO_ROOT / "data").mkdir(exist_ok=True)
     # argon2-browser is third-party: copied from tools/node_modules at build, never committed.
     copy_argon2(REPO_ROOT / "assets" / "argon2")
+    compile_contracts()  # the server reads its contract ABIs from contracts/build
     cmd = [
         "reflex", "run", "--env", "prod", "--single-port",
         "--frontend-port", str(args.port), "--backend-port", str(args.port),

@@ -2,8 +2,9 @@
 
 import reflex as rx
 
-from wallet_app import routes
+from wallet_app import dev, routes
 from wallet_app.api import build_api
+from wallet_app.core.config import get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
 from wallet_app.pages import activity, card, home, login, not_found, onboarding, payment, send, settings, sign
@@ -11,6 +12,10 @@ from wallet_app.state.session import SessionState
 
 # The schema belongs to Alembic: bring it up to date before serving anything.
 upgrade_schema()
+
+api = build_api()
+if get_settings().dev_mode:
+    dev.install(api)
 
 app = rx.App(
     head_components=[
@@ -20,7 +25,7 @@ app = rx.App(
         rx.el.meta(name="viewport", content="width=device-width, initial-scale=1, viewport-fit=cover"),
         rx.el.script(src="/register-sw.js", defer=True),
     ],
-    api_transformer=[build_api(), SecurityHeaders],
+    api_transformer=[api, SecurityHeaders],
 )
 
 PAGES = [  # (route, page module, page function)

@@ -8,16 +8,26 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)
     from starlette.testclient import TestClient
 
+from wallet_app import dev
 from wallet_app.api import build_api
+from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 from wallet_app.services import google
 
 ORIGIN = "http://testserver"
 
 
+def make_api():
+    """The API as wallet_app.py builds it: dev.install only in development mode."""
+    api = build_api()
+    if get_settings().dev_mode:
+        dev.install(api)
+    return api
+
+
 @pytest.fixture
 def app(db):
-    api = build_api()
+    api = make_api()
     # The server's calls to the provider (discovery, JWKS, token) go to this same app in-process.
     google.set_transport(httpx.ASGITransport(app=api))
     yield api

@@ -196,31 +196,38 @@ def test_missing_origin_allowed_for_non_browser_clients_but_not_cross_site_fetch
     assert client.get(ME).json()["locale"] == "en"
 
 
+CHECKSUMMED = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55 test vector
+
+
 @pytest.mark.parametrize(
-    "address,ok",
+    "address,status,detail",
     [
-        ("0x" + "ab" * 20, True),
-        ("0x" + "AbCdEf0123" * 4, True),
-        ("0X" + "ab" * 20, False),
-        ("0x" + "ab" * 19, False),
-        ("0x" + "ab" * 21, False),
-        ("0x" + "g" * 40, False),
-        ("ab" * 21, False),
-        ("", False),
-        (" 0x" + "ab" * 20, False),
-        (12, False),
-        (None, False),
+        ("0x" + "ab" * 20, 200, None),
+        (CHECKSUMMED, 200, None),
+        (" 0x" + "ab" * 20 + "\n", 200, None),  # surrounding blanks are trimmed (services.eth)
+        ("0X" + "ab" * 20, 400, "invalid_address"),
+        ("0x" + "ab" * 19, 400, "invalid_address"),
+        ("0x" + "ab" * 21, 400, "invalid_address"),
+        ("0x" + "g" * 40, 400, "invalid_address"),
+        ("ab" * 21, 400, "invalid_address"),
+        ("", 400, "invalid_address"),
+        ("0x" + "0" * 40, 400, "invalid_address"),
+        (CHECKSUMMED[:-1] + "D", 400, "bad_checksum"),
+        ("0x" + "ab" * 40, 422, None),  # longer than any address: refused by the body's schema
+        (12, 422, None),
+        (None, 422, None),
     ],
 )
-def test_address_validation(client, login, address, ok):
+def test_address_validation(client, login, address, status, detail):
     login()
     resp = client.post(f"{ME}/address", json={"address": address})
-    if ok:
-        assert resp.status_code == 200, resp.text
-        assert resp.json()["address"] == address.lower()
-        assert client.get(ME).json()["address"] == address.lower()
+    assert resp.status_code == status, resp.text
+    if status == 200:
+        assert resp.json()["address"] == address.strip().lower()
+        assert client.get(ME).json()["address"] == address.strip().lower()
     else:
-        assert resp.status_code == 422, resp.text
+        if detail:
+            assert resp.json() == {"detail": detail}
         assert client.get(ME).json()["address"] is None
 
 

@@ -6,9 +6,9 @@ import pytest
 from sqlmodel import select
 
 from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
 from wallet_app.models import User
 from wallet_app.services import backups
-from wallet_app.services.accounts import NotFound
 
 ME = "/api/v1/me"
 INFO = "/api/v1/backup/info"
@@ -79,7 +79,7 @@ def test_service_functions(client, login):
     assert backups.info(uid) == {"last_backup_at": None}
     out = backups.touch(uid)
     assert out["hasBackup"] is True and backups.info(uid) == {"last_backup_at": out["last_backup_at"]}
-    with pytest.raises(NotFound):
-        backups.info(uid + 100)
-    with pytest.raises(NotFound):
-        backups.touch(uid + 100)
+    for call in (backups.info, backups.touch):
+        with pytest.raises(AppError) as e:
+            call(uid + 100)
+        assert e.value.code == "not_authenticated"

@@ -190,7 +190,7 @@ def test_scripts_are_served_as_javascript(client):
     assert client.get("/dev-idp/static/idp.py").status_code == 404
 
 
-def test_browser_facing_helpers_in_dev(settings_env):
+def test_browser_facing_helpers_in_dev(app):  # the app: built with dev.install
     assert google.browser_client_id() == idp.DEV_CLIENT_ID
     assert google.gsi_script_url() == "/dev-idp/gsi/client"
     assert google.issuer() == "http://testserver/dev-idp"

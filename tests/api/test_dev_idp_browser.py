@@ -10,8 +10,8 @@ import time
 import pytest
 from fastapi.responses import HTMLResponse
 
+from tests.api.conftest import make_api
 from tests.e2e.helpers import CHROMIUM, free_port, launch_chromium, serve_asgi_in_thread
-from wallet_app.api import build_api
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 
@@ -27,7 +27,7 @@ def server(db, monkeypatch):
     origin = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("PUBLIC_BASE_URL", origin)
     get_settings.cache_clear()
-    app = build_api()
+    app = make_api()
 
     @app.get("/gsi-test")
     def gsi_test_page() -> HTMLResponse:

@@ -15,7 +15,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 from starlette.testclient import TestClient
 
-from wallet_app.api import build_api
+from tests.api.conftest import make_api
 from wallet_app.core.config import get_settings
 from wallet_app.services import google
 from wallet_app.services.sessions import SESSION_COOKIE
@@ -90,7 +90,7 @@ def fake_google(db, monkeypatch):
 
 @pytest.fixture
 def gclient(fake_google):
-    with TestClient(build_api(), base_url=ORIGIN, headers={"Origin": ORIGIN}) as c:
+    with TestClient(make_api(), base_url=ORIGIN, headers={"Origin": ORIGIN}) as c:
         yield c
 
 

@@ -11,16 +11,18 @@ from eth_account.messages import encode_typed_data
 from sqlmodel import select
 from web3 import Web3
 
-from contracts.deploy import artifact, deploy, fund
+from contracts.artifacts import artifact
+from contracts.deploy import deploy, fund
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_session
+from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import payments, relayer
 
 API = "/api/v1"
-RELAYER = Account.from_key(relayer.DEV_RELAYER_KEY)
+RELAYER = Account.from_key(DEV_RELAYER_KEY)
 TOKEN_ABI = artifact("TestToken")["abi"]
 
 

@@ -7,17 +7,24 @@ import pytest
 from eth_account import Account
 from web3 import Web3
 
-from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_ETH_WEI, FAUCET_TOKEN_UNITS, _deploy_contract
+from contracts.artifacts import abi
+from contracts.deploy import (
+    DEV_DEPLOYER_KEY,
+    FAUCET_ETH_WEI,
+    FAUCET_TOKEN_UNITS,
+    _deploy_contract,
+)
+from wallet_app.dev import faucet
 from wallet_app.dev.anvil import free_port
 from wallet_app.services import chain as chain_svc
-from wallet_app.services import faucet, sessions, wallet
-from wallet_app.services.chain import ERC20_ABI, ZERO_ADDRESS
+from wallet_app.services import sessions, tokens
+from wallet_app.services.eth import ZERO_ADDRESS
 
 API = "/api/v1"
 
 
 def balance_of(w3, token, owner):
-    return w3.eth.contract(address=Web3.to_checksum_address(token), abi=ERC20_ABI).functions.balanceOf(
+    return w3.eth.contract(address=Web3.to_checksum_address(token), abi=abi("IERC20Full")).functions.balanceOf(
         Web3.to_checksum_address(owner)).call()
 
 
@@ -86,7 +93,7 @@ def test_assets_equal_balance_of_with_one_eth_call(api_user, client, chain, w3, 
         assert item["token_decimals"] == 6 and isinstance(item["balance"], str)
         assert int(item["balance"]) == balance_of(w3, item["token_address"], api_user.address) == FAUCET_TOKEN_UNITS
     # The Reflex handlers call the same service with the user: same answer.
-    assert wallet.asset_balances(current_user(client)) == items
+    assert tokens.asset_balances(current_user(client)) == items
     assert client.get(f"{API}/tokens").json() == [{k: i[k] for k in i if k != "balance"} for i in items]
 
 

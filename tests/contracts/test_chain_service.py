@@ -1,12 +1,21 @@
 import pytest
 from eth_account import Account
 
+from contracts import artifacts
 from contracts.deploy import FAUCET_ETH_WEI, FAUCET_TOKEN_UNITS
+from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
-from wallet_app.services.chain import (ZERO_ADDRESS, ChainError, balances, build_erc20_transfer, decode_raw_tx,
-                                       submit_raw, token_metadata, web3_for)
+from wallet_app.services.chain import (
+    balances,
+    build_erc20_transfer,
+    decode_raw_tx,
+    submit_raw,
+    token_metadata,
+    web3_for,
+)
+from wallet_app.services.eth import ZERO_ADDRESS
 
-ERC20 = chain_mod.ERC20_ABI
+ERC20 = artifacts.abi(chain_mod.ERC20)
 
 
 def token_balance(w3, token, owner):
@@ -31,7 +40,7 @@ def test_balances_use_one_eth_call_and_match_balance_of(chain, funded, w3, monke
     }
     assert got[tusd] == FAUCET_TOKEN_UNITS and got[ZERO_ADDRESS] == FAUCET_ETH_WEI
     assert balances(chain, funded.address, []) == {}
-    with pytest.raises(ChainError) as exc:
+    with pytest.raises(AppError) as exc:
         balances(chain, "0xnope", [tusd])
     assert exc.value.code == "invalid_address"
 
@@ -87,7 +96,7 @@ def test_submit_refuses_before_broadcasting(chain, funded, w3):
         ("0x" + "c0", None, "invalid_raw_tx"),
     ]
     for raw, expected_sender, code in cases:
-        with pytest.raises(ChainError) as exc:
+        with pytest.raises(AppError) as exc:
             submit_raw(chain, raw, expected_sender=expected_sender)
         assert exc.value.code == code, raw
     assert w3.eth.get_transaction_count(funded.address) == nonce
@@ -95,23 +104,23 @@ def test_submit_refuses_before_broadcasting(chain, funded, w3):
 
 def test_node_rejection_is_reported(chain):
     poor = Account.create()  # no ETH for gas
-    with pytest.raises(ChainError) as exc:
+    with pytest.raises(AppError) as exc:
         submit_raw(chain, _signed(poor), expected_sender=poor.address)
     assert exc.value.code == "rejected"
 
 
 def test_build_refuses_bad_input_and_failing_transfer(chain, funded):
     tusd = chain.tokens[0].token_address
-    with pytest.raises(ChainError) as exc:
+    with pytest.raises(AppError) as exc:
         build_erc20_transfer(chain, funded.address, tusd, funded.address, FAUCET_TOKEN_UNITS + 1)
     assert exc.value.code == "estimate_failed"
     for args, code in [
         ((funded.address, ZERO_ADDRESS, funded.address, 1), "invalid_address"),
         ((funded.address, tusd, "0x12", 1), "invalid_address"),
         ((funded.address, tusd, funded.address, 0), "invalid_amount"),
-        ((funded.address, tusd, funded.address, "5"), "invalid_amount"),
+        ((funded.address, tusd, funded.address, -5), "invalid_amount"),
     ]:
-        with pytest.raises(ChainError) as exc:
+        with pytest.raises(AppError) as exc:
             build_erc20_transfer(chain, *args)
         assert exc.value.code == code
 
@@ -128,6 +137,6 @@ def test_token_metadata(chain, deployed):
         (deployed["payment"], "not_erc20"),
         ("0xnot-an-address", "invalid_address"),
     ]:
-        with pytest.raises(ChainError) as exc:
+        with pytest.raises(AppError) as exc:
             token_metadata(chain, address)
         assert exc.value.code == code, address

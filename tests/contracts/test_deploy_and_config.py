@@ -6,8 +6,10 @@ import requests
 from eth_account import Account
 
 from contracts.deploy import deploy, deployments_path
+from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
-from wallet_app.services.chain import ZERO_ADDRESS, ChainError, get_chain, load_chains
+from wallet_app.services.chain import get_chain, load_chains
+from wallet_app.services.eth import ZERO_ADDRESS
 
 
 def test_deploy_is_idempotent(anvil_node, deployed, deployments_dir, w3):
@@ -42,7 +44,7 @@ def test_config_placeholders_resolve_from_deployments(chain, deployed, anvil_nod
     assert [(t.token_symbol, t.token_address, t.token_decimals) for t in chain.tokens] == [
         ("tUSD", deployed["tokens"]["tUSD"], 6), ("tKRW", deployed["tokens"]["tKRW"], 6)]
     assert chain.native_token().token_address == ZERO_ADDRESS
-    with pytest.raises(ChainError) as exc:
+    with pytest.raises(AppError) as exc:
         get_chain(1, [chain])
     assert exc.value.code == "unsupported_chain"
 
@@ -64,7 +66,7 @@ def test_chain_without_deployments_is_left_out_and_literal_chains_load(chains_fi
 
     entries[-1]["multicall_address"] = "0x1234"
     path.write_text(json.dumps(entries))
-    with pytest.raises(ChainError) as exc:
+    with pytest.raises(AppError) as exc:
         load_chains(path, tmp_path)
     assert exc.value.code == "bad_config"
 
@@ -85,7 +87,7 @@ def test_reads_retry_once_on_network_error():
         raise requests.ConnectionError("refused")
 
     calls.clear()
-    with pytest.raises(ChainError) as exc:
+    with pytest.raises(AppError) as exc:
         chain_mod._read(down)
     assert exc.value.code == "rpc_unavailable" and len(calls) == 2
 
@@ -96,7 +98,7 @@ def test_unreachable_rpc_gives_rpc_unavailable(chain):
     from wallet_app.dev.anvil import free_port
 
     dead = replace(chain, rpc_url=f"http://127.0.0.1:{free_port()}")
-    with pytest.raises(ChainError) as exc:
+    with pytest.raises(AppError) as exc:
         chain_mod.token_metadata(dead, chain.tokens[0].token_address)
     assert exc.value.code == "rpc_unavailable"
 

@@ -9,8 +9,8 @@ from eth_utils import keccak
 from web3.exceptions import ContractCustomError
 from web3.logs import DISCARD
 
-from contracts.deploy import FAUCET_TOKEN_UNITS, artifact
-from wallet_app.services.chain import ERC20_ABI
+from contracts.artifacts import abi, artifact
+from contracts.deploy import FAUCET_TOKEN_UNITS
 
 PAY_TYPES = [
     {"name": "merchant", "type": "address"}, {"name": "token", "type": "address"},
@@ -47,7 +47,7 @@ def selector(sig: str) -> str:
 @pytest.fixture
 def setup(w3, deployed, funded, send_tx):
     payment = w3.eth.contract(address=deployed["payment"], abi=artifact("NewblPayment2")["abi"])
-    token = w3.eth.contract(address=deployed["tokens"]["tUSD"], abi=ERC20_ABI)
+    token = w3.eth.contract(address=deployed["tokens"]["tUSD"], abi=abi("IERC20Full"))
     approve = w3.eth.contract(address=token.address, abi=artifact("TestToken")["abi"]).encode_abi(
         "approve", [payment.address, 2**256 - 1])
     assert send_tx(funded, token.address, approve)["status"] == 1

@@ -26,6 +26,7 @@ from pyhelpers import SMALL, address, decrypt_backup, encrypt_backup, unwrap, wr
 
 from tests.e2e.drive_api import DriveApi, backup_name
 from tests.e2e.helpers import close_context, free_port, serve_asgi_in_thread
+from wallet_app import dev
 from wallet_app.api import build_api
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
@@ -72,7 +73,9 @@ def server(db, drive_site, tmp_path, monkeypatch):
     monkeypatch.setenv("PUBLIC_BASE_URL", origin)
     monkeypatch.setenv("DEV_DRIVE_DIR", str(tmp_path / "dev-drive"))
     get_settings.cache_clear()
-    with serve_asgi_in_thread(site_and_api(drive_site, build_api()), port, lifespan="off"):
+    api = build_api()
+    dev.install(api)  # /dev-idp and /dev-drive, as wallet_app.py does in development
+    with serve_asgi_in_thread(site_and_api(drive_site, api), port, lifespan="off"):
         yield origin
 
 

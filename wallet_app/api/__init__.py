@@ -3,20 +3,27 @@
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
 
-from wallet_app.api import activity, assets, auth, backup, chains, me, payment, tokens, tx
+from wallet_app.api import (
+    activity,
+    assets,
+    auth,
+    backup,
+    chains,
+    me,
+    payment,
+    tokens,
+    tx,
+)
 from wallet_app.api.deps import require_same_origin
-from wallet_app.core.config import get_settings
-from wallet_app.services.chain import ChainError
+from wallet_app.errors import AppError
 
 API_PREFIX = "/api/v1"
 
-# Service errors (wallet.WalletError is a ChainError) -> {"detail": code}.
-_ERROR_STATUS = {"not_authenticated": 401, "rpc_unavailable": 503}
 
-
-async def wallet_error_response(_request: Request, exc: Exception) -> JSONResponse:
-    code = getattr(exc, "code", "error")
-    return JSONResponse({"detail": code}, status_code=_ERROR_STATUS.get(code, 400))
+async def app_error_response(_request: Request, exc: Exception) -> JSONResponse:
+    """Every refused operation: {"detail": code} with the code's status (wallet_app.errors.REGISTRY)."""
+    assert isinstance(exc, AppError)
+    return JSONResponse({"detail": exc.code}, status_code=exc.spec.status)
 
 
 def build_api() -> FastAPI:
@@ -36,11 +43,6 @@ def build_api() -> FastAPI:
     v1.include_router(payment.router)
     for wallet_router in (chains.router, assets.router, tokens.router, tx.router, activity.router):
         v1.include_router(wallet_router)
-    app.add_exception_handler(ChainError, wallet_error_response)
+    app.add_exception_handler(AppError, app_error_response)
     app.include_router(v1)
-    if get_settings().dev_mode:
-        from wallet_app.dev import drive, idp
-
-        app.include_router(idp.build_router())
-        app.include_router(drive.build_router())
     return app

@@ -5,7 +5,7 @@ from pydantic import BaseModel
 
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser
-from wallet_app.services import wallet
+from wallet_app.services import activity
 
 router = APIRouter(tags=["activity"])
 
@@ -27,4 +27,4 @@ class ActivityOut(BaseModel):
 
 @router.get("/activities", response_model=list[ActivityOut], responses=ERRORS)
 def get_activities(user: CurrentUser) -> list[dict]:
-    return wallet.activities(user)
+    return activity.activities(user)

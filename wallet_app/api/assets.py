@@ -6,7 +6,7 @@ from pydantic import Field
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser
 from wallet_app.api.tokens import TokenOut
-from wallet_app.services import wallet
+from wallet_app.services import tokens
 
 router = APIRouter(tags=["assets"])
 
@@ -18,4 +18,4 @@ class BalanceOut(TokenOut):
 @router.get("/assets", response_model=list[BalanceOut], responses=ERRORS,
             description="A chain that does not answer contributes no items.")
 def get_assets(user: CurrentUser) -> list[dict]:
-    return wallet.asset_balances(user)
+    return tokens.asset_balances(user)

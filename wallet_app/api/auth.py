@@ -1,6 +1,6 @@
 """/api/v1/auth: Google sign-in (ID token or popup code) and logout."""
 
-from fastapi import APIRouter, HTTPException, Request, Response
+from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from wallet_app.api.deps import session_token
@@ -41,27 +41,15 @@ def _login(identity: google.Identity, locale: str, request: Request, response: R
     return accounts.me_payload(user)
 
 
-def _auth_failure(exc: google.GoogleAuthError) -> HTTPException:
-    # The provider being unreachable is not the user's fault; everything else is a refusal.
-    unavailable = isinstance(exc, google.ProviderError) and exc.code == google.ProviderError.code
-    return HTTPException(status_code=502 if unavailable else 401, detail=exc.code)
-
-
 @router.post("/google", response_model=MeOut, responses=_AUTH_ERRORS)
 async def login_with_id_token(body: GoogleIdTokenIn, request: Request, response: Response) -> dict:
-    try:
-        identity = await google.verify_id_token(body.id_token)
-    except google.GoogleAuthError as exc:
-        raise _auth_failure(exc) from None
+    identity = await google.verify_id_token(body.id_token)
     return await run_in_threadpool(_login, identity, body.locale, request, response)
 
 
 @router.post("/google/code", response_model=MeOut, responses=_AUTH_ERRORS)
 async def login_with_code(body: GoogleCodeIn, request: Request, response: Response) -> dict:
-    try:
-        identity = await google.exchange_code(body.code)
-    except google.GoogleAuthError as exc:
-        raise _auth_failure(exc) from None
+    identity = await google.exchange_code(body.code)
     return await run_in_threadpool(_login, identity, body.locale, request, response)
 
 

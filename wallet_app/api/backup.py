@@ -1,11 +1,10 @@
 """/api/v1/backup: the last backup time and the browser's "backup written" signal (no secrets)."""
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
 from pydantic import BaseModel
 
 from wallet_app.api.deps import CurrentUser
 from wallet_app.services import backups
-from wallet_app.services.accounts import NotFound
 
 router = APIRouter(prefix="/backup", tags=["backup"])
 
@@ -23,10 +22,7 @@ class BackupTouchOut(BaseModel):
 
 @router.get("/info", response_model=BackupInfoOut, responses=_401)
 def get_info(user: CurrentUser) -> dict:
-    try:
-        return backups.info(user.id)
-    except NotFound:
-        raise HTTPException(status_code=401, detail="not_authenticated") from None
+    return backups.info(user.id)
 
 
 @router.post(
@@ -34,9 +30,4 @@ def get_info(user: CurrentUser) -> dict:
     responses={**_401, 409: {"description": "no wallet address registered yet"}},
 )
 def post_touch(user: CurrentUser) -> dict:
-    try:
-        return backups.touch(user.id)
-    except NotFound:
-        raise HTTPException(status_code=401, detail="not_authenticated") from None
-    except backups.NoAddress:
-        raise HTTPException(status_code=409, detail="no_address") from None
+    return backups.touch(user.id)

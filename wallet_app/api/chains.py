@@ -4,14 +4,16 @@ from fastapi import APIRouter
 from pydantic import BaseModel
 
 from wallet_app.api.deps import CurrentUser
-from wallet_app.services import wallet
+from wallet_app.services import tokens
 
 router = APIRouter(tags=["chains"])
 
-# Shared by the wallet routers: errors are {"detail": <machine code>} (see wallet_error_response).
+# Shared by the wallet routers: errors are {"detail": <machine code>} with the code's status in
+# wallet_app.errors.REGISTRY (see app_error_response).
 ERRORS = {
     400: {"description": '{"detail": code}: a machine code, e.g. unsupported_chain, invalid_address'},
     401: {"description": "no live session"},
+    409: {"description": '{"detail": "no_address"}: no wallet address registered yet'},
     503: {"description": '{"detail": "rpc_unavailable"}: the chain did not answer'},
 }
 
@@ -23,4 +25,4 @@ class ChainOut(BaseModel):
 
 @router.get("/chains", response_model=list[ChainOut], responses=ERRORS)
 def get_chains(user: CurrentUser) -> list[dict]:
-    return wallet.list_chains()
+    return tokens.list_chains()

@@ -6,6 +6,7 @@ from fastapi import Depends, HTTPException, Request
 from starlette.concurrency import run_in_threadpool
 
 from wallet_app.core.config import get_settings
+from wallet_app.errors import AppError
 from wallet_app.models import User
 from wallet_app.services import sessions
 
@@ -45,7 +46,7 @@ def session_token(request: Request) -> str | None:
 async def current_user(request: Request) -> User:
     user = await run_in_threadpool(sessions.lookup_user, session_token(request))
     if user is None:
-        raise HTTPException(status_code=401, detail="not_authenticated")
+        raise AppError("not_authenticated", "no live session")
     return user
 
 

@@ -1,6 +1,6 @@
 """/api/v1/me: the signed-in user's address, locale and backup flag."""
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter
 
 from wallet_app.api.deps import CurrentUser
 from wallet_app.api.schemas import AddressIn, LocaleIn, MeOut
@@ -16,17 +16,12 @@ def get_me(user: CurrentUser) -> dict:
     return accounts.me_payload(user)
 
 
-@router.post("/address", response_model=MeOut, responses=_401)
+@router.post("/address", response_model=MeOut,
+             responses={**_401, 400: {"description": "invalid_address or bad_checksum (services.eth)"}})
 def post_address(body: AddressIn, user: CurrentUser) -> dict:
-    try:
-        return accounts.me_payload(accounts.set_address(user.id, body.address))
-    except accounts.NotFound:
-        raise HTTPException(status_code=401, detail="not_authenticated") from None
+    return accounts.me_payload(accounts.set_address(user.id, body.address))
 
 
 @router.patch("/locale", response_model=MeOut, responses=_401)
 def patch_locale(body: LocaleIn, user: CurrentUser) -> dict:
-    try:
-        return accounts.me_payload(accounts.set_locale(user.id, body.locale))
-    except accounts.NotFound:
-        raise HTTPException(status_code=401, detail="not_authenticated") from None
+    return accounts.me_payload(accounts.set_locale(user.id, body.locale))

@@ -1,6 +1,6 @@
 """/api/v1/payment: quotes, execution of a signed Pay message, status (services.payments)."""
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from wallet_app.api.deps import CurrentUser
@@ -9,7 +9,8 @@ from wallet_app.services import payments
 router = APIRouter(prefix="/payment", tags=["payment"])
 
 _ERRORS = {401: {"description": "no live session"}, 400: {"description": "detail: a machine code"},
-           404: {"description": "unknown_payment"}, 409: {"description": "quote_mismatch, payment_id_used, no_address"}}
+           404: {"description": "unknown_payment"}, 409: {"description": "quote_mismatch, payment_id_used, no_address"},
+           503: {"description": "rpc_unavailable"}}
 
 
 class QuoteOut(BaseModel):
@@ -39,10 +40,6 @@ class StatusOut(BaseModel):
     reason: str | None = None
 
 
-def _http(e: payments.PaymentError) -> HTTPException:
-    return HTTPException(status_code=e.http, detail=e.code)
-
-
 @router.get("/available", response_model=QuoteOut, response_model_exclude_none=False, responses=_ERRORS)
 def get_available(
     user: CurrentUser,
@@ -51,24 +48,15 @@ def get_available(
     amount: str = Query(max_length=80),
     merchant: str | None = Query(default=None, max_length=64, description="optional; ties the quote to a merchant"),
 ) -> dict:
-    try:
-        return payments.quote(user, chain_id, token_address, amount, merchant)
-    except payments.PaymentError as e:
-        raise _http(e) from None
+    return payments.quote(user, chain_id, token_address, amount, merchant)
 
 
 @router.post("/execute", response_model=ExecuteOut, responses=_ERRORS)
 def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
-    try:
-        return {"id": payments.execute(user, body.chain_id, body.merchant_address, body.token_address, body.amount,
-                                       body.payment_id, body.deadline, body.signature)}
-    except payments.PaymentError as e:
-        raise _http(e) from None
+    return {"id": payments.execute(user, body.chain_id, body.merchant_address, body.token_address, body.amount,
+                                   body.payment_id, body.deadline, body.signature)}
 
 
 @router.get("/status", response_model=StatusOut, response_model_exclude_none=True, responses=_ERRORS)
 def get_status(user: CurrentUser, id: str = Query(max_length=80)) -> dict:  # noqa: A002 (the spec's name)
-    try:
-        return payments.status(user, id)
-    except payments.PaymentError as e:
-        raise _http(e) from None
+    return payments.status(user, id)

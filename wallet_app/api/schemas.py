@@ -2,9 +2,7 @@
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
-from wallet_app.services.accounts import normalize_address
+from pydantic import BaseModel, ConfigDict, Field
 
 Locale = Literal["ko", "en"]
 
@@ -28,12 +26,8 @@ class GoogleCodeIn(BaseModel):
 
 
 class AddressIn(BaseModel):
-    address: str = Field(description="0x followed by 40 hex digits; stored lowercase")
-
-    @field_validator("address")
-    @classmethod
-    def _address(cls, v: str) -> str:
-        return normalize_address(v)
+    address: str = Field(max_length=64, description="0x followed by 40 hex digits (mixed case must pass EIP-55); "
+                                                    "stored lowercase")
 
 
 class LocaleIn(BaseModel):

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser
-from wallet_app.services import wallet
+from wallet_app.services import tokens
 
 router = APIRouter(tags=["tokens"])
 
@@ -36,18 +36,18 @@ class TokenMetadataOut(BaseModel):
             summary="The signed-in user's token list",
             description="Every chain's configured tokens plus the tokens the user added (POST /tokens).")
 def get_tokens(user: CurrentUser) -> list[dict]:
-    return wallet.user_tokens(user)
+    return tokens.user_tokens(user)
 
 
 @router.post("/tokens", response_model=TokenOut, responses=ERRORS, summary="Add a token to the user's list",
              description="Probes the address on the chain (name, symbol, decimals). Errors: not_a_contract, "
                          "not_erc20, invalid_address, unsupported_chain. Adding the same token again returns it.")
 def post_token(body: AddTokenIn, user: CurrentUser) -> dict:
-    return wallet.add_token(user, body.chain_id, body.token_address)
+    return tokens.add_token(user, body.chain_id, body.token_address)
 
 
 @router.get("/token/metadata", response_model=TokenMetadataOut, responses=ERRORS,
             description="Reads name, symbol and decimals from the chain; the zero address gives the native coin.")
 def get_token_metadata(user: CurrentUser, chain_id: Annotated[str, Query()],
                        token_address: Annotated[str, Query()] = "") -> dict:
-    return wallet.token_metadata(chain_id, token_address)
+    return tokens.token_metadata(chain_id, token_address)

@@ -5,7 +5,7 @@ from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser
-from wallet_app.services import wallet
+from wallet_app.services import transfers
 
 router = APIRouter(prefix="/tx", tags=["tx"])
 
@@ -39,11 +39,11 @@ class SubmitOut(BaseModel):
 
 @router.post("/build", response_model=BuiltTxOut, responses=ERRORS)
 def post_build(body: BuildTxIn, user: CurrentUser) -> dict:
-    return wallet.build_transfer(user, body.chain_id, body.token_address, body.to, body.amount)
+    return transfers.build_transfer(user, body.chain_id, body.token_address, body.to, body.amount)
 
 
 @router.post("/submit", response_model=SubmitOut, responses=ERRORS,
              description="Refuses a transaction not signed by the session's address (sender_mismatch) or for an "
                          "unknown chain (unsupported_chain); broadcasts once and records an activity entry.")
 def post_submit(body: SubmitIn, user: CurrentUser) -> dict:
-    return wallet.submit_signed(user, body.raw_tx)
+    return transfers.submit_signed(user, body.raw_tx)

@@ -1,6 +1,6 @@
 """The /home token list (balances) and the add-token dialog.
 
-Balances come from services.wallet.asset_balances (one aggregated eth_call per chain), read in
+Balances come from services.tokens.asset_balances (one aggregated eth_call per chain), read in
 a background event so the page renders at once with skeleton rows. A failed load shows an
 empty list (specification section 8).
 """
@@ -15,9 +15,9 @@ import reflex as rx
 from wallet_app.components.dialogs import selector
 from wallet_app.components.ui import label_row
 from wallet_app.i18n import t, t_var
-from wallet_app.services import wallet
+from wallet_app.services import tokens as token_svc
 from wallet_app.services.amounts import format_balance
-from wallet_app.services.chain import ChainError
+from wallet_app.errors import AppError
 from wallet_app.state.session import SessionState
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ def add_token_error_key(code: str | None) -> str:
 
 
 def _error_code(e: Exception) -> str:
-    if isinstance(e, ChainError):
+    if isinstance(e, AppError):
         return e.code
     log.exception("add-token call failed")
     return "error"
@@ -65,7 +65,7 @@ def _error_code(e: Exception) -> str:
 
 def _load_rows(user_id: int) -> list[dict[str, str]]:
     try:
-        return balance_rows(wallet.asset_balances(user_id))
+        return balance_rows(token_svc.asset_balances(user_id))
     except Exception:  # noqa: BLE001 - any failure: an empty list, never a broken page
         log.exception("token list load failed")
         return []
@@ -127,8 +127,8 @@ class TokenListState(rx.State):
         self.token_address = ""
         self._reset_probe()
         try:
-            chains = await asyncio.to_thread(wallet.list_chains)
-        except ChainError as e:
+            chains = await asyncio.to_thread(token_svc.list_chains)
+        except AppError as e:
             chains = []
             self._fail(e.code)
         self.chains = [[str(c["chain_id"]), c["chain_name"]] for c in chains]
@@ -184,9 +184,9 @@ class TokenListState(rx.State):
             chain_id = self.chain_id
         try:
             if adding:
-                result = await asyncio.to_thread(wallet.add_token, user.id, chain_id, value)
+                result = await asyncio.to_thread(token_svc.add_token, user.id, chain_id, value)
             else:
-                result = await asyncio.to_thread(wallet.token_metadata, chain_id, value)
+                result = await asyncio.to_thread(token_svc.token_metadata, chain_id, value)
             code = None
         except Exception as e:  # noqa: BLE001 - busy must always be cleared
             result, code = None, _error_code(e)

@@ -39,9 +39,9 @@ class Settings(BaseSettings):
         return self.public_base_url.rstrip("/")
 
     # ---- merchant payments (issue 6)
-    # The relayer's key pays the gas of pay() transactions. Dev default: anvil's account #1
-    # (funded by anvil's genesis, not the deployer #0). Set RELAYER_PRIVATE_KEY outside dev.
-    relayer_private_key: SecretStr = SecretStr("0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d")
+    # The relayer's key pays the gas of pay() transactions. Required outside development
+    # (there the default is anvil's account #1, set by wallet_app.dev.install).
+    relayer_private_key: SecretStr | None = None
     # A relayed transaction not mined after this long is re-sent or replaced (same nonce, higher gas price).
     relayer_stuck_seconds: int = 30
     # An unused quote is handed out again to the same poll for this long.

@@ -1,0 +1,48 @@
+"""Development stand-ins, installed by one call made only in development mode:
+
+    if get_settings().dev_mode:
+        dev.install(api)
+
+It mounts the identity provider (/dev-idp) and the Drive stand-in (/dev-drive) on the API and
+fills the extension points of wallet_app.core.extensions: the faucet's address hook, the
+identity provider, the dev merchant link of /card and anvil's relayer key. Each of them
+checks development mode again when called, so a process that also serves non-dev settings
+(the tests) never uses them there.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from wallet_app.core import extensions
+from wallet_app.core.config import get_settings
+from wallet_app.dev import drive, faucet, idp, merchant
+
+# anvil's account #1 (funded by anvil's genesis, not the deployer #0): a public key, dev only.
+DEV_RELAYER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
+
+
+def _identity_provider() -> extensions.IdentityProvider | None:
+    if not get_settings().dev_mode:
+        return None
+    return extensions.IdentityProvider(
+        issuer=idp.issuer(), accepted_issuers=(idp.issuer(),), gsi_script_url=idp.PREFIX + "/gsi/client",
+        client_id=idp.DEV_CLIENT_ID, client_secret=idp.DEV_CLIENT_SECRET,
+    )
+
+
+def _merchant_link() -> str:
+    return merchant.merchant_link() if get_settings().dev_mode else ""
+
+
+def _relayer_key() -> str | None:
+    return DEV_RELAYER_KEY if get_settings().dev_mode else None
+
+
+def install(api: FastAPI) -> None:
+    api.include_router(idp.build_router())
+    api.include_router(drive.build_router())
+    extensions.add_address_hook(faucet.on_address_registered)
+    extensions.set_identity_provider(_identity_provider)
+    extensions.set_merchant_link(_merchant_link)
+    extensions.set_relayer_key(_relayer_key)

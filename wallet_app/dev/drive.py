@@ -31,6 +31,7 @@ from pathlib import Path
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
@@ -330,8 +331,10 @@ def _upload_type(request: Request, allowed: tuple[str, ...]) -> str:
 def build_router() -> APIRouter:
     router = APIRouter(prefix=PREFIX, tags=["dev-drive"], include_in_schema=False)
 
+    # File I/O stays off the event loop: sync routes run in the threadpool, the uploads read
+    # their body here and store it in the threadpool.
     @router.get("/drive/v3/files")
-    async def list_files(request: Request) -> Response:
+    def list_files(request: Request) -> Response:
         try:
             sub = _subject(request)
             spaces = request.query_params.get("spaces", "drive").split(",")
@@ -354,7 +357,7 @@ def build_router() -> APIRouter:
             return e.response()
 
     @router.get("/drive/v3/files/{file_id}")
-    async def get_file(file_id: str, request: Request) -> Response:
+    def get_file(file_id: str, request: Request) -> Response:
         try:
             sub = _subject(request)
             meta = _load_meta(sub, file_id)
@@ -371,60 +374,73 @@ def build_router() -> APIRouter:
     @router.post("/upload/drive/v3/files")
     async def create_file(request: Request) -> Response:
         try:
-            sub = _subject(request)
-            _upload_type(request, ("multipart",))
-            tree = _fields(request, DEFAULT_FILE_FIELDS)
-            try:
-                metadata, content, media_type = parse_multipart_related(
-                    request.headers.get("content-type", ""), await _body(request)
-                )
-            except ValueError as e:
-                raise _bad_request(f"Malformed multipart body: {e}") from None
-            if metadata.get("parents") != [APP_DATA]:
-                raise DriveError(403, "The granted scopes do not give access to all of the requested spaces.",
-                                 "insufficientScopes", "PERMISSION_DENIED")
-            now = _rfc3339_now()
-            meta = {
-                "kind": "drive#file",
-                "id": "dev" + secrets.token_urlsafe(24),
-                "name": _check_name(metadata.get("name")),
-                "mimeType": metadata.get("mimeType") or media_type or "application/octet-stream",
-                "parents": [APP_DATA],
-                "spaces": [APP_DATA],
-                "createdTime": now,
-            }
-            return JSONResponse(select_fields(_store(sub, meta, content), tree))
+            sub, body = _subject(request), await _body(request)
         except DriveError as e:
             return e.response()
+        return await run_in_threadpool(_create_file, request, sub, body)
 
     @router.patch("/upload/drive/v3/files/{file_id}")
     async def update_file(file_id: str, request: Request) -> Response:
         try:
-            sub = _subject(request)
-            kind = _upload_type(request, ("multipart", "media"))
-            tree = _fields(request, DEFAULT_FILE_FIELDS)
-            meta = _load_meta(sub, file_id)
-            if meta is None:
-                raise _not_found(file_id)
-            body = await _body(request)
-            if kind == "media":
-                content, media_type, metadata = body, request.headers.get("content-type"), {}
-            else:
-                try:
-                    metadata, content, media_type = parse_multipart_related(
-                        request.headers.get("content-type", ""), body
-                    )
-                except ValueError as e:
-                    raise _bad_request(f"Malformed multipart body: {e}") from None
-            if "parents" in metadata:
-                raise DriveError(403, "The parents field is not directly writable in update requests. "
-                                 "Use the addParents and removeParents parameters instead.",
-                                 "fieldNotWritable", "PERMISSION_DENIED")
-            if "name" in metadata:
-                meta["name"] = _check_name(metadata["name"])
-            meta["mimeType"] = metadata.get("mimeType") or media_type or meta["mimeType"]
-            return JSONResponse(select_fields(_store(sub, meta, content), tree))
+            sub, body = _subject(request), await _body(request)
         except DriveError as e:
             return e.response()
+        return await run_in_threadpool(_update_file, file_id, request, sub, body)
 
     return router
+
+
+def _create_file(request: Request, sub: str, body: bytes) -> Response:
+    try:
+        _upload_type(request, ("multipart",))
+        tree = _fields(request, DEFAULT_FILE_FIELDS)
+        try:
+            metadata, content, media_type = parse_multipart_related(
+                request.headers.get("content-type", ""), body
+            )
+        except ValueError as e:
+            raise _bad_request(f"Malformed multipart body: {e}") from None
+        if metadata.get("parents") != [APP_DATA]:
+            raise DriveError(403, "The granted scopes do not give access to all of the requested spaces.",
+                             "insufficientScopes", "PERMISSION_DENIED")
+        now = _rfc3339_now()
+        meta = {
+            "kind": "drive#file",
+            "id": "dev" + secrets.token_urlsafe(24),
+            "name": _check_name(metadata.get("name")),
+            "mimeType": metadata.get("mimeType") or media_type or "application/octet-stream",
+            "parents": [APP_DATA],
+            "spaces": [APP_DATA],
+            "createdTime": now,
+        }
+        return JSONResponse(select_fields(_store(sub, meta, content), tree))
+    except DriveError as e:
+        return e.response()
+
+
+def _update_file(file_id: str, request: Request, sub: str, body: bytes) -> Response:
+    try:
+        kind = _upload_type(request, ("multipart", "media"))
+        tree = _fields(request, DEFAULT_FILE_FIELDS)
+        meta = _load_meta(sub, file_id)
+        if meta is None:
+            raise _not_found(file_id)
+        if kind == "media":
+            content, media_type, metadata = body, request.headers.get("content-type"), {}
+        else:
+            try:
+                metadata, content, media_type = parse_multipart_related(
+                    request.headers.get("content-type", ""), body
+                )
+            except ValueError as e:
+                raise _bad_request(f"Malformed multipart body: {e}") from None
+        if "parents" in metadata:
+            raise DriveError(403, "The parents field is not directly writable in update requests. "
+                             "Use the addParents and removeParents parameters instead.",
+                             "fieldNotWritable", "PERMISSION_DENIED")
+        if "name" in metadata:
+            meta["name"] = _check_name(metadata["name"])
+        meta["mimeType"] = metadata.get("mimeType") or media_type or meta["mimeType"]
+        return JSONResponse(select_fields(_store(sub, meta, content), tree))
+    except DriveError as e:
+        return e.response()

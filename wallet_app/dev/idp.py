@@ -26,6 +26,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse
 from joserfc import jwt
 from joserfc.jwk import RSAKey
+from starlette.concurrency import run_in_threadpool
 
 from wallet_app.core.config import get_settings
 
@@ -299,7 +300,7 @@ def build_router() -> APIRouter:
         )
 
     @router.get("/jwks")
-    async def get_jwks() -> JSONResponse:
+    def get_jwks() -> JSONResponse:  # sync (threadpool): the key may be read from its file
         return JSONResponse(jwks())
 
     @router.get("/authorize")
@@ -353,7 +354,8 @@ def build_router() -> APIRouter:
             "scope": grant.scope,
         }
         if "openid" in grant.scope.split():
-            body["id_token"] = issue_id_token(grant.email, client_id)
+            # Off the event loop: the signing key may be read from its file.
+            body["id_token"] = await run_in_threadpool(issue_id_token, grant.email, client_id)
         return JSONResponse(body, headers=_NO_STORE)
 
     @router.get("/gsi/client")

@@ -1,4 +1,4 @@
-"""/activity : the user's activity entries, newest first (services.wallet.activities).
+"""/activity : the user's activity entries, newest first (services.activity.activities).
 
 The summary is rendered in the user's language from the entry's structured fields with the
 catalogue templates of the activity area; an unknown type falls back to the service's
@@ -15,9 +15,9 @@ import reflex as rx
 
 from wallet_app.components.layout import page
 from wallet_app.i18n import CATALOGUES, LANGUAGES, t
-from wallet_app.services import wallet
+from wallet_app.services import activity as activity_svc
 from wallet_app.services.amounts import format_balance
-from wallet_app.services.wallet import short_address
+from wallet_app.services.eth import short_address
 from wallet_app.state.session import SessionState
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,7 @@ def entry_view(entry: dict) -> dict[str, str]:
 
 def _load(user_id: int) -> list[dict[str, str]]:
     try:
-        return [entry_view(e) for e in wallet.activities(user_id)]
+        return [entry_view(e) for e in activity_svc.activities(user_id)]
     except Exception:  # noqa: BLE001 - a failed load shows the empty state, not a broken page
         log.exception("activity load failed")
         return []

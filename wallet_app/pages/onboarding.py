@@ -8,7 +8,8 @@ from custom_components.wallet_js.wallet import create_wallet
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.i18n import messages, t
-from wallet_app.services import accounts
+from wallet_app.errors import AppError
+from wallet_app.services import accounts, eth
 from wallet_app.state.session import SessionState
 
 
@@ -20,8 +21,8 @@ class OnboardingState(rx.State):
     async def created(self, address: str):
         session = await self.get_state(SessionState)
         try:
-            address = accounts.normalize_address(address)
-        except ValueError:
+            address = eth.parse_address(address).lower()
+        except AppError:
             session._show_dialog("onboarding_failed", "invalid address", title="error")
             return
         user = session._user()

@@ -24,9 +24,11 @@ from wallet_app.components.layout import page
 from wallet_app.components.ui import label_row
 from wallet_app.i18n import CATALOGUES, messages, normalize_lang, t, t_var
 from wallet_app.services import chain as chain_svc
-from wallet_app.services import payments, wallet
-from wallet_app.services.amounts import AmountError, format_balance, parse_units
-from wallet_app.services.wallet import short_address
+from wallet_app.errors import AppError
+from wallet_app.services import payments, transfers
+from wallet_app.services import tokens as token_svc
+from wallet_app.services.amounts import format_balance, parse_units
+from wallet_app.services.eth import short_address
 from wallet_app.state.session import SessionState
 
 DEADLINE_SECONDS = 300  # specification section 9: payment deadline 5 minutes
@@ -73,7 +75,7 @@ def check_link(merchant_raw: str, merchant: str | None, chain_ok: bool, token: s
         return LinkCheck("pay_decimals_missing")
     try:
         units = parse_units(amount, decimals)
-    except AmountError:
+    except AppError:
         return LinkCheck("pay_invalid_amount")
     if units == 0:
         return LinkCheck("pay_invalid_amount")
@@ -99,18 +101,9 @@ def pin_payload_for_pay(chain_id: int, verifying_contract: str, merchant: str, t
 
 
 def _token_info(user, chain: chain_svc.ChainConfig, token: str) -> tuple[str, int | None]:
-    """(symbol, decimals): configured tokens, then the user's list, then the chain itself."""
-    for info in chain.tokens:
-        if info.token_address.lower() == token.lower():
-            return info.token_symbol, info.token_decimals
-    try:
-        for item in wallet.user_tokens(user):
-            if item["chain_id"] == chain.chain_id and item["token_address"].lower() == token.lower():
-                return item["token_symbol"], item["token_decimals"]
-        meta = wallet.token_metadata(chain.chain_id, token)
-        return meta["token_symbol"], meta["token_decimals"]
-    except chain_svc.ChainError:
-        return short_address(token), None
+    """(symbol, decimals) from services.tokens.token_info; decimals None when unknown."""
+    info = token_svc.token_info(user, chain, token)
+    return (info.token_symbol, info.token_decimals) if info else (short_address(token), None)
 
 
 class PaymentState(rx.State):
@@ -174,7 +167,7 @@ class PaymentState(rx.State):
         if chain_id is not None:
             try:
                 chain = chain_svc.get_chain(chain_id)
-            except chain_svc.ChainError:
+            except AppError:
                 chain = None
         symbol, decimals = "", None
         if chain is not None and token is not None:
@@ -247,7 +240,7 @@ class PaymentState(rx.State):
             return None
         try:
             return await asyncio.to_thread(payments.quote, user, *args)
-        except payments.PaymentError as e:
+        except AppError as e:
             async with self:
                 await self._fail(error_key(e.code), e.code)
         return None
@@ -320,8 +313,8 @@ class PaymentState(rx.State):
                 self._reset_flow()
                 return
         try:
-            sent = await asyncio.to_thread(wallet.submit_signed, user, raw_tx)
-        except chain_svc.ChainError as e:  # WalletError is a ChainError
+            sent = await asyncio.to_thread(transfers.submit_signed, user, raw_tx)
+        except AppError as e:
             async with self:
                 await self._fail(error_key(e.code), e.code)
             return
@@ -364,7 +357,7 @@ class PaymentState(rx.State):
         try:
             # The server answers the same id for a repeat of this payment_id and sends nothing twice.
             pay_id = await asyncio.to_thread(payments.execute, user, *args)
-        except payments.PaymentError as e:
+        except AppError as e:
             async with self:
                 await self._fail(error_key(e.code), e.code)
             return
@@ -373,7 +366,7 @@ class PaymentState(rx.State):
         for _ in range(MAX_POLLS):
             try:
                 status = (await asyncio.to_thread(payments.status, user, pay_id))["status"]
-            except payments.PaymentError as e:
+            except AppError as e:
                 async with self:
                     await self._fail(error_key(e.code), e.code)
                 return

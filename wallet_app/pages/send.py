@@ -13,11 +13,12 @@ from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
 from wallet_app.i18n import CATALOGUES, messages, t
-from wallet_app.services import txlink, wallet
-from wallet_app.services.amounts import AmountError
-from wallet_app.services.chain import ChainError
+from wallet_app.errors import AppError
+from wallet_app.services import eth, transfers, txlink
+from wallet_app.services import tokens as token_svc
 from wallet_app.state.session import SessionState
 
+AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # services.amounts.parse_units
 MAX_FIELD = 200  # longer than any address or amount; bounds what a browser can store here
 
 # Server error codes -> catalogue keys (also used by /sign). Unknown codes: tx_err_other + code.
@@ -37,7 +38,7 @@ ERROR_KEYS = {
 }
 
 
-def show_error(session: SessionState, error: ChainError):
+def show_error(session: SessionState, error: AppError):
     """The shared dialog for a service error; an expired session goes to / instead."""
     if error.code == "not_authenticated":
         return session._expired()
@@ -45,7 +46,7 @@ def show_error(session: SessionState, error: ChainError):
     session._show_dialog(key or "tx_err_other", "" if key else error.code, title="error")
 
 
-def amount_error_text(error: AmountError, lang: str) -> str:
+def amount_error_text(error: AppError, lang: str) -> str:
     """The parser's message in the current language ('max N decimal places' has a parameter)."""
     return CATALOGUES.get(lang, CATALOGUES["en"])[f"send_{error.code}"].format(**error.params)
 
@@ -82,9 +83,9 @@ class SendState(rx.State):
         if user is None:
             return session._expired()
         try:
-            chains = await asyncio.to_thread(wallet.list_chains)
-            tokens = await asyncio.to_thread(wallet.user_tokens, user.id)
-        except ChainError:  # a failed token list load shows an empty list (section 8)
+            chains = await asyncio.to_thread(token_svc.list_chains)
+            tokens = await asyncio.to_thread(token_svc.user_tokens, user.id)
+        except AppError:  # a failed token list load shows an empty list (section 8)
             chains, tokens = [], []
         self.chains = [{"chain_id": str(c["chain_id"]), "chain_name": c["chain_name"]} for c in chains]
         self._tokens = tokens
@@ -144,21 +145,22 @@ class SendState(rx.State):
         try:
             chain_id, token_address, units = txlink.check_send_form(
                 self.chain_id, self._selected_token(), self.recipient, self.amount)
-            recipient = wallet.parse_recipient(self.recipient)
-        except txlink.SendFormError as e:
-            detail = amount_error_text(e.amount_error, session.lang) if e.amount_error else ""
-            session._show_dialog(e.message, detail, title=e.title)
-            return
-        except ChainError as e:  # invalid_recipient / bad_checksum
-            yield show_error(session, e)
+            recipient = eth.parse_address(self.recipient, code="invalid_recipient", allow_zero=True)
+        except AppError as e:
+            if e.code in AMOUNT_CODES:
+                session._show_dialog("send_amount_format_error", amount_error_text(e, session.lang), title="error")
+            elif e.spec.key.startswith("send_"):  # the form's own checks
+                session._show_dialog(e.spec.key, "", title=e.spec.title)
+            else:  # invalid_recipient / bad_checksum / native_blocked
+                yield show_error(session, e)
             return
         self.building = True
         yield
         try:
-            tx = await asyncio.to_thread(wallet.build_transfer, user.id, chain_id, token_address, recipient,
+            tx = await asyncio.to_thread(transfers.build_transfer, user.id, chain_id, token_address, recipient,
                                          str(units))
             link = txlink.encode_tx(tx)
-        except ChainError as e:
+        except AppError as e:
             self.building = False
             yield show_error(session, e)
             return

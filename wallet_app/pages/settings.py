@@ -9,7 +9,7 @@ from wallet_app.components.layout import page
 from wallet_app.core.config import get_settings
 from wallet_app.i18n import messages, t
 from wallet_app.services import backups, google
-from wallet_app.services.accounts import NotFound
+from wallet_app.errors import AppError
 from wallet_app.state.session import SessionState
 
 
@@ -27,7 +27,7 @@ class SettingsState(rx.State):
             return session._expired()
         try:
             info = backups.info(user.id)
-        except NotFound:
+        except AppError:  # not_authenticated: the user no longer exists
             return session._expired()
         self.last_backup_at = int(info["last_backup_at"] or 0)
         session._apply(user)  # has_backup follows /backup/touch

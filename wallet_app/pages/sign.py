@@ -18,9 +18,10 @@ from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
 from wallet_app.i18n import messages, t, t_var
 from wallet_app.pages.send import show_error
-from wallet_app.services import txlink, wallet
+from wallet_app.errors import AppError
+from wallet_app.services import activity, eth, transfers, txlink
+from wallet_app.services import tokens as token_svc
 from wallet_app.services.amounts import format_balance
-from wallet_app.services.chain import ChainError
 from wallet_app.state.session import SessionState
 
 _RAW_TX = re.compile(r"0x[0-9a-fA-F]{2,100000}")
@@ -29,7 +30,7 @@ _RAW_TX = re.compile(r"0x[0-9a-fA-F]{2,100000}")
 def summarize(tx: dict[str, str], tokens: list[dict]) -> dict[str, str]:
     """The summary of a decoded tx: an ERC-20 transfer of a token in the user's list is an
     asset transfer; anything else is 'other' with its target address."""
-    call = wallet.decode_token_call(tx["data"])
+    call = activity.decode_token_call(tx["data"])
     if call and call[0] == "transfer" and tx["value"] == "0":
         _, recipient, units = call
         for x in tokens:
@@ -38,7 +39,7 @@ def summarize(tx: dict[str, str], tokens: list[dict]) -> dict[str, str]:
                 if isinstance(decimals, int) and not isinstance(decimals, bool):
                     return {
                         "kind": "transfer", "token_symbol": x["token_symbol"] or "", "token_name": x["token_name"] or "",
-                        "token_address": x["token_address"], "recipient": wallet.parse_recipient(recipient),
+                        "token_address": x["token_address"], "recipient": eth.parse_address(recipient, code="invalid_recipient", allow_zero=True),
                         "amount": format_balance(units, decimals, max_decimals=decimals),
                     }
     return {"kind": "other", "token_symbol": "", "token_name": "", "token_address": "", "recipient": "",
@@ -63,7 +64,7 @@ class SignState(rx.State):
 
     @rx.var
     def short_token(self) -> str:
-        return wallet.short_address(self.summary.get("token_address", ""))
+        return eth.short_address(self.summary.get("token_address", ""))
 
     @rx.event
     async def load(self):
@@ -75,18 +76,18 @@ class SignState(rx.State):
             return session._expired()
         try:
             tx = txlink.decode_tx(self.router.url.query_parameters.get("tx", ""))
-        except txlink.TxLinkError:
+        except AppError:
             return session._show_dialog("err_INVALID_TX", title="error", ok_route=routes.HOME)
         try:
-            chains = await asyncio.to_thread(wallet.list_chains)
-        except ChainError:
+            chains = await asyncio.to_thread(token_svc.list_chains)
+        except AppError:
             chains = []
         chain = next((c for c in chains if str(c["chain_id"]) == tx["chain_id"]), None)
         if chain is None:
             return session._show_dialog("sign_unsupported_chain", title="error", ok_route=routes.HOME)
         try:
-            tokens = await asyncio.to_thread(wallet.user_tokens, user.id)
-        except ChainError:
+            tokens = await asyncio.to_thread(token_svc.user_tokens, user.id)
+        except AppError:
             tokens = []  # the summary falls back to 'other'
         self.tx = tx
         self.chain_name = chain["chain_name"]
@@ -119,8 +120,8 @@ class SignState(rx.State):
         self.submitting = True
         yield
         try:
-            result = await asyncio.to_thread(wallet.submit_signed, user.id, raw_tx)
-        except ChainError as e:
+            result = await asyncio.to_thread(transfers.submit_signed, user.id, raw_tx)
+        except AppError as e:
             self.submitting = False
             yield show_error(session, e)
             return
@@ -128,7 +129,7 @@ class SignState(rx.State):
         self.done = True  # the nonce is spent: never offer to sign this one again
         self.tx_hash = result["tx_hash"]
         # The dialog has no room for 66 unbroken characters: short there, in full on the page.
-        session._show_dialog("sign_submitted", wallet.short_address(self.tx_hash), ok_route=routes.ACTIVITY)
+        session._show_dialog("sign_submitted", eth.short_address(self.tx_hash), ok_route=routes.ACTIVITY)
 
 
 ON_LOAD: list = [SignState.load]

@@ -3,34 +3,38 @@
 Inputs are validated here, since Reflex handlers can be called with anything.
 """
 
-import re
-
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
 
 from wallet_app import crud
+from wallet_app.core import extensions
 from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
 from wallet_app.models import User
-from wallet_app.services import sessions
+from wallet_app.services import eth, sessions
 
 LOCALES = ("ko", "en")
-_ADDRESS_RE = re.compile(r"0x[0-9a-fA-F]{40}")
-
-
-class NotFound(Exception):
-    """The user does not exist (deleted while a session was live)."""
-
-
-def normalize_address(value: object) -> str:
-    """'0x' + 40 hex digits (any case) -> lowercase; ValueError otherwise."""
-    if not isinstance(value, str) or not _ADDRESS_RE.fullmatch(value):
-        raise ValueError("address must be 0x followed by 40 hex digits")
-    return value.lower()
 
 
 def normalize_locale(value: object) -> str:
     if value not in LOCALES:
-        raise ValueError("locale must be 'ko' or 'en'")
+        raise AppError("invalid_locale", "locale must be 'ko' or 'en'")
     return value  # type: ignore[return-value]
+
+
+def get_user(db: Session, user: User | int) -> User:
+    """The user's current row (a User or its id); not_authenticated when it no longer exists
+    (deleted while a session was live)."""
+    user_id = user if isinstance(user, int) and not isinstance(user, bool) else getattr(user, "id", None)
+    row = crud.get_user(db, user_id) if isinstance(user_id, int) else None
+    if row is None:
+        raise AppError("not_authenticated", "the user no longer exists")
+    return row
+
+
+def load_user(user: User | int) -> User:
+    with get_session() as db:
+        return get_user(db, user)
 
 
 def me_payload(user: User) -> dict:
@@ -64,14 +68,12 @@ def login_user(google_sub: str, email: str, locale: str) -> User:
         return user
 
 
-def set_address(user_id: int, address: str) -> User:
-    """Register the wallet address. A different address starts without a backup
-    (backups are per address)."""
-    address = normalize_address(address)
+def set_address(user_id: int, address: object) -> User:
+    """Register the wallet address (stored lowercase). A different address starts without a
+    backup (backups are per address); the address hooks (core.extensions) hear of it."""
+    address = eth.parse_address(address).lower()
     with get_session() as db:
-        user = crud.get_user(db, user_id)
-        if user is None:
-            raise NotFound()
+        user = get_user(db, user_id)
         if user.address != address:
             user.address = address
             user.has_backup = False
@@ -79,28 +81,14 @@ def set_address(user_id: int, address: str) -> User:
             db.add(user)
             db.commit()
             db.refresh(user)
-            _faucet_hook(address)
+            extensions.address_registered(address)
         return user
-
-
-def _faucet_hook(address: str) -> None:
-    """Dev only: fund a newly registered address with gas and test tokens (in the background)."""
-    import logging
-
-    from wallet_app.services import faucet
-
-    try:
-        faucet.on_address_registered(address)
-    except Exception:  # the faucet must never fail a registration
-        logging.getLogger(__name__).exception("dev faucet hook failed")
 
 
 def set_locale(user_id: int, locale: str) -> User:
     locale = normalize_locale(locale)
     with get_session() as db:
-        user = crud.get_user(db, user_id)
-        if user is None:
-            raise NotFound()
+        user = get_user(db, user_id)
         user.locale = locale
         db.add(user)
         db.commit()

@@ -5,8 +5,8 @@ parse_units("1.5", 6) == 1_500_000
     both sides need at least one digit ("1." and ".5" are refused: "both parts digits
     only"). ASCII digits only, no sign, no grouping commas, no exponent; values that
     do not fit in uint256 are invalid.
-    Errors are AmountError (a ValueError) with a machine `code` and `params` for the
-    ko/en catalogues: amount_empty, invalid_amount, max_decimals {"decimals": N}.
+    Errors are AppError with the codes amount_empty, invalid_amount and max_decimals
+    (params {"decimals": N} for the ko/en catalogues).
 
 format_balance(1234567891, 6) == "1,234.56789"
     At most 5 decimals, TRUNCATED not rounded, so a balance is never shown larger than
@@ -19,20 +19,11 @@ from __future__ import annotations
 
 import re
 
+from wallet_app.errors import AppError
+from wallet_app.services.eth import UINT256_MAX
+
 DISPLAY_DECIMALS = 5
 _AMOUNT = re.compile(r"[0-9]+(\.[0-9]+)?")
-_MESSAGES = {
-    "amount_empty": "amount empty",
-    "invalid_amount": "invalid amount",
-    "max_decimals": "max {decimals} decimal places",
-}
-
-
-class AmountError(ValueError):
-    def __init__(self, code: str, **params: int | str):
-        self.code = code
-        self.params = params
-        super().__init__(_MESSAGES[code].format(**params))
 
 
 def parse_units(text: str, decimals: int) -> int:
@@ -40,15 +31,15 @@ def parse_units(text: str, decimals: int) -> int:
         raise TypeError("decimals must be a non-negative int")
     value = (text or "").strip()
     if not value:
-        raise AmountError("amount_empty")
+        raise AppError("amount_empty", "amount empty")
     if len(value) > 100 or not _AMOUNT.fullmatch(value):
-        raise AmountError("invalid_amount")
+        raise AppError("invalid_amount", "invalid amount")
     whole, _, frac = value.partition(".")
     if len(frac) > decimals:
-        raise AmountError("max_decimals", decimals=decimals)
+        raise AppError("max_decimals", f"max {decimals} decimal places", decimals=decimals)
     units = int(whole) * 10**decimals + int(frac.ljust(decimals, "0") or "0")
-    if units >= 2**256:  # cannot be a token amount on chain
-        raise AmountError("invalid_amount")
+    if units > UINT256_MAX:  # cannot be a token amount on chain
+        raise AppError("invalid_amount", "invalid amount")
     return units
 
 

@@ -3,33 +3,24 @@
 The server never sees a backup: the browser uploads it to Drive and then calls touch().
 """
 
-from wallet_app import crud
 from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
 from wallet_app.models import now_epoch
-from wallet_app.services.accounts import NotFound
-
-
-class NoAddress(Exception):
-    """The user has no wallet address yet, so there is nothing a backup could be of."""
+from wallet_app.services.accounts import get_user
 
 
 def info(user_id: int) -> dict:
     """{"last_backup_at": epoch seconds or None}."""
     with get_session() as db:
-        user = crud.get_user(db, user_id)
-        if user is None:
-            raise NotFound()
-        return {"last_backup_at": user.last_backup_at}
+        return {"last_backup_at": get_user(db, user_id).last_backup_at}
 
 
 def touch(user_id: int) -> dict:
     """Record that the browser has just written and verified a backup of the user's address."""
     with get_session() as db:
-        user = crud.get_user(db, user_id)
-        if user is None:
-            raise NotFound()
+        user = get_user(db, user_id)
         if user.address is None:
-            raise NoAddress()
+            raise AppError("no_address", "there is no wallet address a backup could be of")
         user.has_backup = True
         user.last_backup_at = now_epoch()
         db.add(user)

@@ -10,7 +10,8 @@ Production chains use literal addresses (e.g. the canonical Multicall3
 0xcA11bde05977b3631167028862bE2a173976CA11), so adding one is configuration only.
 A chain whose placeholders cannot be resolved yet (not deployed) is left out, with a warning.
 
-Errors are ChainError(code, message): machine codes for the API/UI, English for logs.
+Errors are AppError(code, message): machine codes for the API/UI, English for logs.
+ABIs come from the compiled contracts (contracts.artifacts).
 Reads are retried once on a network error; nothing that moves funds is retried.
 """
 
@@ -21,6 +22,7 @@ import logging
 import re
 import threading
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -31,29 +33,32 @@ from eth_abi import encode as abi_encode
 from eth_account import Account
 from eth_utils import keccak
 from web3 import Web3
-from web3.exceptions import ContractLogicError, ProviderConnectionError, RequestTimedOut, Web3RPCError
+from web3.contract import Contract
+from web3.exceptions import (
+    ContractLogicError,
+    ProviderConnectionError,
+    RequestTimedOut,
+    Web3RPCError,
+)
 
+from contracts import artifacts
 from wallet_app.core.config import get_settings
+from wallet_app.errors import AppError
+from wallet_app.services.eth import (
+    ZERO_ADDRESS,
+    checksum,
+    is_zero,
+    parse_address,
+    parse_uint256,
+)
 
 log = logging.getLogger(__name__)
 
-ZERO_ADDRESS = "0x0000000000000000000000000000000000000000"
 PLACEHOLDER_PREFIX = "deployments:"
 RPC_TIMEOUT_SECONDS = 15
 MAX_RAW_TX_BYTES = 128 * 1024
 
 T = TypeVar("T")
-
-
-class ChainError(Exception):
-    """code: unsupported_chain, invalid_address, invalid_amount, not_a_contract, not_erc20,
-    rpc_unavailable, estimate_failed, invalid_raw_tx, wrong_chain, sender_mismatch, rejected,
-    bad_config."""
-
-    def __init__(self, code: str, message: str = ""):
-        super().__init__(f"{code}: {message}" if message else code)
-        self.code = code
-        self.message = message or code
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,10 @@ class DecodedTx:
 # ---------------------------------------------------------------- configuration
 
 def _checksum(value: Any, what: str) -> str:
-    if not isinstance(value, str) or not Web3.is_address(value):
-        raise ChainError("bad_config", f"{what}: not an address: {value!r}")
-    return Web3.to_checksum_address(value)
+    try:
+        return parse_address(value, allow_zero=True)
+    except AppError as e:
+        raise AppError("bad_config", f"{what}: not an address: {value!r}") from e
 
 
 def _resolve(value: Any, deployments: dict | None, what: str) -> str | None:
@@ -143,7 +149,7 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
                 tokens=tuple(tokens),
             ))
         except (KeyError, TypeError, ValueError) as e:
-            raise ChainError("bad_config", f"{path}: chain entry {raw.get('chain_id')!r}: {e!r}") from e
+            raise AppError("bad_config", f"{path}: chain entry {raw.get('chain_id')!r}: {e!r}") from e
     return chains
 
 
@@ -168,7 +174,7 @@ def get_chain(chain_id: int, chains: list[ChainConfig] | None = None) -> ChainCo
     for chain in chains if chains is not None else get_chains():
         if chain.chain_id == chain_id:
             return chain
-    raise ChainError("unsupported_chain", f"chain {chain_id} is not configured")
+    raise AppError("unsupported_chain", f"chain {chain_id} is not configured")
 
 
 # ---------------------------------------------------------------- clients and reads
@@ -200,52 +206,30 @@ def _read(fn: Callable[[], T]) -> T:
         try:
             return fn()
         except _NETWORK_ERRORS as e:
-            raise ChainError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+            raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
 
 
-def _address(value: Any, what: str = "address") -> str:
-    if not isinstance(value, str) or not Web3.is_address(value.strip()):
-        raise ChainError("invalid_address", f"{what} is not an address")
-    return Web3.to_checksum_address(value.strip())
+ERC20 = "IERC20Full"  # OpenZeppelin's IERC20Metadata (contracts/IERC20Full.sol)
 
 
-def _is_zero(address: str) -> bool:
-    return address.lower() == ZERO_ADDRESS
+@cache
+def contract(name: str) -> type[Contract]:
+    """An encoder/decoder for a compiled contract's ABI (no address, no provider needed)."""
+    return Web3().eth.contract(abi=artifacts.abi(name))
 
 
-MULTICALL_ABI = [
-    {"name": "aggregate3", "type": "function", "stateMutability": "payable",
-     "inputs": [{"name": "calls", "type": "tuple[]", "components": [
-         {"name": "target", "type": "address"}, {"name": "allowFailure", "type": "bool"},
-         {"name": "callData", "type": "bytes"}]}],
-     "outputs": [{"name": "returnData", "type": "tuple[]", "components": [
-         {"name": "success", "type": "bool"}, {"name": "returnData", "type": "bytes"}]}]},
-    {"name": "getEthBalance", "type": "function", "stateMutability": "view",
-     "inputs": [{"name": "addr", "type": "address"}], "outputs": [{"name": "balance", "type": "uint256"}]},
-]
-ERC20_ABI = [
-    {"name": "balanceOf", "type": "function", "stateMutability": "view",
-     "inputs": [{"name": "owner", "type": "address"}], "outputs": [{"name": "", "type": "uint256"}]},
-    {"name": "transfer", "type": "function", "stateMutability": "nonpayable",
-     "inputs": [{"name": "to", "type": "address"}, {"name": "amount", "type": "uint256"}],
-     "outputs": [{"name": "", "type": "bool"}]},
-    {"name": "name", "type": "function", "stateMutability": "view", "inputs": [], "outputs": [{"name": "", "type": "string"}]},
-    {"name": "symbol", "type": "function", "stateMutability": "view", "inputs": [], "outputs": [{"name": "", "type": "string"}]},
-    {"name": "decimals", "type": "function", "stateMutability": "view", "inputs": [], "outputs": [{"name": "", "type": "uint8"}]},
-]
-# Encoders only, no provider needed.
-_ERC20 = Web3().eth.contract(abi=ERC20_ABI)
-_MULTICALL = Web3().eth.contract(abi=MULTICALL_ABI)
-_AGGREGATE3 = keccak(text="aggregate3((address,bool,bytes)[])")[:4]
-_BALANCE_OF = keccak(text="balanceOf(address)")[:4]
-_GET_ETH_BALANCE = keccak(text="getEthBalance(address)")[:4]
+@cache
+def _selectors() -> dict[str, bytes]:
+    return {"aggregate3": artifacts.selector("Multicall3", "aggregate3"),
+            "getEthBalance": artifacts.selector("Multicall3", "getEthBalance"),
+            "balanceOf": artifacts.selector(ERC20, "balanceOf")}
 
 
 def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple[bool, bytes]]:
     """One eth_call to the multicall contract; each call may fail on its own."""
     w3 = web3_for(chain)
     # eth_abi directly: web3's contract encoder costs about 1 ms per call of Python.
-    data = "0x" + (_AGGREGATE3 + abi_encode(["(address,bool,bytes)[]"], [[(t, True, d) for t, d in calls]])).hex()
+    data = "0x" + (_selectors()["aggregate3"] + abi_encode(["(address,bool,bytes)[]"], [[(t, True, d) for t, d in calls]])).hex()
     # Plain eth_call: contract.functions...call() would add eth_chainId round trips.
     ret = _read(lambda: w3.eth.call({"to": chain.multicall_address, "data": data}))
     return [(ok, bytes(r)) for ok, r in abi_decode(["(bool,bytes)[]"], bytes(ret))[0]]
@@ -255,17 +239,18 @@ def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int
     """Balances of `owner` in smallest units, keyed by the token addresses as given; the zero
     address is the native coin. A token whose balanceOf fails or returns garbage (not a
     token, self-destructed) is left out of the result rather than failing the whole list."""
-    owner = _address(owner, "owner")
+    owner = parse_address(owner, allow_zero=True)
     if not tokens:
         return {}
     owner_arg = abi_encode(["address"], [owner])
+    sel = _selectors()
     calls = []
     for token in tokens:
-        addr = _address(token, "token")
-        if _is_zero(addr):
-            calls.append((chain.multicall_address, _GET_ETH_BALANCE + owner_arg))
+        addr = parse_address(token, allow_zero=True)
+        if is_zero(addr):
+            calls.append((chain.multicall_address, sel["getEthBalance"] + owner_arg))
         else:
-            calls.append((addr, _BALANCE_OF + owner_arg))
+            calls.append((addr, sel["balanceOf"] + owner_arg))
     result = {}
     for token, (ok, ret) in zip(tokens, _aggregate(chain, calls)):
         if ok and len(ret) == 32:
@@ -285,18 +270,18 @@ def _decode_string(ret: bytes) -> str | None:
 
 def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
     """Name, symbol and decimals; the zero address gives the native coin of the chain."""
-    addr = _address(token_address, "token_address")
-    if _is_zero(addr):
+    addr = parse_address(token_address, allow_zero=True)
+    if is_zero(addr):
         return chain.native_token()
     w3 = web3_for(chain)
     if not _read(lambda: w3.eth.get_code(addr)):
-        raise ChainError("not_a_contract", f"no contract at {addr} on chain {chain.chain_id}")
-    sel = lambda fn: bytes.fromhex(_ERC20.encode_abi(fn, [])[2:])  # noqa: E731
+        raise AppError("not_a_contract", f"no contract at {addr} on chain {chain.chain_id}")
+    sel = lambda fn: bytes.fromhex(contract(ERC20).encode_abi(fn, [])[2:])  # noqa: E731
     (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))])
     symbol = _decode_string(r_s) if ok_s else None
     decimals = int.from_bytes(r_d, "big") if ok_d and len(r_d) == 32 else None
     if not symbol or decimals is None or decimals > 255:
-        raise ChainError("not_erc20", f"{addr} does not answer symbol()/decimals() like an ERC-20")
+        raise AppError("not_erc20", f"{addr} does not answer symbol()/decimals() like an ERC-20")
     name = (_decode_string(r_n) if ok_n else None) or symbol
     return TokenInfo(addr, symbol, name, decimals)
 
@@ -305,12 +290,10 @@ def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
 
 def build_erc20_transfer(chain: ChainConfig, sender: str, token: str, to: str, amount_units: int) -> dict[str, str]:
     """An unsigned legacy (type 0) ERC-20 transfer, numbers as decimal strings (design.md section 4)."""
-    sender, token, to = _address(sender, "sender"), _address(token, "token_address"), _address(to, "to")
-    if _is_zero(token):
-        raise ChainError("invalid_address", "native transfers are not built here (token address is zero)")
-    if isinstance(amount_units, bool) or not isinstance(amount_units, int) or amount_units <= 0:
-        raise ChainError("invalid_amount", "amount must be a positive integer in the smallest unit")
-    return _build_token_call(chain, sender, token, _ERC20.encode_abi("transfer", [to, amount_units]), "transfer")
+    sender, token, to = parse_address(sender), parse_address(token), parse_address(to, allow_zero=True)
+    amount_units = parse_uint256(amount_units)
+    return _build_token_call(chain, sender, token, contract(ERC20).encode_abi("transfer", [to, amount_units]),
+                             "transfer")
 
 
 def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, what: str) -> dict[str, str]:
@@ -322,7 +305,7 @@ def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, wh
         gas = _read(lambda: w3.eth.estimate_gas({"from": sender, "to": token, "data": data, "value": 0}))
     except (ContractLogicError, Web3RPCError) as e:
         # Typically the balance is too low or the token refuses the call.
-        raise ChainError("estimate_failed", f"{what} would fail: {e}") from e
+        raise AppError("estimate_failed", f"{what} would fail: {e}") from e
     return {"chain_id": str(chain.chain_id), "to": token, "data": data, "value": "0",
             "nonce": str(nonce), "gas_limit": str(gas), "gas_price": str(gas_price)}
 
@@ -333,9 +316,9 @@ def _raw_bytes(raw_tx: str | bytes) -> bytes:
     elif isinstance(raw_tx, str) and re.fullmatch(r"0x([0-9a-fA-F]{2})+", raw_tx.strip()):
         raw = bytes.fromhex(raw_tx.strip()[2:])
     else:
-        raise ChainError("invalid_raw_tx", "raw_tx must be 0x-prefixed hex")
+        raise AppError("invalid_raw_tx", "raw_tx must be 0x-prefixed hex")
     if len(raw) > MAX_RAW_TX_BYTES:
-        raise ChainError("invalid_raw_tx", "raw_tx too large")
+        raise AppError("invalid_raw_tx", "raw_tx too large")
     return raw
 
 
@@ -343,7 +326,7 @@ def decode_raw_tx(raw_tx: str | bytes) -> DecodedTx:
     """Decodes a signed legacy transaction and recovers its sender (typed transactions are refused)."""
     raw = _raw_bytes(raw_tx)
     if not raw or raw[0] < 0xC0:
-        raise ChainError("invalid_raw_tx", "only legacy (type 0) transactions are accepted")
+        raise AppError("invalid_raw_tx", "only legacy (type 0) transactions are accepted")
     try:
         fields = rlp.decode(raw)
         if not isinstance(fields, list) or len(fields) != 9 or not all(isinstance(f, bytes) for f in fields):
@@ -351,14 +334,14 @@ def decode_raw_tx(raw_tx: str | bytes) -> DecodedTx:
         nonce, gas_price, gas, to, value, data, v, _r, _s = fields
         sender = Account.recover_transaction(raw)
     except Exception as e:
-        raise ChainError("invalid_raw_tx", f"cannot decode signed transaction: {e}") from e
+        raise AppError("invalid_raw_tx", f"cannot decode signed transaction: {e}") from e
     as_int = lambda b: int.from_bytes(b, "big")  # noqa: E731
     v = as_int(v)
     return DecodedTx(
-        sender=Web3.to_checksum_address(sender),
+        sender=checksum(sender),
         chain_id=(v - 35) // 2 if v >= 35 else None,
         nonce=as_int(nonce), gas_price=as_int(gas_price), gas_limit=as_int(gas),
-        to=Web3.to_checksum_address(to) if to else None, value=as_int(value),
+        to=checksum("0x" + to.hex()) if to else None, value=as_int(value),
         data="0x" + data.hex(), tx_hash="0x" + keccak(raw).hex(),
     )
 
@@ -368,48 +351,36 @@ def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | N
     when given, that it is signed by `expected_sender` (the session's address)."""
     decoded = decode_raw_tx(raw_tx)
     if decoded.chain_id != chain.chain_id:
-        raise ChainError("wrong_chain", f"transaction is for chain {decoded.chain_id}, not {chain.chain_id}")
+        raise AppError("wrong_chain", f"transaction is for chain {decoded.chain_id}, not {chain.chain_id}")
     if expected_sender is not None and decoded.sender.lower() != expected_sender.strip().lower():
-        raise ChainError("sender_mismatch", "transaction is not signed by the session's address")
+        raise AppError("sender_mismatch", "transaction is not signed by the session's address")
     w3 = web3_for(chain)
     try:
         tx_hash = w3.eth.send_raw_transaction(_raw_bytes(raw_tx))
     except _NETWORK_ERRORS as e:
-        raise ChainError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+        raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
     except (Web3RPCError, ValueError) as e:
-        raise ChainError("rejected", f"node rejected the transaction: {e}") from e
+        raise AppError("rejected", f"node rejected the transaction: {e}") from e
     return "0x" + bytes(tx_hash).hex()
 
 
 # ---------------------------------------------------------------- allowances (merchant payments)
 
-_ERC20_ALLOWANCE = Web3().eth.contract(abi=[
-    {"name": "approve", "type": "function", "stateMutability": "nonpayable",
-     "inputs": [{"name": "spender", "type": "address"}, {"name": "amount", "type": "uint256"}],
-     "outputs": [{"name": "", "type": "bool"}]},
-    {"name": "allowance", "type": "function", "stateMutability": "view",
-     "inputs": [{"name": "owner", "type": "address"}, {"name": "spender", "type": "address"}],
-     "outputs": [{"name": "", "type": "uint256"}]},
-])
-
-
 def erc20_allowance_and_balance(chain: ChainConfig, owner: str, token: str, spender: str) -> tuple[int, int]:
     """(allowance(owner, spender), balanceOf(owner)) in one multicall; not_erc20 if the token does not answer."""
-    owner, token, spender = _address(owner, "owner"), _address(token, "token_address"), _address(spender, "spender")
-    calls = [(token, bytes.fromhex(_ERC20_ALLOWANCE.encode_abi("allowance", [owner, spender])[2:])),
-             (token, bytes.fromhex(_ERC20.encode_abi("balanceOf", [owner])[2:]))]
+    owner, token, spender = parse_address(owner), parse_address(token), parse_address(spender)
+    erc20 = contract(ERC20)
+    calls = [(token, bytes.fromhex(erc20.encode_abi("allowance", [owner, spender])[2:])),
+             (token, bytes.fromhex(erc20.encode_abi("balanceOf", [owner])[2:]))]
     (ok_a, r_a), (ok_b, r_b) = _aggregate(chain, calls)
     if not (ok_a and ok_b and len(r_a) == 32 and len(r_b) == 32):
-        raise ChainError("not_erc20", f"{token} does not answer allowance()/balanceOf() like an ERC-20")
+        raise AppError("not_erc20", f"{token} does not answer allowance()/balanceOf() like an ERC-20")
     return int.from_bytes(r_a, "big"), int.from_bytes(r_b, "big")
 
 
 def build_erc20_approve(chain: ChainConfig, owner: str, token: str, spender: str, amount_units: int) -> dict[str, str]:
     """An unsigned legacy (type 0) approve(spender, amount), same shape as build_erc20_transfer."""
-    owner, token, spender = _address(owner, "owner"), _address(token, "token_address"), _address(spender, "spender")
-    if _is_zero(token):
-        raise ChainError("invalid_address", "the native coin has no allowance")
-    if isinstance(amount_units, bool) or not isinstance(amount_units, int) or not 0 <= amount_units < 2**256:
-        raise ChainError("invalid_amount", "amount must be a uint256 in the smallest unit")
-    return _build_token_call(chain, owner, token, _ERC20_ALLOWANCE.encode_abi("approve", [spender, amount_units]),
+    owner, token, spender = parse_address(owner), parse_address(token), parse_address(spender)
+    amount_units = parse_uint256(amount_units, allow_zero=True)
+    return _build_token_call(chain, owner, token, contract(ERC20).encode_abi("approve", [spender, amount_units]),
                              "approve")

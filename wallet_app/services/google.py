@@ -1,7 +1,7 @@
 """Google sign-in on the server: verify ID tokens (joserfc) and exchange codes (Authlib).
 
-With GOOGLE_CLIENT_ID set the provider is accounts.google.com; without it, the development
-identity provider served by this same process under /dev-idp. All provider calls are
+The provider is accounts.google.com unless core.extensions names another one (development
+installs its stand-in served by this same process under /dev-idp). All provider calls are
 async: a synchronous call to /dev-idp from inside a request would deadlock the server.
 The access token that comes with a code exchange is dropped at once (never stored or logged).
 """
@@ -15,8 +15,9 @@ from joserfc import jwt
 from joserfc.errors import InvalidKeyIdError, JoseError
 from joserfc.jwk import KeySet
 
+from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
-from wallet_app.dev import idp as dev_idp
+from wallet_app.errors import AppError
 
 with warnings.catch_warnings():
     # Authlib warns on import that it falls back to `httpx` (its `httpx2` is not installed).
@@ -25,33 +26,9 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", AuthlibDeprecationWarning)
     from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
 
-GOOGLE_ISSUER = "https://accounts.google.com"
-# Google documents both forms of `iss` in its ID tokens.
-GOOGLE_ISSUERS = (GOOGLE_ISSUER, "accounts.google.com")
-GOOGLE_GSI_SCRIPT = "https://accounts.google.com/gsi/client"
 CACHE_SECONDS = 3600
 HTTP_TIMEOUT = 10.0
 CLOCK_LEEWAY = 60
-
-
-class GoogleAuthError(Exception):
-    """Base: `code` is a machine-readable reason for API error details."""
-
-    code = "google_auth_failed"
-
-    def __init__(self, code: str | None = None, message: str = ""):
-        self.code = code or self.code
-        super().__init__(message or self.code)
-
-
-class InvalidIdToken(GoogleAuthError):
-    code = "invalid_id_token"
-
-
-class ProviderError(GoogleAuthError):
-    """The provider could not be reached, answered garbage, or refused the code."""
-
-    code = "identity_provider_error"
 
 
 @dataclass(frozen=True)
@@ -61,26 +38,23 @@ class Identity:
     name: str | None = None
 
 
+def provider() -> extensions.IdentityProvider:
+    s = get_settings()
+    return extensions.identity_provider(s.google_client_id or "", s.google_client_secret or "")
+
+
 def issuer() -> str:
-    s = get_settings()
-    return GOOGLE_ISSUER if not s.dev_mode else s.public_origin + dev_idp.PREFIX
-
-
-def _server_credentials() -> tuple[str, str]:
-    s = get_settings()
-    if s.dev_mode:
-        return dev_idp.DEV_CLIENT_ID, dev_idp.DEV_CLIENT_SECRET
-    return s.google_client_id or "", s.google_client_secret or ""
+    return provider().issuer
 
 
 def browser_client_id() -> str:
     """The OAuth client id the browser's code/token clients use."""
-    return _server_credentials()[0]
+    return provider().client_id
 
 
 def gsi_script_url() -> str:
-    """Google Identity Services script, or the development stand-in with the same API."""
-    return dev_idp.PREFIX + "/gsi/client" if get_settings().dev_mode else GOOGLE_GSI_SCRIPT
+    """Google Identity Services script, or a stand-in with the same API."""
+    return provider().gsi_script_url
 
 
 # --- HTTP and caches --------------------------------------------------------------------
@@ -109,9 +83,9 @@ async def _get_json(url: str) -> dict:
         resp.raise_for_status()
         data = resp.json()
     except (httpx.HTTPError, ValueError) as exc:
-        raise ProviderError(message=f"GET {url} failed: {type(exc).__name__}") from exc
+        raise AppError("identity_provider_error", f"GET {url} failed: {type(exc).__name__}") from exc
     if not isinstance(data, dict):
-        raise ProviderError(message=f"GET {url}: not a JSON object")
+        raise AppError("identity_provider_error", f"GET {url}: not a JSON object")
     return data
 
 
@@ -123,7 +97,7 @@ async def discovery() -> dict:
         return hit[1]
     meta = await _get_json(iss + "/.well-known/openid-configuration")
     if meta.get("issuer") != iss or not meta.get("jwks_uri") or not meta.get("token_endpoint"):
-        raise ProviderError(message="discovery document does not match the issuer")
+        raise AppError("identity_provider_error", "discovery document does not match the issuer")
     _discovery_cache[iss] = (time.monotonic(), meta)
     return meta
 
@@ -135,7 +109,7 @@ async def _key_set(jwks_uri: str, refresh: bool = False) -> KeySet:
     try:
         keys = KeySet.import_key_set(await _get_json(jwks_uri))  # type: ignore[arg-type]
     except JoseError as exc:
-        raise ProviderError(message="unusable JWKS") from exc
+        raise AppError("identity_provider_error", "unusable JWKS") from exc
     _jwks_cache[jwks_uri] = (time.monotonic(), keys)
     return keys
 
@@ -144,10 +118,9 @@ async def _key_set(jwks_uri: str, refresh: bool = False) -> KeySet:
 
 
 def _claims_registry(client_id: str) -> jwt.JWTClaimsRegistry:
-    iss_values = list(GOOGLE_ISSUERS) if not get_settings().dev_mode else [issuer()]
     return jwt.JWTClaimsRegistry(
         leeway=CLOCK_LEEWAY,
-        iss={"essential": True, "values": iss_values},
+        iss={"essential": True, "values": list(provider().accepted_issuers)},
         aud={"essential": True, "value": client_id},
         sub={"essential": True},
         exp={"essential": True},
@@ -158,7 +131,7 @@ def _claims_registry(client_id: str) -> jwt.JWTClaimsRegistry:
 async def verify_id_token(id_token: str) -> Identity:
     """Check signature (issuer's JWKS, RS256), iss, aud, exp and email_verified."""
     if not isinstance(id_token, str) or not id_token or len(id_token) > 8192:
-        raise InvalidIdToken(message="empty or oversized token")
+        raise AppError("invalid_id_token", "empty or oversized token")
     meta = await discovery()
     try:
         try:
@@ -171,12 +144,12 @@ async def verify_id_token(id_token: str) -> Identity:
         claims = token.claims
         _claims_registry(browser_client_id()).validate(claims)
     except JoseError as exc:
-        raise InvalidIdToken(message=f"{type(exc).__name__}: {exc}") from exc
+        raise AppError("invalid_id_token", f"{type(exc).__name__}: {exc}") from exc
     # Google sends a boolean; older tokens carried the string "true".
     if claims.get("email_verified") not in (True, "true"):
-        raise InvalidIdToken("email_not_verified", "email_verified is not true")
+        raise AppError("email_not_verified", "email_verified is not true")
     if not isinstance(claims["email"], str):
-        raise InvalidIdToken(message="email is not a string")
+        raise AppError("invalid_id_token", "email is not a string")
     name = claims.get("name")
     return Identity(sub=claims["sub"], email=claims["email"], name=name if isinstance(name, str) else None)
 
@@ -184,13 +157,13 @@ async def verify_id_token(id_token: str) -> Identity:
 async def exchange_code(code: str) -> Identity:
     """Popup code flow (redirect_uri 'postmessage'): code -> tokens -> verified identity."""
     if not isinstance(code, str) or not code or len(code) > 2048:
-        raise ProviderError("invalid_code", "empty or oversized code")
+        raise AppError("invalid_code", "empty or oversized code")
     meta = await discovery()
-    client_id, client_secret = _server_credentials()
+    idp = provider()
     try:
         async with AsyncOAuth2Client(
-            client_id=client_id,
-            client_secret=client_secret,
+            client_id=idp.client_id,
+            client_secret=idp.client_secret,
             token_endpoint_auth_method="client_secret_post",
             redirect_uri="postmessage",
             transport=_transport,
@@ -201,10 +174,10 @@ async def exchange_code(code: str) -> Identity:
             )
     except OAuthError as exc:
         # e.g. invalid_grant: a used, expired or foreign code.
-        raise ProviderError("code_exchange_refused", str(exc.error)) from exc
+        raise AppError("code_exchange_refused", str(exc.error)) from exc
     except (httpx.HTTPError, ValueError) as exc:
-        raise ProviderError(message=f"token endpoint failed: {type(exc).__name__}") from exc
+        raise AppError("identity_provider_error", f"token endpoint failed: {type(exc).__name__}") from exc
     id_token = token.get("id_token")
     if not id_token:
-        raise ProviderError("code_exchange_refused", "no id_token in the token response")
+        raise AppError("code_exchange_refused", "no id_token in the token response")
     return await verify_id_token(id_token)

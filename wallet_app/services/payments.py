@@ -26,18 +26,22 @@ import time
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
-from sqlalchemy import update
-from sqlmodel import select
-from web3 import Web3
 from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCError
 
+from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
-from wallet_app.models import Payment, User, now_epoch
+from wallet_app.errors import AppError
+from wallet_app.models import User, now_epoch
+from wallet_app.services import activity, relayer, tokens
 from wallet_app.services import chain as chains
-from wallet_app.services import relayer, wallet
+from wallet_app.services.eth import (
+    checksum,
+    parse_address,
+    parse_chain_id,
+    parse_uint256,
+)
 
-UINT256_MAX = 2**256 - 1
 UINT48_MAX = 2**48 - 1
 GAS_MARGIN_PERCENT = 25
 
@@ -50,70 +54,21 @@ DOMAIN_TYPES = [
     {"name": "name", "type": "string"}, {"name": "version", "type": "string"},
     {"name": "chainId", "type": "uint256"}, {"name": "verifyingContract", "type": "address"},
 ]
-PAY_ABI = [{
-    "name": "pay", "type": "function", "stateMutability": "nonpayable",
-    "inputs": [{"name": "p", "type": "tuple", "components": PAY_TYPES}, {"name": "signature", "type": "bytes"}],
-    "outputs": [],
-}]
-_PAYMENT = Web3().eth.contract(abi=PAY_ABI)
-
-
-class PaymentError(Exception):
-    """code: a machine code for the API; http: the status to answer with."""
-
-    def __init__(self, code: str, http: int = 400, message: str = ""):
-        super().__init__(f"{code}: {message}" if message else code)
-        self.code, self.http, self.message = code, http, message or code
 
 
 # ---------------------------------------------------------------- pure parsing
 
 
-def parse_amount(value: object) -> int:
-    """An integer string (or int) in the smallest unit, 1 .. 2**256-1."""
-    if isinstance(value, bool):
-        raise PaymentError("invalid_amount")
-    if isinstance(value, int):
-        n = value
-    elif isinstance(value, str) and re.fullmatch(r"[0-9]{1,78}", value.strip()):
-        n = int(value.strip())
-    else:
-        raise PaymentError("invalid_amount", message="amount must be an integer string in the smallest unit")
-    if not 0 < n <= UINT256_MAX:
-        raise PaymentError("invalid_amount", message="amount out of range")
-    return n
-
-
 def parse_payment_id(value: object) -> str:
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{64}", value.strip()):
-        raise PaymentError("invalid_payment_id", message="payment_id must be 0x and 64 hex digits")
+        raise AppError("invalid_payment_id", "payment_id must be 0x and 64 hex digits")
     return value.strip().lower()
 
 
 def parse_signature(value: object) -> bytes:
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{130}", value.strip()):
-        raise PaymentError("invalid_signature", message="signature must be 0x and 65 bytes of hex")
+        raise AppError("invalid_signature", "signature must be 0x and 65 bytes of hex")
     return bytes.fromhex(value.strip()[2:])
-
-
-def parse_address(value: object, code: str = "invalid_address") -> str:
-    """Checksummed; the zero address is refused (no merchant, token or payer can be zero)."""
-    if not isinstance(value, str) or not Web3.is_address(value.strip()):
-        raise PaymentError(code)
-    addr = Web3.to_checksum_address(value.strip())
-    if int(addr, 16) == 0:
-        raise PaymentError(code, message="zero address")
-    return addr
-
-
-def parse_int(value: object, code: str) -> int:
-    if isinstance(value, bool):
-        raise PaymentError(code)
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"[0-9]{1,20}", value.strip()):
-        return int(value.strip())
-    raise PaymentError(code)
 
 
 def pay_typed_data(chain_id: int, verifying_contract: str, message: dict) -> dict:
@@ -140,42 +95,33 @@ def recover_pay_signer(chain_id: int, verifying_contract: str, message: dict, si
 
 
 def _payment_chain(chain_id: object) -> chains.ChainConfig:
-    try:
-        chain = chains.get_chain(parse_int(chain_id, "unsupported_chain"))
-    except chains.ChainError as e:
-        raise PaymentError(e.code) from e
+    chain = chains.get_chain(parse_chain_id(chain_id, code="unsupported_chain"))
     if not chain.payment_contract:
-        raise PaymentError("payments_unavailable", message=f"no payment contract on chain {chain.chain_id}")
+        raise AppError("payments_unavailable", f"no payment contract on chain {chain.chain_id}")
     return chain
 
 
 def _user_address(user: User) -> str:
     if not user.address:
-        raise PaymentError("no_address", 409, "the session has no wallet address yet")
-    return Web3.to_checksum_address(user.address)
+        raise AppError("no_address", "the session has no wallet address yet")
+    return checksum(user.address)
 
 
 def quote(user: User, chain_id: object, token_address: object, amount: object, merchant: object = None) -> dict:
     """{available, transaction, verifying_contract, payment_id[, reason]} (see module doc)."""
     chain = _payment_chain(chain_id)
-    token = parse_address(token_address, "invalid_token")
-    units = parse_amount(amount)
-    merchant_addr = parse_address(merchant, "invalid_merchant").lower() if merchant not in (None, "") else None
+    token = parse_address(token_address, code="invalid_token")
+    units = parse_uint256(amount)
+    merchant_addr = parse_address(merchant, code="invalid_merchant").lower() if merchant not in (None, "") else None
     owner = _user_address(user)
-    try:
-        allowance, balance = chains.erc20_allowance_and_balance(chain, owner, token, chain.payment_contract)
-    except chains.ChainError as e:
-        raise PaymentError(e.code, 502 if e.code == "rpc_unavailable" else 400, e.message) from e
+    allowance, balance = chains.erc20_allowance_and_balance(chain, owner, token, chain.payment_contract)
 
     result = {"available": False, "transaction": None, "verifying_contract": chain.payment_contract,
               "payment_id": _quote_id(user, owner, chain.chain_id, token, units, merchant_addr)}
     if balance < units:
         result["reason"] = "insufficient_balance"
     elif allowance < units:
-        try:
-            result["transaction"] = chains.build_erc20_approve(chain, owner, token, chain.payment_contract, units)
-        except chains.ChainError as e:
-            raise PaymentError(e.code, 502 if e.code == "rpc_unavailable" else 400, e.message) from e
+        result["transaction"] = chains.build_erc20_approve(chain, owner, token, chain.payment_contract, units)
         result["reason"] = "allowance_short"
     else:
         result["available"] = True
@@ -185,20 +131,13 @@ def quote(user: User, chain_id: object, token_address: object, amount: object, m
 def _quote_id(user: User, owner: str, chain_id: int, token: str, units: int, merchant: str | None) -> str:
     """The unused quote for the same request when there is a fresh one, else a new one."""
     ttl = get_settings().payment_quote_ttl_seconds
+    request = dict(user_id=user.id, chain_id=chain_id, token_address=token.lower(), amount=str(units),
+                   from_address=owner.lower(), merchant_address=merchant)
     with get_session() as db:
-        row = db.exec(select(Payment).where(
-            Payment.user_id == user.id, Payment.status == "quoted", Payment.chain_id == chain_id,
-            Payment.token_address == token.lower(), Payment.amount == str(units),
-            Payment.from_address == owner.lower(), Payment.merchant_address == merchant,
-            Payment.created_at >= now_epoch() - ttl,
-        ).order_by(Payment.id.desc())).first()
-        if row is not None:
-            return row.payment_id
-        row = Payment(payment_id="0x" + secrets.token_bytes(32).hex(), user_id=user.id, chain_id=chain_id,
-                      token_address=token.lower(), amount=str(units), from_address=owner.lower(),
-                      merchant_address=merchant)
-        db.add(row)
-        db.commit()
+        row = crud.find_open_quote(db, **request, created_after=now_epoch() - ttl)
+        if row is None:
+            row = crud.add_quote(db, "0x" + secrets.token_bytes(32).hex(), **request)
+            db.commit()
         return row.payment_id
 
 
@@ -209,72 +148,70 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
             payment_id: object, deadline: object, signature: object) -> str:
     """Checks everything, relays pay() once per payment_id, returns the id (= payment_id)."""
     chain = _payment_chain(chain_id)
-    merchant = parse_address(merchant_address, "invalid_merchant")
-    token = parse_address(token_address, "invalid_token")
-    units = parse_amount(amount)
+    merchant = parse_address(merchant_address, code="invalid_merchant")
+    token = parse_address(token_address, code="invalid_token")
+    units = parse_uint256(amount)
     pid = parse_payment_id(payment_id)
-    dl = parse_int(deadline, "invalid_deadline")
+    dl = parse_uint256(deadline, code="invalid_deadline")
     sig = parse_signature(signature)
     owner = _user_address(user)
 
     with get_session() as db:
-        row = db.exec(select(Payment).where(Payment.payment_id == pid)).first()
+        row = crud.get_payment(db, pid)
     if row is None or row.user_id != user.id:
-        raise PaymentError("unknown_payment", 404)
+        raise AppError("unknown_payment")
     if (row.chain_id, row.token_address, row.amount) != (chain.chain_id, token.lower(), str(units)) \
             or row.from_address != owner.lower():
-        raise PaymentError("quote_mismatch", 409, "chain, token or amount differ from the quote")
+        raise AppError("quote_mismatch", "chain, token or amount differ from the quote")
     if row.merchant_address is not None and row.merchant_address != merchant.lower():
         if row.status != "quoted":
-            raise PaymentError("payment_id_used", 409, "this payment_id already paid another merchant")
-        raise PaymentError("quote_mismatch", 409, "the quote is for another merchant")
+            raise AppError("payment_id_used", "this payment_id already paid another merchant")
+        raise AppError("quote_mismatch", "the quote is for another merchant")
     if row.status != "quoted":
         return row.payment_id  # already executed: the same id, nothing sent again
 
     now = int(time.time())
     if dl <= now:
-        raise PaymentError("expired", message="deadline has passed")
+        raise AppError("expired", "deadline has passed")
     if dl > now + get_settings().payment_max_deadline_seconds or dl > UINT48_MAX:
-        raise PaymentError("invalid_deadline", message="deadline too far in the future")
+        raise AppError("invalid_deadline", "deadline too far in the future")
     message = {"merchant": merchant, "token": token, "from": owner, "amount": units,
                "paymentRef": pid, "deadline": dl}
     signer = recover_pay_signer(chain.chain_id, chain.payment_contract, message, sig)
     if signer is None or signer.lower() != owner.lower():
-        raise PaymentError("bad_signer", message="the Pay message is not signed by the session's address")
+        raise AppError("bad_signer", "the Pay message is not signed by the session's address")
 
     # Dry run as the relayer: refuses what would revert (expired on chain time, allowance, used ref)
     # before any nonce is spent.
     struct = (merchant, token, owner, units, bytes.fromhex(pid[2:]), dl)
-    data = _PAYMENT.encode_abi("pay", [struct, sig])
+    data = chains.contract("NewblPayment2").encode_abi("pay", [struct, sig])
     w3 = chains.web3_for(chain)
     try:
         gas = w3.eth.estimate_gas({"from": relayer.relayer_account().address, "to": chain.payment_contract,
                                    "data": data})
     except (ContractCustomError, ContractLogicError) as e:
-        raise PaymentError(relayer.revert_reason(e.data), message="pay() would revert") from e
+        raise AppError(relayer.revert_reason(e.data), "pay() would revert") from e
     except Web3RPCError as e:
-        raise PaymentError("pay_would_fail", message=str(e)) from e
+        raise AppError("pay_would_fail", str(e)) from e
     except chains._NETWORK_ERRORS as e:
-        raise PaymentError("rpc_unavailable", 502) from e
+        raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
 
     # Claim the quote atomically: of two concurrent executes exactly one relays.
     with get_session() as db:
-        claimed = db.execute(update(Payment).where(Payment.id == row.id, Payment.status == "quoted").values(
-            status="pending", merchant_address=merchant.lower(), deadline=dl, signature="0x" + sig.hex(),
-            updated_at=now_epoch())).rowcount
-        if claimed != 1:
+        if not crud.claim_quote(db, row.id, merchant.lower(), dl, "0x" + sig.hex()):
             db.rollback()
-            again = db.get(Payment, row.id)
+            again = crud.get_payment(db, pid)
             if again.merchant_address != merchant.lower():
-                raise PaymentError("payment_id_used", 409)
+                raise AppError("payment_id_used", "this payment_id already paid another merchant")
             return again.payment_id
         db.commit()
-    # The activity entry (services.wallet owns the table); relayer keeps its tx_hash and status current.
-    activity_id = wallet.record_activity(
+    # The activity entry (services.activity owns the table); relayer keeps its tx_hash and status current.
+    info = tokens.token_info(user, chain, token)
+    activity_id = activity.record_activity(
         user.id, "payment", chain_id=chain.chain_id, token_address=token, amount=units, counterparty=merchant,
-        data={"payment_id": pid}, **_token_fields(chain, token))
+        data={"payment_id": pid}, token_symbol=info and info.token_symbol, token_decimals=info and info.token_decimals)
     with get_session() as db:
-        db.execute(update(Payment).where(Payment.id == row.id).values(activity_id=activity_id))
+        crud.set_payment_activity(db, row.id, activity_id)
         db.commit()
     try:
         relayer.relay(row.id, chain, data, gas * (100 + GAS_MARGIN_PERCENT) // 100)
@@ -285,13 +222,6 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
     return row.payment_id
 
 
-def _token_fields(chain: chains.ChainConfig, token: str) -> dict:
-    for t in chain.tokens:
-        if t.token_address.lower() == token.lower():
-            return {"token_symbol": t.token_symbol, "token_decimals": t.token_decimals}
-    return {}
-
-
 # ---------------------------------------------------------------- status
 
 
@@ -299,15 +229,15 @@ def status(user: User, payment_id: object) -> dict:
     """{status: 'ok' | 'failed' | 'pending', reason?}; follows the chain while pending."""
     pid = parse_payment_id(payment_id)
     with get_session() as db:
-        row = db.exec(select(Payment).where(Payment.payment_id == pid)).first()
+        row = crud.get_payment(db, pid)
     if row is None or row.user_id != user.id or row.status == "quoted":
-        raise PaymentError("unknown_payment", 404)
+        raise AppError("unknown_payment")
     if row.status == "pending":
         chain = _payment_chain(row.chain_id)
         relayer.check(row.id, chain)
         relayer.maybe_reconcile(chain)
         with get_session() as db:
-            row = db.get(Payment, row.id)
+            row = crud.get_payment(db, pid)
     out = {"status": row.status if row.status in ("ok", "failed") else "pending"}
     if row.status == "failed":
         out["reason"] = row.reason or "failed"

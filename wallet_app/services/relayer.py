@@ -28,20 +28,24 @@ from typing import Callable
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_utils import keccak
-from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
-from sqlmodel import select
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
+from wallet_app import crud
+from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
-from wallet_app.models import Activity, Payment, now_epoch
-from wallet_app.services.chain import _NETWORK_ERRORS, ChainConfig, decode_raw_tx, web3_for
+from wallet_app.models import Payment, now_epoch
+from wallet_app.services.chain import (
+    _NETWORK_ERRORS,
+    ChainConfig,
+    decode_raw_tx,
+    web3_for,
+)
 
 log = logging.getLogger(__name__)
 
-DEV_RELAYER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"  # anvil #1
 RECONCILE_EVERY = 5.0  # seconds between full reconciles triggered by status polls
 GAS_BUMP_PERCENT = 25  # replacement gas price: at least +10% is required by nodes
 
@@ -74,10 +78,11 @@ def bumped_gas_price(old: int, current: int) -> int:
 
 
 def relayer_account() -> LocalAccount:
-    settings = get_settings()
-    key = settings.relayer_private_key.get_secret_value()
-    if not settings.dev_mode and key == DEV_RELAYER_KEY:
-        raise RuntimeError("RELAYER_PRIVATE_KEY must be set outside development (the default is a public anvil key)")
+    """RELAYER_PRIVATE_KEY, else the extension point's default (development sets anvil's key)."""
+    configured = get_settings().relayer_private_key
+    key = (configured.get_secret_value() if configured else "") or extensions.relayer_key()
+    if not key:
+        raise RuntimeError("RELAYER_PRIVATE_KEY must be set outside development")
     return Account.from_key(key)
 
 
@@ -138,7 +143,7 @@ def _sign(acct: LocalAccount, chain: ChainConfig, to: str, data: str, gas: int, 
 def _set_activity(db, row: Payment) -> None:
     if row.activity_id is None:
         return
-    act = db.get(Activity, row.activity_id)
+    act = crud.get_activity(db, row.activity_id)
     if act is not None:
         act.tx_hash = row.tx_hash
         act.status = {"ok": "ok", "failed": "failed"}.get(row.status, "submitted")
@@ -190,8 +195,7 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
                 _fail(row_id, f"relay_unavailable: {type(e).__name__}", release_nonce=True)
                 return
             with get_session() as db:
-                last = db.exec(select(func.max(Payment.nonce)).where(
-                    Payment.chain_id == chain.chain_id, Payment.relayer_address == relayer)).one()
+                last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
                 nonce = max(pending_count, -1 if last is None else last + 1)
                 raw, tx_hash = _sign(acct, chain, to, data, gas_limit, gas_price, nonce)
                 row = db.get(Payment, row_id)
@@ -324,10 +328,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
     with _state_lock:
         _last_reconcile[_key(chain, relayer)] = time.monotonic()
     with _chain_lock(chain, relayer), get_session() as db:
-        rows = db.exec(select(Payment).where(
-            Payment.chain_id == chain.chain_id, Payment.relayer_address == relayer,
-            Payment.nonce.is_not(None), Payment.settled == False,  # noqa: E712
-        ).order_by(Payment.nonce)).all()
+        rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
             return counts
         try:

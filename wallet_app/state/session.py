@@ -9,7 +9,7 @@ import reflex as rx
 from wallet_app import routes
 from wallet_app.i18n import CATALOGUES, lang_from_accept_language, normalize_lang
 from wallet_app.core.config import get_settings
-from wallet_app.services import accounts, google, sessions, wallet
+from wallet_app.services import accounts, eth, google, sessions
 
 
 class SessionState(rx.State):
@@ -59,7 +59,7 @@ class SessionState(rx.State):
 
     @rx.var
     def short_address(self) -> str:
-        return wallet.short_address(self.address)
+        return eth.short_address(self.address)
 
     @rx.event
     def check_session(self):

@@ -5,9 +5,10 @@ import json
 
 import pytest
 
+from wallet_app.errors import REGISTRY, AppError
 from wallet_app.pages.send import amount_error_text
 from wallet_app.pages.sign import summarize
-from wallet_app.services.txlink import SendFormError, TxLinkError, check_send_form, decode_tx, encode_tx
+from wallet_app.services.txlink import check_send_form, decode_tx, encode_tx
 
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
 RECIPIENT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -67,14 +68,16 @@ def test_decode_normalizes(tx, expected):
     b64({**TX, "gas_price": "1" * 79}),
 ])
 def test_decode_refuses(text):
-    with pytest.raises(TxLinkError):
+    with pytest.raises(AppError) as info:
         decode_tx(text)
+    assert info.value.code == "invalid_tx"
 
 
 def test_decode_refuses_non_text():
     for value in (None, 5, b"abc", ["x"]):
-        with pytest.raises(TxLinkError):
+        with pytest.raises(AppError) as info:
             decode_tx(value)
+        assert info.value.code == "invalid_tx"
 
 
 TOKENS = {
@@ -91,27 +94,31 @@ TOKENS = {
 }
 
 
-@pytest.mark.parametrize("chain, token, recipient, amount, title, message, code", [
-    ("", "erc20", RECIPIENT, "1", "send_input_needed", "send_need_chain", None),
-    ("abc", "erc20", RECIPIENT, "1", "send_input_needed", "send_need_chain", None),
-    ("31337", None, RECIPIENT, "1", "send_input_needed", "send_need_token", None),
-    ("31337", "erc20", "  ", "1", "send_input_needed", "send_need_recipient", None),
-    ("31337", "erc20", RECIPIENT, "", "send_input_needed", "send_need_amount", None),
-    ("31337", "erc20", RECIPIENT, "   ", "send_input_needed", "send_need_amount", None),
-    ("31337", "native", RECIPIENT, "1", "error", "send_native_blocked", None),
-    ("31337", "empty", RECIPIENT, "1", "error", "send_native_blocked", None),
-    ("31337", "nodec", RECIPIENT, "1", "error", "send_token_info_missing", None),
-    ("31337", "strdec", RECIPIENT, "1", "error", "send_token_info_missing", None),
-    ("31337", "erc20", RECIPIENT, "1.2345678", "error", "send_amount_format_error", "max_decimals"),
-    ("31337", "erc20", RECIPIENT, "1.2.3", "error", "send_amount_format_error", "invalid_amount"),
-    ("31337", "erc20", RECIPIENT, "-1", "error", "send_amount_format_error", "invalid_amount"),
-    ("31337", "erc20", RECIPIENT, "1,000", "error", "send_amount_format_error", "invalid_amount"),
+@pytest.mark.parametrize("chain, token, recipient, amount, code", [
+    ("", "erc20", RECIPIENT, "1", "need_chain"),
+    ("abc", "erc20", RECIPIENT, "1", "need_chain"),
+    ("31337", None, RECIPIENT, "1", "need_token"),
+    ("31337", "erc20", "  ", "1", "need_recipient"),
+    ("31337", "erc20", RECIPIENT, "", "need_amount"),
+    ("31337", "erc20", RECIPIENT, "   ", "need_amount"),
+    ("31337", "native", RECIPIENT, "1", "native_blocked"),
+    ("31337", "empty", RECIPIENT, "1", "native_blocked"),
+    ("31337", "nodec", RECIPIENT, "1", "token_info_missing"),
+    ("31337", "strdec", RECIPIENT, "1", "token_info_missing"),
+    ("31337", "erc20", RECIPIENT, "1.2345678", "max_decimals"),
+    ("31337", "erc20", RECIPIENT, "1.2.3", "invalid_amount"),
+    ("31337", "erc20", RECIPIENT, "-1", "invalid_amount"),
+    ("31337", "erc20", RECIPIENT, "1,000", "invalid_amount"),
 ])
-def test_send_form_refusals(chain, token, recipient, amount, title, message, code):
-    with pytest.raises(SendFormError) as info:
+def test_send_form_refusals(chain, token, recipient, amount, code):
+    with pytest.raises(AppError) as info:
         check_send_form(chain, TOKENS.get(token), recipient, amount)
-    assert (info.value.title, info.value.message) == (title, message)
-    assert (info.value.amount_error.code if info.value.amount_error else None) == code
+    assert info.value.code == code
+
+
+def test_send_form_input_codes_show_the_send_texts():
+    for code in ("need_chain", "need_token", "need_recipient", "need_amount"):
+        assert (REGISTRY[code].key, REGISTRY[code].title) == ("send_" + code, "send_input_needed")
 
 
 @pytest.mark.parametrize("amount, units", [("12.5", 12_500_000), (" 0.000001 ", 1), ("7", 7_000_000)])
@@ -125,9 +132,9 @@ def test_send_form_accepts(amount, units):
     ("x", "en", "invalid amount"),
 ])
 def test_amount_error_text(amount, lang, text):
-    with pytest.raises(SendFormError) as info:
+    with pytest.raises(AppError) as info:
         check_send_form("31337", TOKENS["erc20"], RECIPIENT, amount)
-    assert amount_error_text(info.value.amount_error, lang) == text
+    assert amount_error_text(info.value, lang) == text
 
 
 def test_summary_of_a_known_transfer_and_of_other_calls():

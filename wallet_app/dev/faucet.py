@@ -1,7 +1,8 @@
 """Dev faucet: a newly registered address gets gas and test tokens on the local dev chains.
 
-Only in development (no Google configured) and only for chains whose RPC is on loopback
-(never a real network). It runs in a background thread so registration stays quick, and
+Registered by wallet_app.dev.install() as an address hook (core.extensions); it acts only in
+development (no Google configured) and only for chains whose RPC is on loopback (never a
+real network). It runs in a background thread so registration stays quick, and
 a failure is only logged: registration must not fail because of the faucet.
 """
 
@@ -64,7 +65,7 @@ def fund_now(address: str) -> dict[int, list[str]]:
 
 
 def on_address_registered(address: str) -> threading.Thread | None:
-    """Hook called by accounts.set_address for a new address; returns the worker thread
+    """The address hook (accounts.set_address, through core.extensions); returns the worker thread
     (tests may join it), or None when there is nothing to fund (outside development)."""
     chains, deployments_dir = _targets()
     if not chains:

@@ -1,6 +1,7 @@
 import pytest
 
-from wallet_app.services.amounts import AmountError, format_balance, parse_units
+from wallet_app.errors import AppError
+from wallet_app.services.amounts import format_balance, parse_units
 
 
 @pytest.mark.parametrize(("text", "decimals", "units"), [
@@ -39,10 +40,9 @@ def test_parse_units_ok(text, decimals, units):
     ("1.0", 0, "max_decimals", {"decimals": 0}, "max 0 decimal places"),
 ])
 def test_parse_units_errors(text, decimals, code, params, message):
-    with pytest.raises(AmountError) as exc:
+    with pytest.raises(AppError) as exc:
         parse_units(text, decimals)
-    assert isinstance(exc.value, ValueError)
-    assert (exc.value.code, exc.value.params, str(exc.value)) == (code, params, message)
+    assert (exc.value.code, exc.value.params, exc.value.message) == (code, params, message)
 
 
 @pytest.mark.parametrize(("units", "decimals", "text"), [

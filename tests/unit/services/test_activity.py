@@ -1,0 +1,32 @@
+"""The activity list's pure parts: decoding token calls and the English summary (no chain)."""
+
+import pytest
+from eth_account import Account
+
+from wallet_app.models import Activity
+from wallet_app.services.activity import activity_summary, decode_token_call
+from wallet_app.services.chain import ERC20, contract
+
+
+def test_decode_token_call():
+    erc20 = contract(ERC20)
+    to = Account.create().address
+    assert decode_token_call(erc20.encode_abi("transfer", [to, 123])) == ("transfer", to.lower(), 123)
+    assert decode_token_call(erc20.encode_abi("approve", [to, 5])) == ("approve", to.lower(), 5)
+    assert decode_token_call(erc20.encode_abi("balanceOf", [to])) is None
+    assert decode_token_call("0x") is None
+    assert decode_token_call(erc20.encode_abi("transfer", [to, 1]) + "00") is None
+
+
+@pytest.mark.parametrize("fields,summary", [
+    (dict(type="transfer", amount="1500000", token_decimals=6, token_symbol="tUSD", status="ok"),
+     "Sent 1.5 tUSD to 0xabcd…1234"),
+    (dict(type="transfer", amount="1234567891", token_decimals=6, token_symbol="tUSD", status="submitted"),
+     "Sent 1,234.567891 tUSD to 0xabcd…1234 (pending)"),
+    (dict(type="approve", amount="1", token_decimals=0, token_symbol="X", status="failed"),
+     "Approved 1 X for 0xabcd…1234 (failed)"),
+    (dict(type="call", status="ok"), "Call with 0xabcd…1234"),
+])
+def test_activity_summary(fields, summary):
+    row = Activity(user_id=1, counterparty="0xabcd" + "0" * 32 + "1234", **fields)
+    assert activity_summary(row) == summary

@@ -1,0 +1,145 @@
+"""The user's activity list: entries recorded for submitted transactions and payments, their
+status followed from the chain's receipts, and a short English summary of each.
+
+Shared by the REST routes (/api/v1/activities) and the Reflex handlers; failures raise AppError.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from eth_abi import decode as abi_decode
+
+from contracts import artifacts
+from wallet_app import crud
+from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
+from wallet_app.models import Activity, User
+from wallet_app.services import accounts, tokens
+from wallet_app.services import chain as chain_svc
+from wallet_app.services.amounts import format_balance
+from wallet_app.services.chain import ChainConfig, DecodedTx
+from wallet_app.services.eth import ZERO_ADDRESS, short_address
+
+log = logging.getLogger(__name__)
+
+ACTIVITY_LIMIT = 100
+RECEIPT_REFRESH_LIMIT = 10  # pending entries checked per listing (one RPC call each)
+TOKEN_CALLS = ("transfer", "approve")  # ERC-20 calls with (address, uint256) arguments
+
+
+def decode_token_call(data: str) -> tuple[str, str, int] | None:
+    """('transfer'|'approve', counterparty lowercase, amount) for ERC-20 transfer/approve calldata."""
+    if not isinstance(data, str) or not data.startswith("0x") or len(data) != 2 + 8 + 128:
+        return None
+    selector = data[2:10].lower()
+    kind = next((k for k in TOKEN_CALLS if artifacts.selector(chain_svc.ERC20, k).hex() == selector), None)
+    if kind is None:
+        return None
+    try:
+        to, amount = abi_decode(["address", "uint256"], bytes.fromhex(data[10:]))
+    except Exception:
+        return None
+    return kind, to.lower(), amount
+
+
+def activity_summary(row: Activity) -> str:
+    """Short English text; the UI renders its own ko/en text from the structured fields."""
+    amount = None
+    if row.amount is not None and row.token_decimals is not None:
+        amount = f"{format_balance(int(row.amount), row.token_decimals, max_decimals=row.token_decimals)} {row.token_symbol or ''}".strip()
+    who = short_address(row.counterparty)
+    if row.type == "transfer" and amount:
+        text = f"Sent {amount} to {who}"
+    elif row.type == "approve" and amount:
+        text = f"Approved {amount} for {who}"
+    elif row.type == "payment" and amount:
+        text = f"Paid {amount} to {who}"
+    elif who:
+        text = f"{row.type.capitalize()} with {who}"
+    else:
+        text = row.type.capitalize()
+    if row.status == "submitted":
+        text += " (pending)"
+    elif row.status == "failed":
+        text += " (failed)"
+    return text
+
+
+def record_submitted(user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str) -> None:
+    """The entry of a transaction the user signed and submitted (a token call, a native transfer or a call)."""
+    to = tx.to.lower() if tx.to else None
+    call = decode_token_call(tx.data) if to else None
+    fields: dict[str, Any] = {"type": "call", "counterparty": to}
+    if call:
+        kind, counterparty, amount = call
+        info = tokens.token_info(user, chain, to)
+        fields = {"type": kind, "token_address": to, "token_symbol": info and info.token_symbol,
+                  "token_decimals": info and info.token_decimals, "amount": str(amount), "counterparty": counterparty}
+    elif to and tx.data in ("0x", "") and tx.value > 0:
+        fields = {"type": "transfer", "token_address": ZERO_ADDRESS, "token_symbol": chain.native_symbol,
+                  "token_decimals": chain.native_decimals, "amount": str(tx.value), "counterparty": to}
+    record_activity(user.id, chain_id=chain.chain_id, tx_hash=tx_hash,
+                    data={"to": to, "value": str(tx.value), "selector": tx.data[:10]}, **fields)
+
+
+def record_activity(user_id: int, type: str, *, chain_id: int | None = None, tx_hash: str | None = None,
+                    token_address: str | None = None, token_symbol: str | None = None,
+                    token_decimals: int | None = None, amount: int | str | None = None,
+                    counterparty: str | None = None, status: str = "submitted", data: dict | None = None) -> int:
+    """Adds an activity entry (also for other flows, e.g. payments); returns its id."""
+    with get_session() as db:
+        row = crud.add_activity(
+            db, user_id=user_id, type=type, chain_id=chain_id, tx_hash=tx_hash,
+            token_address=token_address.lower() if token_address else None, token_symbol=token_symbol,
+            token_decimals=token_decimals, amount=str(amount) if amount is not None else None,
+            counterparty=counterparty.lower() if counterparty else None, status=status,
+            data=json.dumps(data, separators=(",", ":")) if data is not None else None,
+        )
+        db.commit()
+        return row.id
+
+
+def set_activity_status(activity_id: int, status: str) -> None:
+    with get_session() as db:
+        row = crud.get_activity(db, activity_id)
+        if row is not None and row.status != status:
+            row.status = status
+            db.add(row)
+            db.commit()
+
+
+def _refresh_pending(rows: list[Activity]) -> None:
+    """Marks submitted transactions ok/failed from their receipts (one call per entry, bounded)."""
+    pending = [r for r in rows if r.status == "submitted" and r.tx_hash and r.chain_id][:RECEIPT_REFRESH_LIMIT]
+    chains = {c.chain_id: c for c in chain_svc.get_chains()} if pending else {}
+    for row in pending:
+        c = chains.get(row.chain_id)
+        if c is None:
+            continue
+        try:
+            receipt = chain_svc.web3_for(c).eth.get_transaction_receipt(row.tx_hash)
+        except Exception:  # not mined yet (TransactionNotFound) or the node is down: keep waiting
+            continue
+        row.status = "ok" if receipt["status"] == 1 else "failed"
+        set_activity_status(row.id, row.status)
+
+
+def activities(user: User | int, refresh: bool = True) -> list[dict]:
+    """The user's entries, newest first: {id, type, summary, chain_id, tx_hash, token_address,
+    token_symbol, token_decimals, amount, counterparty, status, created_at}."""
+    with get_session() as db:
+        u = accounts.get_user(db, user)
+        rows = crud.list_activities(db, u.id, ACTIVITY_LIMIT)
+    if refresh:
+        try:
+            _refresh_pending(rows)
+        except AppError as e:
+            log.warning("activity refresh skipped: %s", e)
+    return [{
+        "id": r.id, "type": r.type, "summary": activity_summary(r), "chain_id": r.chain_id, "tx_hash": r.tx_hash,
+        "token_address": r.token_address, "token_symbol": r.token_symbol, "token_decimals": r.token_decimals,
+        "amount": r.amount, "counterparty": r.counterparty, "status": r.status, "created_at": r.created_at,
+    } for r in rows]

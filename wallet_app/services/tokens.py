@@ -1,0 +1,159 @@
+"""Chains and tokens: the configured chains, the user's token list (seeded from the chains
+file, plus tokens the user added), token metadata, balances, and token_info, the one lookup
+of a token's symbol and decimals.
+
+Plain functions shared by the REST routes (/api/v1) and the Reflex handlers. They take the
+signed-in User (or its id), validate every argument (Reflex handlers can be called with
+anything), return JSON-ready dicts with the keys of the specification, and raise AppError.
+"""
+
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from wallet_app import crud
+from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
+from wallet_app.models import User, UserToken
+from wallet_app.services import accounts
+from wallet_app.services import chain as chain_svc
+from wallet_app.services.chain import ChainConfig, TokenInfo
+from wallet_app.services.eth import checksum, parse_address, parse_chain_id
+
+log = logging.getLogger(__name__)
+
+
+def get_chain(chain_id: Any) -> ChainConfig:
+    """A configured chain by its id (int or decimal string): invalid_chain_id / unsupported_chain."""
+    return chain_svc.get_chain(parse_chain_id(chain_id))
+
+
+def _token_dict(chain: ChainConfig, row: UserToken) -> dict:
+    return {
+        "chain_id": chain.chain_id,
+        "chain_name": chain.chain_name,
+        "token_address": checksum(row.token_address),
+        "token_symbol": row.symbol,
+        "token_name": row.name,
+        "token_decimals": row.decimals,
+    }
+
+
+def _seed(db: Session, user_id: int, chains: list[ChainConfig]) -> list[UserToken]:
+    """The user's rows, after adding any configured token they do not have yet (first use,
+    or a chain/token added to the configuration later)."""
+    rows = crud.list_user_tokens(db, user_id)
+    have = {(r.chain_id, r.token_address) for r in rows}
+    missing = [(c.chain_id, t) for c in chains for t in c.tokens if (c.chain_id, t.token_address.lower()) not in have]
+    if missing:
+        try:
+            for chain_id, t in missing:
+                crud.add_user_token(db, user_id, chain_id, t.token_address, t.token_symbol, t.token_name,
+                                    t.token_decimals)
+            db.commit()
+        except IntegrityError:
+            db.rollback()  # a concurrent request seeded them
+        rows = crud.list_user_tokens(db, user_id)
+    return rows
+
+
+def _user_token_rows(user: User | int) -> tuple[User, list[tuple[ChainConfig, UserToken]]]:
+    chains = chain_svc.get_chains()
+    by_id = {c.chain_id: c for c in chains}
+    with get_session() as db:
+        u = accounts.get_user(db, user)
+        rows = _seed(db, u.id, chains)
+    # Tokens of chains no longer configured are kept in the DB but not shown.
+    return u, [(by_id[r.chain_id], r) for r in rows if r.chain_id in by_id]
+
+
+def list_chains() -> list[dict]:
+    return [{"chain_id": c.chain_id, "chain_name": c.chain_name} for c in chain_svc.get_chains()]
+
+
+def user_tokens(user: User | int) -> list[dict]:
+    """The user's token list: [{chain_id, chain_name, token_address, token_symbol, token_name, token_decimals}]."""
+    _, rows = _user_token_rows(user)
+    return [_token_dict(c, r) for c, r in rows]
+
+
+def token_metadata(chain_id: Any, token_address: Any) -> dict:
+    """{token_name, token_symbol, token_decimals} read from the chain; the zero (or empty)
+    address gives the chain's native coin."""
+    chain = get_chain(chain_id)
+    info = chain_svc.token_metadata(chain, parse_address(token_address, empty_is_zero=True))
+    return {"token_name": info.token_name, "token_symbol": info.token_symbol, "token_decimals": info.token_decimals}
+
+
+def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:
+    """Probes the address and adds it to the user's list; adding a token twice returns the
+    existing entry. The zero address adds the chain's native coin."""
+    chain = get_chain(chain_id)
+    address = parse_address(token_address, empty_is_zero=True).lower()
+    u, rows = _user_token_rows(user)
+    for c, r in rows:
+        if c.chain_id == chain.chain_id and r.token_address == address:
+            return _token_dict(c, r)
+    info = chain_svc.token_metadata(chain, address)
+    with get_session() as db:
+        try:
+            row = crud.add_user_token(db, u.id, chain.chain_id, address, info.token_symbol, info.token_name,
+                                      info.token_decimals)
+            db.commit()
+        except IntegrityError:
+            db.rollback()  # the same token added concurrently
+            row = crud.get_user_token(db, u.id, chain.chain_id, address)
+        return _token_dict(chain, row)
+
+
+def token_info(user: User | int, chain: ChainConfig, address: str) -> TokenInfo | None:
+    """The token's symbol and decimals: the configured tokens, then the user's list, then the
+    chain itself; None when the chain does not answer like an ERC-20 (or at all)."""
+    address = parse_address(address, allow_zero=True)
+    if address == chain.native_token().token_address:
+        return chain.native_token()
+    for t in chain.tokens:
+        if t.token_address.lower() == address.lower():
+            return t
+    with get_session() as db:
+        u = accounts.get_user(db, user)
+        row = crud.get_user_token(db, u.id, chain.chain_id, address.lower())
+    if row is not None:
+        return TokenInfo(address, row.symbol, row.name, row.decimals)
+    try:
+        return chain_svc.token_metadata(chain, address)
+    except AppError:
+        return None
+
+
+def asset_balances(user: User | int) -> list[dict]:
+    """Token balance items (specification section 3), balance as an integer string in the
+    smallest unit. One aggregated eth_call per chain, chains read in parallel; a chain that
+    does not answer contributes no items. No address yet: an empty list."""
+    u, rows = _user_token_rows(user)
+    if not u.address or not rows:
+        return []
+    per_chain: dict[int, tuple[ChainConfig, list[UserToken]]] = {}
+    for c, r in rows:
+        per_chain.setdefault(c.chain_id, (c, []))[1].append(r)
+
+    def read(item: tuple[ChainConfig, list[UserToken]]) -> list[dict]:
+        c, tokens = item
+        try:
+            found = chain_svc.balances(c, u.address, [t.token_address for t in tokens])
+        except AppError as e:
+            log.warning("balances of chain %s unavailable: %s", c.chain_id, e)
+            return []
+        return [{**_token_dict(c, t), "balance": str(found[t.token_address])}
+                for t in tokens if t.token_address in found]
+
+    groups = list(per_chain.values())
+    if len(groups) == 1:
+        return read(groups[0])
+    with ThreadPoolExecutor(max_workers=min(8, len(groups))) as pool:
+        return [item for items in pool.map(read, groups) for item in items]
