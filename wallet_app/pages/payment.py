@@ -22,7 +22,7 @@ from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.ui import label_row
-from wallet_app.i18n import CATALOGUES, messages, normalize_lang, t, t_var
+from wallet_app.i18n import CATALOGUES, error_messages, messages, normalize_lang, t, t_var
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import payments, wallet
 from wallet_app.services.amounts import AmountError, format_balance, parse_units
@@ -497,6 +497,7 @@ def payment_page() -> rx.Component:
             action=s.pin_action,
             payload=s.pin_payload,
             messages=messages(),
+            errors=error_messages(),
             on_done=PaymentState.pin_done,
             on_close=PaymentState.pin_closed,
         ),

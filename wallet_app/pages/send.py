@@ -12,7 +12,7 @@ from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
-from wallet_app.i18n import CATALOGUES, messages, t
+from wallet_app.i18n import CATALOGUES, error_messages, messages, t
 from wallet_app.services import txlink, wallet
 from wallet_app.services.amounts import AmountError
 from wallet_app.services.chain import ChainError
@@ -205,7 +205,7 @@ def _form() -> rx.Component:
                              placeholder="0x…", aria_label=t("send_recipient"), size="3",
                              auto_complete="off", spell_check=False, font_family="var(--code-font-family)",
                              flex="1", min_width="0"),
-                    qr_scan_button(messages=messages(), on_scan=s.scanned),
+                    qr_scan_button(messages=messages(), errors=error_messages(), on_scan=s.scanned),
                     width="100%",
                     align="center",
                     spacing="2",
