@@ -12,8 +12,23 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.drive_api import DriveApi, backup_name
-from tests.e2e.flows import PIN, create_wallet, local_materials, me, new_email, sign_in
-from tests.e2e.flows_backup import backup_file, backup_from_settings, put_backup_file, restore_attempt, storage
+from tests.e2e.flows import (
+    PIN,
+    answer_popups_until,
+    create_wallet,
+    local_materials,
+    me,
+    new_email,
+    sign_in,
+)
+from tests.e2e.flows_backup import (
+    backup_file,
+    backup_from_settings,
+    enter_pin_and_confirm,
+    put_backup_file,
+    restore_attempt,
+    storage,
+)
 from tests.e2e.leaks import LeakRecorder, phrase_patterns, phrase_windows
 from tests.e2e.vault_py import backup_key, unwrap
 
@@ -326,3 +341,38 @@ def test_restore_errors_read_in_korean(page, browser, app_server):
         assert local_materials(page2, address)["lwrapCt"] is None
     finally:
         helpers.close_context(ctx)
+
+
+def test_backup_errors_read_in_korean(page):
+    """The settings backup's failures in Korean: a wrong PIN, corrupted local materials, Drive
+    refusing the listing (catalogue text, the status filled in; never a code or English)."""
+    email = new_email("ko-backup")
+    address = create_wallet(page, email)
+    page.goto("/settings")
+    page.get_by_role("radio", name="한국어").click()
+    page.get_by_role("button", name="백업하기").click()
+    alert = page.get_by_test_id("backup-dialog").get_by_role("alert")
+
+    def attempt_fails_with(pin, text):
+        enter_pin_and_confirm(page, "backup-dialog", pin, label="PIN 번호", confirm="확인")
+        answer_popups_until(page, email, lambda: alert.count() > 0 and alert.inner_text() == text)
+        expect(alert).to_have_text(text)
+
+    attempt_fails_with(WRONG_PIN, "백업 실패: PIN이 올바르지 않습니다. 다시 시도하세요.")
+
+    # Drive answers the file listing with 503.
+    def listing(url):
+        return "/dev-drive/drive/v3/files?" in url
+
+    page.route(listing, lambda route: route.fulfill(status=503, body=""))
+    attempt_fails_with(PIN, "백업 실패: Drive 목록 조회 실패: 503")
+    page.unroute(listing)
+
+    # The PIN opens the key, but the stored phrase ciphertext was changed.
+    page.evaluate("""(o) => {
+        const key = o + ':ciphertext', b = atob(localStorage.getItem(key));
+        const flipped = String.fromCharCode(b.charCodeAt(0) ^ 1) + b.slice(1);
+        localStorage.setItem(key, btoa(flipped));
+    }""", address)
+    attempt_fails_with(PIN, "백업 실패: 로컬 자료가 손상되었습니다")
+    assert me(page)["hasBackup"] is False
