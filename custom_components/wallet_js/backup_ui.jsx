@@ -12,7 +12,6 @@ import { ClientError, errorText, errorTextOf } from "./errors.js";
 
 const PIN_RE = /^[0-9]{6}$/;
 
-
 // drive.js + the GIS script, loaded while `active`. Returns [ref, status]: ref.current is
 // {drive, endpoints, ready}; status is "loading" | "ready" | "error" (for rendering).
 function useDrive(active, devMode) {

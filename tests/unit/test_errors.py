@@ -42,6 +42,11 @@ def test_the_js_sources_are_scanned():
             "CAMERA_PERMISSION", "UNKNOWN"} <= codes
 
 
+def test_js_units_look_codes_up_instead_of_composing_keys():
+    for path in [*JS_DIR.glob("*.js"), *JS_DIR.glob("*.jsx")]:
+        assert not re.search(r"""['"](backup_)?err_['"]\s*\+""", path.read_text()), path.name
+
+
 def test_every_js_error_code_is_registered():
     missing = js_error_codes() - set(REGISTRY)
     assert not missing, f"JS error codes missing from wallet_app/errors.REGISTRY: {sorted(missing)}"
