@@ -105,9 +105,52 @@ REGISTRY: dict[str, ErrorSpec] = {
     "transfer_failed": _server(400, "err_transfer_failed"),
     "reverted": _server(400, "err_reverted"),
     "relay_error": _server(500, "err_relay_error"),
-    # ---- the browser's own (custom_components/wallet_js/errors.js and friends)
+    "dropped": _server(400, "err_dropped"),
+    "relay_nonce_conflict": _server(409, "err_relay_nonce_conflict"),
+    # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)
+    "UNKNOWN": _client("err_UNKNOWN"),  # errors.js errorText() for a code not in this registry
+    # PIN, local materials, signing (errors.js ERRORS: vault.js, keyring.js)
     "PIN_FORMAT": _client("err_PIN_FORMAT"),
     "INVALID_PIN": _client("err_INVALID_PIN"),
+    "NO_OWNER": _client("err_NO_OWNER"),
+    "OWNER_INVALID": _client("err_OWNER_INVALID"),
+    "MATERIALS_MISSING": _client("err_MATERIALS_MISSING"),
+    "MATERIALS_INVALID": _client("err_MATERIALS_INVALID"),
+    "MATERIALS_CORRUPT": _client("err_MATERIALS_CORRUPT"),
+    "RECOVERY_REQUIRED": _client("err_RECOVERY_REQUIRED"),
+    "MNEMONIC_INVALID": _client("err_MNEMONIC_INVALID"),
+    "SIGNER_MISMATCH": _client("err_SIGNER_MISMATCH"),
+    "INVALID_TX": _client("err_INVALID_TX"),
+    "INVALID_TYPED_DATA": _client("err_INVALID_TYPED_DATA"),
+    "SIGN_FAILED": _client("err_SIGN_FAILED"),  # wallet.jsx: a signing error without a code
+    # backup files (errors.js ERRORS; backup.js)
+    "INVALID_HEADER": _client("err_INVALID_HEADER"),
+    "OWNER_MISMATCH": _client("err_OWNER_MISMATCH"),
+    "UNSUPPORTED_VERSION": _client("err_UNSUPPORTED_VERSION"),
+    "BUNDLE_INVALID": _client("err_BUNDLE_INVALID"),
+    "ADDRESS_MISMATCH": _client("err_ADDRESS_MISMATCH"),
+    "NO_BACKUP": _client("err_NO_BACKUP"),
+    "BACKUP_VERIFY_FAILED": _client("err_BACKUP_VERIFY_FAILED"),
+    # Argon2id (kdf.js)
+    "KDF_LOAD": _client("err_KDF_LOAD"),
+    "KDF_FAILED": _client("err_KDF_FAILED"),
+    "KDF_PARAMS": _client("err_KDF_PARAMS"),
+    "KDF_CLOSED": _client("err_KDF_CLOSED"),
+    # Google Identity Services and Drive (drive.js; {status}: the HTTP status, 0 for no answer)
+    "GIS_LOAD_FAILED": _client("err_GIS_LOAD_FAILED"),
+    "NO_ACCESS_TOKEN": _client("err_NO_ACCESS_TOKEN"),
+    "DRIVE_LIST_FAILED": _client("err_DRIVE_LIST_FAILED"),
+    "DRIVE_UPLOAD_FAILED": _client("err_DRIVE_UPLOAD_FAILED"),
+    "DRIVE_DOWNLOAD_FAILED": _client("err_DRIVE_DOWNLOAD_FAILED"),
+    # sign-in and logout requests (auth.jsx)
+    "NO_AUTH_CODE": _client("err_NO_AUTH_CODE"),
+    "HTTP_ERROR": _client("err_HTTP_ERROR"),
+    "NETWORK_ERROR": _client("err_NETWORK_ERROR"),
+    # QR code and camera (wallet.jsx ReceiveQr, scan_text.js)
+    "QR_FAILED": _client("err_QR_FAILED"),
+    "CAMERA_PERMISSION": _client("err_CAMERA_PERMISSION"),
+    "CAMERA_NOT_FOUND": _client("err_CAMERA_NOT_FOUND"),
+    "CAMERA_FAILED": _client("err_CAMERA_FAILED"),
 }
 
 

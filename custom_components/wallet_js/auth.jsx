@@ -2,6 +2,7 @@
 // The authorization code goes to our server once; Google tokens never touch Python state.
 import { useEffect, useState } from "react";
 import { Button, Flex } from "@radix-ui/themes";
+import { ClientError, errorText, errorTextOf } from "./errors.js";
 
 const scripts = {};
 
@@ -14,7 +15,7 @@ function loadScript(src) {
       el.onload = () => resolve();
       el.onerror = () => {
         delete scripts[src];
-        reject(new Error("Failed to load Google Identity Services"));
+        reject(new ClientError("GIS_LOAD_FAILED"));
       };
       document.head.appendChild(el);
     });
@@ -22,44 +23,52 @@ function loadScript(src) {
   return scripts[src];
 }
 
-export async function errorText(response) {
+// A refused request as a ClientError: the server's error code ({"detail": code}), else
+// HTTP_ERROR with the status.
+async function responseError(response) {
+  let detail = null;
   try {
-    const body = await response.json();
-    const detail = body && body.detail;
-    if (typeof detail === "string") return detail;
-    if (detail) return JSON.stringify(detail);
+    detail = (await response.json()).detail;
   } catch (e) {
-    // not JSON: fall back to the status
+    // not JSON: the status tells
   }
-  return `HTTP ${response.status}`;
+  return new ClientError(typeof detail === "string" ? detail : "HTTP_ERROR", response.status);
+}
+
+// fetch, with a failure to reach the server as NETWORK_ERROR.
+async function send(path, init) {
+  try {
+    return await fetch(path, { credentials: "include", ...init });
+  } catch (e) {
+    throw new ClientError("NETWORK_ERROR");
+  }
 }
 
 async function postJson(path, body) {
-  const response = await fetch(path, {
+  const response = await send(path, {
     method: "POST",
-    credentials: "include",
     headers: { "Content-Type": "application/json" },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!response.ok) throw new Error(await errorText(response));
+  if (!response.ok) throw await responseError(response);
   return response.status === 204 ? null : response.json();
 }
 
-export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, onStart, onCancel, onError }) {
+export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, errors, onStart, onCancel, onError }) {
   const [ready, setReady] = useState(false);
 
   useEffect(() => {
     if (!scriptUrl) return;
     loadScript(scriptUrl).then(
       () => setReady(true),
-      (e) => onError && onError(e.message),
+      (e) => onError && onError(errorTextOf(errors, e)),
     );
   }, [scriptUrl]);
 
   const signIn = (selectAccount) => {
     const oauth2 = window.google && window.google.accounts && window.google.accounts.oauth2;
     if (!oauth2) {
-      onError && onError("Failed to load Google Identity Services");
+      onError && onError(errorText(errors, "GIS_LOAD_FAILED"));
       return;
     }
     const client = oauth2.initCodeClient({
@@ -70,7 +79,8 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, o
       select_account: selectAccount,
       callback: async (response) => {
         if (!response || !response.code) {
-          onError && onError((response && (response.error_description || response.error)) || "No authorization code");
+          // Google's own error texts are English: the catalogue's text is shown instead.
+          onError && onError(errorText(errors, "NO_AUTH_CODE"));
           return;
         }
         try {
@@ -78,7 +88,7 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, o
           // A full page load, so the Reflex websocket reconnects carrying the new session cookie.
           window.location.assign(me.address ? "/home" : "/onboarding");
         } catch (e) {
-          onError && onError(e.message || String(e));
+          onError && onError(errorTextOf(errors, e));
         }
       },
       error_callback: () => onCancel && onCancel(),
@@ -95,18 +105,18 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, o
   );
 }
 
-export function LogoutButton({ label, onError }) {
+export function LogoutButton({ label, errors, onError }) {
   const [busy, setBusy] = useState(false);
   const logout = async () => {
     setBusy(true);
     try {
-      const response = await fetch("/api/v1/auth/logout", { method: "POST", credentials: "include" });
+      const response = await send("/api/v1/auth/logout", { method: "POST" });
       // 401: the session was already gone, which is what logging out wants.
-      if (!response.ok && response.status !== 401) throw new Error(await errorText(response));
+      if (!response.ok && response.status !== 401) throw await responseError(response);
       window.location.assign("/");
     } catch (e) {
       setBusy(false);
-      onError && onError(e.message || String(e));
+      onError && onError(errorTextOf(errors, e));
     }
   };
   return (

@@ -3,6 +3,7 @@
 import reflex as rx
 
 _LIBRARY = rx.asset("auth.jsx", shared=True).importable_path
+rx.asset("errors.js", shared=True)  # auth.jsx imports it; it must sit beside it in the assets
 
 
 class GoogleSignIn(rx.Component):
@@ -16,6 +17,7 @@ class GoogleSignIn(rx.Component):
     locale: rx.Var[str]
     label: rx.Var[str]
     other_label: rx.Var[str]
+    errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
     on_start: rx.EventHandler[rx.event.no_args_event_spec]
     on_cancel: rx.EventHandler[rx.event.no_args_event_spec]
@@ -29,6 +31,7 @@ class LogoutButton(rx.Component):
     tag = "LogoutButton"
 
     label: rx.Var[str]
+    errors: rx.Var[dict[str, str]]
 
     on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]
 

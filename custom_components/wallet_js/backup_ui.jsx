@@ -8,25 +8,14 @@
 import { useEffect, useRef, useState } from "react";
 import { Button, Text } from "@radix-ui/themes";
 import { PinModal } from "./wallet.jsx";
+import { ClientError, errorText, errorTextOf } from "./errors.js";
 
 const PIN_RE = /^[0-9]{6}$/;
 
-// Catalogue text for a backup/restore error: backup_err_<code> (with {status}), then the
-// core err_<code>, then the module's own English message.
-export function backupErrorText(error, messages) {
-  const code = error && error.code;
-  const status = error && error.status !== undefined && error.status !== null ? String(error.status) : "";
-  const own = code && messages["backup_err_" + code];
-  if (own) return own.replace("{status}", status);
-  if (code && messages["err_" + code]) return messages["err_" + code];
-  if (error && error.message) return error.message;
-  return messages.backup_err_unknown || String(error);
-}
-
 // drive.js + the GIS script, loaded while `active`. Returns [ref, status]: ref.current is
-// {drive, endpoints, ready, error}; status is "loading" | "ready" | "error" (for rendering).
+// {drive, endpoints, ready}; status is "loading" | "ready" | "error" (for rendering).
 function useDrive(active, devMode) {
-  const ref = useRef({ drive: null, endpoints: null, ready: false, error: null });
+  const ref = useRef({ drive: null, endpoints: null, ready: false });
   const [status, setStatus] = useState("loading");
   useEffect(() => {
     if (!active) return undefined;
@@ -35,10 +24,10 @@ function useDrive(active, devMode) {
     import("./drive.js")
       .then((drive) => {
         const endpoints = drive.driveEndpoints(!!devMode);
-        ref.current = { drive, endpoints, ready: false, error: null };
+        ref.current = { drive, endpoints, ready: false };
         return drive.loadGis(endpoints.gisUrl).then(() => { ref.current.ready = true; });
       })
-      .catch((e) => { ref.current.error = e; })
+      .catch(() => {}) // not ready: shown as GIS_LOAD_FAILED
       .finally(() => live && setStatus(ref.current.ready ? "ready" : "error"));
     // The heavy part (ethers, argon2 worker client) loads in the background too.
     import("./backup.js").catch(() => {});
@@ -47,17 +36,18 @@ function useDrive(active, devMode) {
   return [ref, status];
 }
 
-// Starts the token request synchronously (inside the click) and returns its promise.
+// Starts the token request synchronously (inside the click) and returns its promise. When
+// drive.js or the GIS script failed to load, the promise rejects with GIS_LOAD_FAILED.
 function requestToken(driveRef, clientId) {
   const d = driveRef.current;
-  if (!d.drive) return Promise.reject(d.error || new Error("Failed to load Google Identity Services"));
-  if (!d.ready) return Promise.reject(d.error || new d.drive.DriveError("GIS_LOAD_FAILED"));
+  if (!d.drive || !d.ready) return Promise.reject(new ClientError("GIS_LOAD_FAILED"));
   return d.drive.getDriveToken({ clientId, interactive: true });
 }
 
 // A PIN modal whose Confirm runs `run(pin, tokenPromise)`. `run` resolves to a result for
 // onDone, or rejects; errors are shown as `errorPrefix + text` and the dialog stays open.
-function DrivePinDialog({ open, title, description, messages, clientId, devMode, errorPrefix, pinMessage,
+// A failed GIS load is shown at once and reaches `run` on Confirm (as the token's rejection).
+function DrivePinDialog({ open, title, description, messages, errors, clientId, devMode, errorPrefix, pinMessage,
                           hint, run, onDone, onClose, testId }) {
   const input = useRef(null);
   const [busy, setBusy] = useState(false);
@@ -65,8 +55,7 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
   const [length, setLength] = useState(0);
   const [driveRef, driveStatus] = useDrive(!!open, devMode);
   // Confirm waits for GIS: the token popup must open inside the click itself.
-  const loadError = driveStatus === "error"
-    ? errorPrefix + backupErrorText(driveRef.current.error || { code: "GIS_LOAD_FAILED" }, messages) : "";
+  const loadError = driveStatus === "error" ? errorPrefix + errorText(errors, "GIS_LOAD_FAILED") : "";
 
   useEffect(() => {
     if (!open) { setError(""); setBusy(false); setLength(0); }
@@ -77,7 +66,7 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
   const confirm = () => {
     const pin = input.current ? input.current.value : "";
     if (!PIN_RE.test(pin)) { setError(pinMessage); return; }
-    if (driveStatus !== "ready") return;
+    if (driveStatus === "loading") return;
     // Synchronously, still inside the gesture: the popup is not blocked.
     const token = requestToken(driveRef, clientId);
     token.catch(() => {}); // handled in run; avoids an unhandled rejection while it waits
@@ -89,13 +78,13 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
         clear();
         setBusy(false);
         if (input.current) input.current.focus();
-        setError((e && e.uiText) || errorPrefix + backupErrorText(e, messages));
+        setError((e && e.uiText) || errorPrefix + errorTextOf(errors, e));
       },
     );
   };
 
   return (
-    <PinModal open={open} busy={busy} ready={driveStatus === "ready"} working={busy || driveStatus === "loading"}
+    <PinModal open={open} busy={busy} ready={driveStatus !== "loading"} working={busy || driveStatus === "loading"}
       title={title} description={description} hint={hint} error={error || loadError} testId={testId}
       inputRef={input} onLength={setLength} length={length} messages={messages} onConfirm={confirm}
       onClose={onClose} />
@@ -103,7 +92,7 @@ function DrivePinDialog({ open, title, description, messages, clientId, devMode,
 }
 
 // Settings: the 'Back up' button and its PIN dialog. onDone("ok") after a verified upload.
-export function BackupButton({ owner, clientId, devMode, messages, onDone }) {
+export function BackupButton({ owner, clientId, devMode, messages, errors, onDone }) {
   const [open, setOpen] = useState(false);
   const run = async (pin, token, d) => {
     const backup = await import("./backup.js");
@@ -116,7 +105,7 @@ export function BackupButton({ owner, clientId, devMode, messages, onDone }) {
     <>
       <Button size="3" onClick={() => setOpen(true)} disabled={!owner}>{messages.backup_now}</Button>
       <DrivePinDialog open={open} title={messages.backup_dialog_title} description={messages.backup_dialog_hint}
-        messages={messages} clientId={clientId} devMode={devMode} errorPrefix={messages.backup_failed}
+        messages={messages} errors={errors} clientId={clientId} devMode={devMode} errorPrefix={messages.backup_failed}
         pinMessage={messages.pin_must_be_6_settings} run={run} testId="backup-dialog"
         onDone={(r) => { setOpen(false); onDone && onDone(r); }} onClose={() => setOpen(false)} />
     </>
@@ -124,8 +113,9 @@ export function BackupButton({ owner, clientId, devMode, messages, onDone }) {
 }
 
 // Device check: the new-device notices and the PIN prompt; one recovery run per Confirm.
-// onResult: "ok" | "NO_BACKUP" | "ADDRESS_MISMATCH" | "error:<text>". An invalid PIN stays here.
-export function RestoreDialog({ open, owner, clientId, devMode, messages, onResult, onClose }) {
+// onResult: "ok" | "NO_BACKUP" | "ADDRESS_MISMATCH" | "error:<text>" (catalogue text, GIS load
+// failures included). An invalid PIN stays here.
+export function RestoreDialog({ open, owner, clientId, devMode, messages, errors, onResult, onClose }) {
   const run = async (pin, token, d) => {
     const backup = await import("./backup.js");
     try {
@@ -136,17 +126,17 @@ export function RestoreDialog({ open, owner, clientId, devMode, messages, onResu
       const code = e && e.code;
       if (code === "INVALID_PIN" || code === "PIN_FORMAT") {
         const again = new Error("invalid pin");
-        again.uiText = code === "INVALID_PIN" ? messages.err_INVALID_PIN : messages.pin_must_be_6;
+        again.uiText = errorText(errors, code);
         throw again;
       }
       if (code === "NO_BACKUP" || code === "ADDRESS_MISMATCH") return code;
-      return "error:" + backupErrorText(e, messages);
+      return "error:" + errorTextOf(errors, e);
     }
   };
   return (
     <DrivePinDialog open={open} title={messages.new_device} description={messages.restore_required}
-      messages={messages} clientId={clientId} devMode={devMode} errorPrefix={messages.recovery_failed}
-      pinMessage={messages.pin_must_be_6} hint={messages.restore_pin_hint} run={run} testId="restore-dialog"
+      messages={messages} errors={errors} clientId={clientId} devMode={devMode} errorPrefix={messages.recovery_failed}
+      pinMessage={errorText(errors, "PIN_FORMAT")} hint={messages.restore_pin_hint} run={run} testId="restore-dialog"
       onDone={(r) => onResult && onResult(r)} onClose={() => onClose && onClose()} />
   );
 }

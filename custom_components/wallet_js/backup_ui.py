@@ -23,13 +23,15 @@ class BackupButton(rx.Component):
     client_id: rx.Var[str]
     dev_mode: rx.Var[bool]
     messages: rx.Var[dict[str, str]]
+    errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
     on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]
 
 
 class RestoreDialog(rx.Component):
     """New-device notices + PIN prompt; on_result('ok' | 'NO_BACKUP' | 'ADDRESS_MISMATCH' |
-    'error:<text>'). An invalid PIN is shown in the dialog, which stays open."""
+    'error:<text>', the text from `errors`, a failed Google script load included). An invalid
+    PIN is shown in the dialog, which stays open."""
 
     library = _LIBRARY
     tag = "RestoreDialog"
@@ -40,6 +42,7 @@ class RestoreDialog(rx.Component):
     client_id: rx.Var[str]
     dev_mode: rx.Var[bool]
     messages: rx.Var[dict[str, str]]
+    errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
     on_result: rx.EventHandler[rx.event.passthrough_event_spec(str)]
     on_close: rx.EventHandler[rx.event.no_args_event_spec]

@@ -1,6 +1,10 @@
-// Errors thrown by vault.js / keyring.js: a stable machine `code` for the UI's
-// catalogue lookup and a fixed English message (spec section 5 / 8 wording).
-// Messages never contain secrets or user data.
+// The browser's error model. Every error a JS unit throws or reports carries a stable `code`
+// registered in wallet_app/errors.REGISTRY (the CLIENT section); the UI never shows an
+// error's English message but errorText(errors, code), where `errors` is the code -> text map
+// of the current language (wallet_app.i18n.error_messages(), a prop of each wrapper).
+// Messages are for logs and tests; they never contain secrets or user data.
+//
+// ERRORS: the codes and fixed English messages of vault.js / keyring.js (spec section 5 / 8).
 
 export const ERRORS = Object.freeze({
   PIN_FORMAT: 'PIN must be 6 digits.',
@@ -28,4 +32,38 @@ export class VaultError extends Error {
     this.name = 'VaultError';
     this.code = code;
   }
+}
+
+/** An error that carries only a code (and, for an HTTP answer, its `status`). */
+export class ClientError extends Error {
+  constructor(code, status = null) {
+    super(status === null ? code : `${code} ${status}`);
+    this.name = 'ClientError';
+    this.code = code;
+    this.status = status;
+  }
+}
+
+
+/**
+ * The text of `code` in the `errors` map, its {placeholders} filled from `params`
+ * (e.g. {status}). A code not in the map shows the generic UNKNOWN text, never the code.
+ */
+export function errorText(errors, code, params = {}) {
+  const texts = errors || {};
+  const own = typeof code === 'string' && Object.prototype.hasOwnProperty.call(texts, code);
+  const text = String((own ? texts[code] : texts.UNKNOWN) || '');
+  return text.replace(/\{(\w+)\}/g, (_, name) => {
+    const value = params && params[name];
+    return value === undefined || value === null ? '' : String(value);
+  });
+}
+
+/**
+ * errorText for a thrown error: its code (`fallback` for an error without one, e.g. a
+ * library's own), with its HTTP `status` (Drive and API errors) as {status}.
+ */
+export function errorTextOf(errors, error, fallback = 'UNKNOWN') {
+  const code = (error && typeof error.code === 'string' && error.code) || fallback;
+  return errorText(errors, code, { status: error && error.status });
 }

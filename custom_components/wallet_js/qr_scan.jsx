@@ -3,7 +3,8 @@
 // jsqr is imported only when the dialog opens, so /send stays light.
 import { useEffect, useRef, useState } from "react";
 import { Button, Dialog, Flex, IconButton, Text } from "@radix-ui/themes";
-import { cameraErrorMessage, recipientFromScan } from "./scan_text.js";
+import { cameraErrorCode, recipientFromScan } from "./scan_text.js";
+import { errorText } from "./errors.js";
 
 export const SCAN_INTERVAL_MS = 500;
 export const CAMERA_TIMEOUT_MS = 5000;
@@ -25,7 +26,7 @@ function ScanIcon() {
   );
 }
 
-export function QrScanButton({ messages, onScan, onError }) {
+export function QrScanButton({ messages, errors, onScan, onError }) {
   const [open, setOpen] = useState(false);
   const [error, setError] = useState("");
   // The <video> exists only while the dialog content is mounted (Radix portals it in a
@@ -33,7 +34,7 @@ export function QrScanButton({ messages, onScan, onError }) {
   const [video, setVideo] = useState(null);
   // Latest props for callbacks fired long after the session started.
   const props = useRef({});
-  props.current = { messages: messages || {}, onScan, onError };
+  props.current = { errors, onScan, onError };
 
   useEffect(() => {
     if (!open || !video) return undefined;
@@ -53,7 +54,7 @@ export function QrScanButton({ messages, onScan, onError }) {
     const fail = (e) => {
       if (ended) return;
       end();
-      const text = cameraErrorMessage(e, props.current.messages);
+      const text = errorText(props.current.errors, cameraErrorCode(e));
       setError(text);
       props.current.onError && props.current.onError(text);
     };
@@ -67,7 +68,7 @@ export function QrScanButton({ messages, onScan, onError }) {
       video.srcObject = s;
       await video.play();
     };
-    // Error("") has no message, so a timeout shows camera_failed.
+    // A timeout is CAMERA_FAILED.
     timeout = setTimeout(() => fail(new Error("")), CAMERA_TIMEOUT_MS);
     const loadJsQr = import("jsqr").then((mod) => mod.default || mod);
 

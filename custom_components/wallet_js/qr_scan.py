@@ -3,8 +3,9 @@
 import reflex as rx
 
 _LIBRARY = rx.asset("qr_scan.jsx", shared=True).importable_path
-# qr_scan.jsx imports it; it must sit beside it in the compiled assets.
-rx.asset("scan_text.js", shared=True)
+# qr_scan.jsx imports them; they must sit beside it in the compiled assets.
+for _module in ("scan_text.js", "errors.js"):
+    rx.asset(_module, shared=True)
 
 
 class QrScanButton(rx.Component):
@@ -12,8 +13,8 @@ class QrScanButton(rx.Component):
 
     on_scan(recipient): the first 0x + 40 hex in the decoded text, else the trimmed text;
     the dialog has closed and the camera is stopped.
-    on_error(text): a camera error as catalogue text (also shown in the dialog, role=alert).
-    messages keys: scan_qr, scan_hint, close, camera_permission, camera_not_found, camera_failed.
+    on_error(text): a camera error's text from `errors` (also shown in the dialog, role=alert).
+    messages keys: scan_qr, scan_hint, close.
     """
 
     library = _LIBRARY
@@ -21,6 +22,7 @@ class QrScanButton(rx.Component):
     lib_dependencies = ["jsqr@1.4.0"]
 
     messages: rx.Var[dict[str, str]]
+    errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
     on_scan: rx.EventHandler[rx.event.passthrough_event_spec(str)]
     on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]

@@ -15,13 +15,12 @@ export function recipientFromScan(text) {
   return m ? m[0] : s.trim();
 }
 
-// The catalogue text for a camera error (specification section 8, Camera).
-// getUserMedia rejects with DOMExceptions; only their name is stable across browsers.
-export function cameraErrorMessage(error, messages) {
+// The error code of a camera failure (specification section 8, Camera; texts in the
+// catalogue). getUserMedia rejects with DOMExceptions; only their name is stable across
+// browsers, and their messages are English, so every other failure is CAMERA_FAILED.
+export function cameraErrorCode(error) {
   const name = error && error.name;
-  if (name === "NotAllowedError" || name === "SecurityError") return messages.camera_permission;
-  if (name === "NotFoundError" || name === "OverconstrainedError") {
-    return messages.camera_not_found || messages.camera_permission;
-  }
-  return (error && error.message) || messages.camera_failed;
+  if (name === "NotAllowedError" || name === "SecurityError") return "CAMERA_PERMISSION";
+  if (name === "NotFoundError" || name === "OverconstrainedError") return "CAMERA_NOT_FOUND";
+  return "CAMERA_FAILED";
 }

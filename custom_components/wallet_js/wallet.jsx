@@ -4,17 +4,11 @@
 import { useEffect, useRef, useState } from "react";
 import { Button, Checkbox, Dialog, Flex, Grid, Text } from "@radix-ui/themes";
 
+import { errorText, errorTextOf } from "./errors.js";
+
 const PIN_LENGTH = 6;
 const loadVault = () => import("./vault.js");
 const loadKeyring = () => import("./keyring.js");
-
-// Catalogue text for an error: vault/keyring errors carry a stable code.
-export function errorMessage(error, messages, fallbackKey) {
-  const code = error && error.code;
-  if (code && messages["err_" + code]) return messages["err_" + code];
-  if (error && error.message) return error.message;
-  return messages[fallbackKey] || String(error);
-}
 
 function PinDots({ count }) {
   return (
@@ -94,7 +88,7 @@ function PinPad({ disabled, label, deleteLabel, onComplete, autoSubmit = true, s
 
 // Onboarding: 6 digits -> new phrase, wrapped under Argon2id(PIN) -> register the address
 // (failure ignored, as the specification says) -> store materials -> onCreated(address).
-export function CreateWallet({ messages, replaceAddress, onCreated, onError }) {
+export function CreateWallet({ messages, errors, replaceAddress, onCreated, onError }) {
   const [busy, setBusy] = useState(false);
   const [confirmed, setConfirmed] = useState(false);
   const needsConfirm = !!replaceAddress;
@@ -118,7 +112,7 @@ export function CreateWallet({ messages, replaceAddress, onCreated, onError }) {
       onCreated && onCreated(owner);
     } catch (e) {
       setBusy(false);
-      onError && onError(errorMessage(e, messages, "sign_failed"));
+      onError && onError(errorTextOf(errors, e));
     }
   };
 
@@ -203,7 +197,7 @@ export function PinModal({ open, busy, ready = true, working, title, description
 }
 
 // Asks for the PIN and runs ACTIONS[action]; onDone gets the public result.
-export function PinDialog({ open, title, owner, action, payload, messages, onDone, onClose }) {
+export function PinDialog({ open, title, owner, action, payload, messages, errors, onDone, onClose }) {
   const input = useRef(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
@@ -215,9 +209,9 @@ export function PinDialog({ open, title, owner, action, payload, messages, onDon
 
   const confirm = async () => {
     const pin = input.current ? input.current.value : "";
-    if (!/^[0-9]{6}$/.test(pin)) { setError(messages.pin_must_be_6); return; }
+    if (!/^[0-9]{6}$/.test(pin)) { setError(errorText(errors, "PIN_FORMAT")); return; }
     const run = ACTIONS[action];
-    if (!run) { setError(messages.sign_failed); return; }
+    if (!run) { setError(errorText(errors, "SIGN_FAILED")); return; }
     setBusy(true);
     setError("");
     try {
@@ -230,7 +224,7 @@ export function PinDialog({ open, title, owner, action, payload, messages, onDon
       if (input.current) { input.current.value = ""; input.current.focus(); }
       setLength(0);
       setBusy(false);
-      setError(errorMessage(e, messages, "sign_failed"));
+      setError(errorTextOf(errors, e, "SIGN_FAILED"));
     }
   };
 
@@ -242,7 +236,7 @@ export function PinDialog({ open, title, owner, action, payload, messages, onDon
 }
 
 // The address as a QR code (error correction M, margin 2, scale 4), shown at 220 px.
-export function ReceiveQr({ text, messages }) {
+export function ReceiveQr({ text, errors }) {
   const [src, setSrc] = useState("");
   const [error, setError] = useState("");
   useEffect(() => {
@@ -253,7 +247,7 @@ export function ReceiveQr({ text, messages }) {
     import("qrcode")
       .then((mod) => (mod.default || mod).toDataURL(text, { errorCorrectionLevel: "M", margin: 2, scale: 4 }))
       .then((url) => live && setSrc(url))
-      .catch((e) => live && setError((e && e.message) || messages.qr_failed));
+      .catch(() => live && setError(errorText(errors, "QR_FAILED")));
     return () => { live = false; };
   }, [text]);
   if (error) return <Text color="red" role="alert">{error}</Text>;

@@ -18,6 +18,7 @@ class CreateWallet(rx.Component):
     lib_dependencies = _NPM
 
     messages: rx.Var[dict[str, str]]
+    errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
     replace_address: rx.Var[str]
 
     on_created: rx.EventHandler[rx.event.passthrough_event_spec(str)]
@@ -38,6 +39,7 @@ class PinDialog(rx.Component):
     action: rx.Var[str]
     payload: rx.Var[str]
     messages: rx.Var[dict[str, str]]
+    errors: rx.Var[dict[str, str]]
 
     on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]
     on_close: rx.EventHandler[rx.event.no_args_event_spec]
@@ -49,7 +51,7 @@ class ReceiveQr(rx.Component):
     lib_dependencies = _NPM
 
     text: rx.Var[str]
-    messages: rx.Var[dict[str, str]]
+    errors: rx.Var[dict[str, str]]
 
 
 class DeviceCheck(rx.Component):

@@ -4,16 +4,26 @@ decrypted independently: tests/e2e/vault_py.py; the secret-leak recorder: tests/
 
 from __future__ import annotations
 
+import base64
+import json
+import os
+
+from argon2.low_level import Type, hash_secret_raw
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from playwright.sync_api import Page, expect
 
+from tests.e2e.drive_api import DriveApi, backup_name
 from tests.e2e.flows import answer_popups_until
 
+# Argon2id parameters small enough for a test file made in Python (the app reads them from the header).
+CHEAP_KDF = {"t": 1, "m": 64, "p": 1}
 
-def enter_pin_and_confirm(page: Page, dialog_id: str, pin: str) -> None:
+
+def enter_pin_and_confirm(page: Page, dialog_id: str, pin: str, label: str = "PIN", confirm: str = "Confirm") -> None:
     dialog = page.get_by_test_id(dialog_id)
-    field = dialog.get_by_label("PIN")
+    field = dialog.get_by_label(label, exact=True)
     field.fill(pin)
-    dialog.get_by_role("button", name="Confirm").click()
+    dialog.get_by_role("button", name=confirm, exact=True).click()
 
 
 def backup_from_settings(page: Page, email: str, pin: str) -> None:
@@ -32,10 +42,40 @@ def _dialog_error(page: Page, dialog_id: str) -> str:
     return alert.inner_text() if alert.count() else ""
 
 
-def restore_attempt(page: Page, email: str, pin: str, until) -> None:
+def restore_attempt(page: Page, email: str, pin: str, until, label: str = "PIN", confirm: str = "Confirm") -> None:
     """Type the PIN in the restore prompt and wait for `until()` (an outcome)."""
-    enter_pin_and_confirm(page, "restore-dialog", pin)
+    enter_pin_and_confirm(page, "restore-dialog", pin, label, confirm)
     answer_popups_until(page, email, until)
+
+
+def backup_file(owner: str, pin: str, bundle: dict) -> bytes:
+    """A backup file in the format of design.md section 4 holding `bundle` (any content), its key
+    Argon2id(PIN) with CHEAP_KDF: the app's checks after decryption, without its slow KDF."""
+    salt, iv = os.urandom(16), os.urandom(12)
+    header = {"v": 1, "alg": "AES-GCM",
+              "kdf": {"kind": "Argon2id", "salt_rec": base64.b64encode(salt).decode(), **CHEAP_KDF},
+              "iv": base64.b64encode(iv).decode(), "owner": owner.lower(), "derivation": "m/44'/60'/0'/0/0"}
+    key = hash_secret_raw(pin.encode(), salt, time_cost=CHEAP_KDF["t"], memory_cost=CHEAP_KDF["m"],
+                          parallelism=CHEAP_KDF["p"], hash_len=32, type=Type.ID)
+    body = AESGCM(key).encrypt(iv, json.dumps(bundle).encode(), None)
+    return json.dumps(header).encode() + b"\n" + body
+
+
+def put_backup_file(drive: DriveApi, owner: str, data: bytes) -> None:
+    """Write `data` as the owner's backup file on the Drive stand-in (create it, or replace it)."""
+    name = backup_name(owner)
+    file_id = drive.file_id(name)
+    if file_id:
+        drive.replace(file_id, data)
+        return
+    boundary = "nb-test-boundary"
+    metadata = json.dumps({"name": name, "parents": ["appDataFolder"]}).encode()
+    body = (f"--{boundary}\r\nContent-Type: application/json; charset=UTF-8\r\n\r\n".encode() + metadata
+            + f"\r\n--{boundary}\r\nContent-Type: application/octet-stream\r\n\r\n".encode() + data
+            + f"\r\n--{boundary}--\r\n".encode())
+    resp = drive.http.post("/dev-drive/upload/drive/v3/files", params={"uploadType": "multipart"}, content=body,
+                           headers={**drive.auth, "Content-Type": f"multipart/related; boundary={boundary}"})
+    assert resp.status_code == 200, resp.text
 
 
 def storage(page: Page) -> dict:

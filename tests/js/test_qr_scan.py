@@ -26,12 +26,14 @@ from browser_harness import CHROMIUM, CHROMIUM_ARGS, REPO
 
 sys.path.insert(0, str(REPO))
 from custom_components.wallet_js.qr_scan import QrScanButton  # noqa: E402
+from wallet_app.i18n import ERROR_TEXTS  # noqa: E402
 from tests.e2e.y4m import write_qr_y4m  # noqa: E402
 
 ADDRESS = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55 mixed case, kept as is
 QR_TEXT = f"ethereum:{ADDRESS}@31337"
 HEX40 = "ab" * 20
 INDEX = """<!doctype html><html><head><meta charset="utf-8"><title>qr</title>
+<script src="/error_texts.js"></script>
 <script type="module" src="/qr_entry.js"></script></head><body></body></html>"""
 SCAN = "Scan QR code"
 # The app's policy (design.md section 8): Radix's dialog adds an inline <style> (scroll lock).
@@ -55,6 +57,8 @@ def _build_site(root):
         check=True, env=env, cwd=REPO, timeout=120, capture_output=True,
     )
     (root / "index.html").write_text(INDEX)
+    # The code -> text map the app hands the component (wallet_app.i18n.error_messages(), en).
+    (root / "error_texts.js").write_text(f"window.ERROR_TEXTS = {json.dumps(ERROR_TEXTS['en'])};\n")
     (root / "favicon.ico").write_bytes(b"")  # no 404 in the console
     chunks = [p.name for p in root.glob("*.js") if "inversionAttempts" in p.read_text()]
     assert len(chunks) == 1 and chunks[0] != "qr_entry.js", chunks  # jsqr is split out
@@ -151,32 +155,50 @@ def test_recipient_from_scan_table(browser, qr_site):
         context.close()
 
 
-def test_camera_error_message_table(browser, qr_site):
+def test_camera_error_code_table(browser, qr_site):
     context, page, _, _ = _open(browser, qr_site)
     try:
         got = page.evaluate("""() => {
-            const m = window.qr.MESSAGES, f = window.qr.cameraErrorMessage;
+            const f = window.qr.cameraErrorCode;
             const dom = (name, msg = '') => new DOMException(msg, name);
-            const { camera_not_found, ...noNotFound } = m;
             return [
-              f(dom('NotAllowedError', 'Permission denied'), m),
-              f(dom('SecurityError'), m),
-              f(dom('NotFoundError', 'Requested device not found'), m),
-              f(dom('OverconstrainedError'), m),
-              f(dom('NotFoundError'), noNotFound),
-              f(dom('NotReadableError', 'Could not start video source'), m),
-              f(dom('AbortError'), m),
-              f(new Error(''), m),
-              f(null, m),
+              f(dom('NotAllowedError', 'Permission denied')),
+              f(dom('SecurityError')),
+              f(dom('NotFoundError', 'Requested device not found')),
+              f(dom('OverconstrainedError')),
+              f(dom('NotReadableError', 'Could not start video source')),  // the browser's English: not shown
+              f(dom('AbortError')),
+              f(new Error('')),
+              f(null),
             ];
         }""")
-        assert got == [
-            "Camera permission is required.", "Camera permission is required.",
-            "No usable camera found.", "No usable camera found.",
-            "Camera permission is required.",  # camera_not_found missing -> permission text
-            "Could not start video source",
-            "Failed to access camera.", "Failed to access camera.", "Failed to access camera.",
-        ]
+        assert got == ["CAMERA_PERMISSION", "CAMERA_PERMISSION", "CAMERA_NOT_FOUND", "CAMERA_NOT_FOUND",
+                       "CAMERA_FAILED", "CAMERA_FAILED", "CAMERA_FAILED", "CAMERA_FAILED"]
+    finally:
+        context.close()
+
+
+def test_error_text_table(browser, qr_site):
+    """errors.js errorText: the code's text with {placeholders} filled; an unknown code (or none)
+    shows the generic text, never the code."""
+    context, page, _, _ = _open(browser, qr_site)
+    try:
+        got = page.evaluate("""() => {
+            const e = window.qr.ERRORS, f = window.qr.errorText;
+            return [
+              f(e, 'CAMERA_PERMISSION'),
+              f(e, 'DRIVE_LIST_FAILED', {status: 401}),
+              f(e, 'DRIVE_LIST_FAILED', {status: 0}),
+              f(e, 'DRIVE_LIST_FAILED'),
+              f(e, 'NO_SUCH_CODE'),
+              f(e, 'toString'),
+              f(e, undefined),
+              f(e, 'max_decimals', {decimals: 6}),
+            ];
+        }""")
+        assert got == ["Camera permission is required.", "Drive list failed: 401", "Drive list failed: 0",
+                       "Drive list failed: ", "Unknown error", "Unknown error", "Unknown error",
+                       "max 6 decimal places"]
     finally:
         context.close()
 
@@ -274,7 +296,7 @@ def test_wrapper_renders_the_component_and_pins_jsqr():
 
     pinned = json.loads((REPO / "tools" / "package.json").read_text())["dependencies"]["jsqr"]
     assert QrScanButton.lib_dependencies == [f"jsqr@{pinned}"]
-    comp = QrScanButton.create(messages={"scan_qr": "Scan"}, on_scan=rx.console_log, on_error=rx.console_log)
+    comp = QrScanButton.create(messages={"scan_qr": "Scan"}, errors={"UNKNOWN": "Unknown"}, on_scan=rx.console_log, on_error=rx.console_log)
     rendered = str(comp)
     assert rendered.startswith("jsx(QrScanButton,")
     assert "onScan:" in rendered and "onError:" in rendered and '["scan_qr"] : "Scan"' in rendered

@@ -6,7 +6,7 @@ from custom_components.wallet_js.backup_ui import restore_dialog
 from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
-from wallet_app.i18n import messages, t
+from wallet_app.i18n import error_messages, messages, t
 from wallet_app.state.session import SessionState
 
 NAV_HEIGHT = "64px"
@@ -105,6 +105,7 @@ def _signed_in_parts() -> list[rx.Component]:
                 client_id=SessionState.drive_client_id,
                 dev_mode=SessionState.drive_dev_mode,
                 messages=messages(),
+                errors=error_messages(),
                 on_result=SessionState.restore_result,
                 on_close=SessionState.restore_cancel,
             ),

@@ -3,6 +3,7 @@ language switch re-renders at once without a round trip."""
 
 import reflex as rx
 
+from wallet_app.errors import error_texts
 from wallet_app.i18n.en import EN
 from wallet_app.i18n.ko import KO
 
@@ -28,6 +29,8 @@ def _merged() -> dict[str, dict[str, str]]:
 
 
 CATALOGUES = _merged()
+# Error code -> text per language (wallet_app/errors.REGISTRY), for the JS units' errorText().
+ERROR_TEXTS = {lang: error_texts(CATALOGUES[lang]) for lang in LANGUAGES}
 
 
 def normalize_lang(value: str | None) -> str | None:
@@ -62,3 +65,10 @@ def messages() -> rx.Var:
     from wallet_app.state.session import SessionState
 
     return rx.Var.create(CATALOGUES)[SessionState.lang]
+
+
+def error_messages() -> rx.Var:
+    """Error code -> text in the current language, for JS units that show error codes."""
+    from wallet_app.state.session import SessionState
+
+    return rx.Var.create(ERROR_TEXTS)[SessionState.lang]

@@ -6,7 +6,7 @@ from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.token_list import TokenListState, token_list
-from wallet_app.i18n import messages, t
+from wallet_app.i18n import error_messages, t
 from wallet_app.state.session import SessionState
 
 
@@ -32,7 +32,7 @@ def receive_dialog() -> rx.Component:
         rx.dialog.content(
             rx.dialog.title(t("receive_title")),
             rx.vstack(
-                receive_qr(text=SessionState.address, messages=messages()),
+                receive_qr(text=SessionState.address, errors=error_messages()),
                 rx.code(SessionState.address, size="2", variant="ghost", word_break="break-all",
                         text_align="center"),
                 align="center",

@@ -6,7 +6,7 @@ from custom_components.wallet_js.auth import google_sign_in
 from wallet_app.components.dialogs import full_screen_spinner
 from wallet_app.components.layout import page
 from wallet_app.components.language import language_switch
-from wallet_app.i18n import t
+from wallet_app.i18n import error_messages, t
 from wallet_app.services import google
 from wallet_app.core.config import get_settings
 from wallet_app.state.session import SessionState
@@ -59,6 +59,7 @@ def login_page() -> rx.Component:
                 locale=SessionState.lang,
                 label=t("continue_google"),
                 other_label=t("other_account"),
+                errors=error_messages(),
                 on_start=LoginState.started,
                 on_cancel=LoginState.cancelled,
                 on_error=LoginState.failed,

@@ -7,8 +7,8 @@ from custom_components.wallet_js.auth import logout_button
 from custom_components.wallet_js.wallet import create_wallet
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.i18n import messages, t
 from wallet_app.errors import AppError
+from wallet_app.i18n import error_messages, messages, t
 from wallet_app.services import accounts, eth
 from wallet_app.state.session import SessionState
 
@@ -46,12 +46,13 @@ def onboarding_page() -> rx.Component:
         rx.text(t("onboarding_hint"), size="3"),
         create_wallet(
             messages=messages(),
+            errors=error_messages(),
             replace_address=SessionState.address,
             on_created=OnboardingState.created,
             on_error=OnboardingState.failed,
         ),
         rx.text(t("onboarding_note"), size="2", color_scheme="gray"),
-        logout_button(label=t("relogin"), on_error=SessionState.show_logout_error),
+        logout_button(label=t("relogin"), errors=error_messages(), on_error=SessionState.show_logout_error),
         title_key="onboarding_title",
         signed_in=False,
     )

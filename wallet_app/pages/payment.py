@@ -22,7 +22,7 @@ from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.ui import label_row
-from wallet_app.i18n import CATALOGUES, messages, normalize_lang, t, t_var
+from wallet_app.i18n import CATALOGUES, error_messages, messages, normalize_lang, t, t_var
 from wallet_app.services import chain as chain_svc
 from wallet_app.errors import AppError
 from wallet_app.services import payments, transfers
@@ -490,6 +490,7 @@ def payment_page() -> rx.Component:
             action=s.pin_action,
             payload=s.pin_payload,
             messages=messages(),
+            errors=error_messages(),
             on_done=PaymentState.pin_done,
             on_close=PaymentState.pin_closed,
         ),

@@ -12,8 +12,8 @@ from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
-from wallet_app.i18n import CATALOGUES, messages, t
 from wallet_app.errors import AppError
+from wallet_app.i18n import CATALOGUES, error_messages, messages, t
 from wallet_app.services import eth, transfers, txlink
 from wallet_app.services import tokens as token_svc
 from wallet_app.state.session import SessionState
@@ -207,7 +207,7 @@ def _form() -> rx.Component:
                              placeholder="0x…", aria_label=t("send_recipient"), size="3",
                              auto_complete="off", spell_check=False, font_family="var(--code-font-family)",
                              flex="1", min_width="0"),
-                    qr_scan_button(messages=messages(), on_scan=s.scanned),
+                    qr_scan_button(messages=messages(), errors=error_messages(), on_scan=s.scanned),
                     width="100%",
                     align="center",
                     spacing="2",

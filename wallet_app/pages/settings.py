@@ -7,7 +7,7 @@ from custom_components.wallet_js.backup_ui import backup_button, local_time
 from wallet_app.components.language import language_switch
 from wallet_app.components.layout import page
 from wallet_app.core.config import get_settings
-from wallet_app.i18n import messages, t
+from wallet_app.i18n import error_messages, messages, t
 from wallet_app.services import backups, google
 from wallet_app.errors import AppError
 from wallet_app.state.session import SessionState
@@ -80,10 +80,11 @@ def settings_page() -> rx.Component:
                 client_id=SettingsState.client_id,
                 dev_mode=SettingsState.dev_mode,
                 messages=messages(),
+                errors=error_messages(),
                 on_done=SettingsState.backup_done,
             ),
         ),
         _section("language", language_switch(size="3")),
-        logout_button(label=t("logout"), on_error=SessionState.show_logout_error),
+        logout_button(label=t("logout"), errors=error_messages(), on_error=SessionState.show_logout_error),
         title_key="settings_title",
     )

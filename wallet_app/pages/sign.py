@@ -16,7 +16,7 @@ from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
-from wallet_app.i18n import messages, t, t_var
+from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.pages.send import show_error
 from wallet_app.errors import AppError
 from wallet_app.services import activity, eth, transfers, txlink
@@ -230,7 +230,7 @@ def _request() -> rx.Component:
         rx.button(rx.icon("pen-line"), t("confirm"), size="4", width="100%", on_click=s.open_pin,
                   disabled=s.submitting | s.done),
         pin_dialog(open=s.pin_open, title=t("pin_dialog_title"), owner=SessionState.address, action="sign_tx",
-                   payload=s.payload, messages=messages(), on_done=s.signed, on_close=s.close_pin),
+                   payload=s.payload, messages=messages(), errors=error_messages(), on_done=s.signed, on_close=s.close_pin),
         spacing="4",
         width="100%",
     )

@@ -21,8 +21,6 @@ class SessionState(rx.State):
     stored_lang: str = rx.LocalStorage("", name="nb.lang", sync=True)
     checked: bool = False
     busy: bool = False
-    # The device check asks once per page load, however often the browser reports.
-    device_prompted: bool = False
 
     # The shared alert/confirm dialog: catalogue keys plus an untranslated detail (an error text).
     dialog_open: bool = False
@@ -66,7 +64,6 @@ class SessionState(rx.State):
         """on_load of every page: load the session and apply the redirect rules."""
         self._apply(self._user())
         self.checked = True
-        self.device_prompted = False
         target = routes.redirect_for(self.router.url.path, self.logged_in, bool(self.address))
         if target:
             return rx.redirect(target, replace=True)
@@ -124,12 +121,13 @@ class SessionState(rx.State):
 
     @rx.event
     def device_checked(self, status: str):
-        """The browser reports whether it holds this address's local materials."""
-        if status != "missing" or not self.address or self.device_prompted:
+        """The browser reports whether it holds this address's local materials (at every route
+        change and when the tab becomes visible). Missing: prompt, unless a prompt or an alert
+        is already up; so after a cancelled restore the next report asks again."""
+        if status != "missing" or not self.address or self.restore_open or self.dialog_open:
             return
         if not routes.shows_nav(self.router.url.path, self.logged_in):
             return
-        self.device_prompted = True
         if not self.has_backup:
             self._show_dialog("no_backup_redirect", ok_route=routes.ONBOARDING)
         else:

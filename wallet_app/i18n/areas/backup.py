@@ -1,5 +1,5 @@
-"""ko/en texts of the backup area: the settings backup dialog, the restore outcomes and the
-error texts of drive.js / backup.js / vault.js codes (backup_err_<code>, {status} filled in)."""
+"""ko/en texts of the backup area: the settings backup dialog and the restore outcomes. The
+error texts of drive.js / backup.js / vault.js codes are in areas/errors.py (err_<code>)."""
 
 EN: dict[str, str] = {
     "backup_now": "Back up",
@@ -11,24 +11,6 @@ EN: dict[str, str] = {
     "restore_done": "Your wallet has been restored.",
     "restore_pin_hint": "Enter the 6-digit PIN of your backup. Google will ask for Drive access.",
     "restore_address_mismatch": "Recovered key address does not match your current account.",
-    "backup_err_unknown": "Unknown error",
-    "backup_err_NO_ACCESS_TOKEN": "No access_token for Drive",
-    "backup_err_GIS_LOAD_FAILED": "Failed to load Google Identity Services",
-    "backup_err_DRIVE_LIST_FAILED": "Drive list failed: {status}",
-    "backup_err_DRIVE_UPLOAD_FAILED": "Drive upload failed: {status}",
-    "backup_err_DRIVE_DOWNLOAD_FAILED": "Drive download failed: {status}",
-    "backup_err_NO_BACKUP": "No backup file for this address in Google Drive (appDataFolder)",
-    "backup_err_BACKUP_VERIFY_FAILED": "Backup verification failed: Drive returned different bytes",
-    "backup_err_NO_OWNER": "No active owner address",
-    "backup_err_OWNER_INVALID": "Invalid owner address",
-    "backup_err_MATERIALS_MISSING": "Local materials missing for bundle",
-    "backup_err_MATERIALS_INVALID": "Local materials are invalid",
-    "backup_err_MATERIALS_CORRUPT": "Local materials are corrupted",
-    "backup_err_INVALID_HEADER": "Invalid backup header",
-    "backup_err_OWNER_MISMATCH": "Backup owner mismatch",
-    "backup_err_UNSUPPORTED_VERSION": "Unsupported bundle version",
-    "backup_err_BUNDLE_INVALID": "Invalid backup bundle",
-    "backup_err_ADDRESS_MISMATCH": "Address derived from mnemonic does not match the active owner",
 }
 KO: dict[str, str] = {
     "backup_now": "백업하기",
@@ -40,22 +22,4 @@ KO: dict[str, str] = {
     "restore_done": "지갑이 복구되었습니다.",
     "restore_pin_hint": "백업의 6자리 PIN을 입력하세요. Google이 Drive 접근 권한을 요청합니다.",
     "restore_address_mismatch": "복구된 키의 주소가 현재 계정과 일치하지 않습니다.",
-    "backup_err_unknown": "알 수 없는 오류",
-    "backup_err_NO_ACCESS_TOKEN": "Drive 액세스 토큰(access_token)이 없습니다",
-    "backup_err_GIS_LOAD_FAILED": "Google Identity Services를 불러오지 못했습니다",
-    "backup_err_DRIVE_LIST_FAILED": "Drive 목록 조회 실패: {status}",
-    "backup_err_DRIVE_UPLOAD_FAILED": "Drive 업로드 실패: {status}",
-    "backup_err_DRIVE_DOWNLOAD_FAILED": "Drive 다운로드 실패: {status}",
-    "backup_err_NO_BACKUP": "Google Drive(appDataFolder)에 이 주소의 백업 파일이 없습니다",
-    "backup_err_BACKUP_VERIFY_FAILED": "백업 검증 실패: Drive가 다른 데이터를 돌려주었습니다",
-    "backup_err_NO_OWNER": "활성 소유자 주소가 없습니다",
-    "backup_err_OWNER_INVALID": "소유자 주소가 올바르지 않습니다",
-    "backup_err_MATERIALS_MISSING": "백업할 로컬 자료가 없습니다",
-    "backup_err_MATERIALS_INVALID": "로컬 자료가 올바르지 않습니다",
-    "backup_err_MATERIALS_CORRUPT": "로컬 자료가 손상되었습니다",
-    "backup_err_INVALID_HEADER": "백업 헤더가 올바르지 않습니다",
-    "backup_err_OWNER_MISMATCH": "백업 소유자가 일치하지 않습니다",
-    "backup_err_UNSUPPORTED_VERSION": "지원하지 않는 번들 버전입니다",
-    "backup_err_BUNDLE_INVALID": "백업 번들이 올바르지 않습니다",
-    "backup_err_ADDRESS_MISMATCH": "복구 구문에서 얻은 주소가 활성 소유자와 일치하지 않습니다",
 }

@@ -1,0 +1,137 @@
+"""The one error model: every code in wallet_app/errors.REGISTRY and every code the JS units
+throw or report has en and ko texts, and the Korean texts are Korean."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from wallet_app.errors import REGISTRY, AppError, error_texts
+from wallet_app.i18n import CATALOGUES, ERROR_TEXTS
+
+ROOT = Path(__file__).resolve().parents[2]
+JS_DIR = ROOT / "custom_components" / "wallet_js"
+
+# Codes in the JS sources: a quoted UPPER_CASE name with an underscore ('NO_BACKUP'), the first
+# argument of an error constructor or of errorText (new KdfError('KDF_LOAD'), errorText(errors,
+# "UNKNOWN")), and the keys of the code -> message tables (ERRORS in errors.js, MESSAGES).
+_JS_CODE_PATTERNS = [
+    re.compile(r"""['"]([A-Z][A-Z0-9]*_[A-Z0-9_]+)['"]"""),
+    re.compile(r"""new \w*Error\(\s*['"]([A-Z][A-Z0-9_]+)['"]"""),
+    re.compile(r"""errorText\w*\([^()]*['"]([A-Z][A-Z0-9_]+)['"]"""),
+    re.compile(r"""^\s+([A-Z][A-Z0-9_]+):""", re.MULTILINE),
+]
+# Latin words a Korean text may contain: names of products, token symbols, the language name.
+KO_LATIN_ALLOWED = {"Google", "Drive", "Newbl", "English", "tUSD"}
+PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def js_error_codes() -> set[str]:
+    codes: set[str] = set()
+    for path in [*JS_DIR.glob("*.js"), *JS_DIR.glob("*.jsx")]:
+        text = path.read_text()
+        for pattern in _JS_CODE_PATTERNS:
+            codes |= set(pattern.findall(text))
+    return codes
+
+
+def test_the_js_sources_are_scanned():
+    codes = js_error_codes()
+    # One of each source of codes: vault, drive, backup, kdf, auth, the camera, the fallback.
+    assert {"MATERIALS_CORRUPT", "DRIVE_LIST_FAILED", "NO_BACKUP", "KDF_FAILED", "NO_AUTH_CODE",
+            "CAMERA_PERMISSION", "UNKNOWN"} <= codes
+
+
+def test_js_units_look_codes_up_instead_of_composing_keys():
+    for path in [*JS_DIR.glob("*.js"), *JS_DIR.glob("*.jsx")]:
+        assert not re.search(r"""['"](backup_)?err_['"]\s*\+""", path.read_text()), path.name
+
+
+def test_every_js_error_code_is_registered():
+    missing = js_error_codes() - set(REGISTRY)
+    assert not missing, f"JS error codes missing from wallet_app/errors.REGISTRY: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_every_registered_code_has_its_text_and_title(lang):
+    catalogue = CATALOGUES[lang]
+    needed = {spec.key for spec in REGISTRY.values()} | {spec.title for spec in REGISTRY.values()}
+    missing = sorted(needed - set(catalogue))
+    assert not missing, f"{lang} catalogue lacks: {missing}"
+    assert all(catalogue[spec.key].strip() for spec in REGISTRY.values())
+
+
+def test_en_and_ko_texts_have_the_same_placeholders():
+    for code, spec in REGISTRY.items():
+        en, ko = CATALOGUES["en"][spec.key], CATALOGUES["ko"][spec.key]
+        assert set(PLACEHOLDER.findall(en)) == set(PLACEHOLDER.findall(ko)), code
+
+
+def test_error_keys_are_the_same_in_both_languages():
+    en = {k for k in CATALOGUES["en"] if k.startswith("err_")}
+    ko = {k for k in CATALOGUES["ko"] if k.startswith("err_")}
+    assert en == ko
+    # ...and every err_ text belongs to a registered code (no leftovers of the old prefixes).
+    assert en == {spec.key for spec in REGISTRY.values()}
+
+
+def test_korean_texts_are_not_english():
+    for key, text in CATALOGUES["ko"].items():
+        words = set(re.findall(r"[A-Za-z]{4,}", PLACEHOLDER.sub("", text))) - KO_LATIN_ALLOWED
+        assert not words, f"{key}: {text!r} has English words {sorted(words)}"
+
+
+def test_korean_texts_name_no_code():
+    codes = set(REGISTRY)
+    for key, text in CATALOGUES["ko"].items():
+        assert not codes & set(re.findall(r"\w+", text)), (key, text)
+
+
+def test_error_texts_for_the_js_units():
+    ko = error_texts(CATALOGUES["ko"])
+    assert set(ko) == set(REGISTRY)
+    assert ERROR_TEXTS["ko"] == ko
+    assert ERROR_TEXTS["ko"]["MATERIALS_CORRUPT"] == "로컬 자료가 손상되었습니다"
+    assert ERROR_TEXTS["en"]["UNKNOWN"] == "Unknown error"
+
+
+@pytest.mark.parametrize(
+    "code, english",
+    [
+        ("INVALID_PIN", "Invalid PIN. Please try again."),
+        ("PIN_FORMAT", "PIN must be 6 digits."),
+        ("DRIVE_LIST_FAILED", "Drive list failed: {status}"),
+        ("DRIVE_UPLOAD_FAILED", "Drive upload failed: {status}"),
+        ("DRIVE_DOWNLOAD_FAILED", "Drive download failed: {status}"),
+        ("GIS_LOAD_FAILED", "Failed to load Google Identity Services"),
+        ("NO_ACCESS_TOKEN", "No access_token for Drive"),
+        ("NO_AUTH_CODE", "No authorization code"),
+        ("KDF_LOAD", "failed to load argon2"),
+        ("QR_FAILED", "Failed to render QR"),
+        ("CAMERA_PERMISSION", "Camera permission is required."),
+        ("CAMERA_NOT_FOUND", "No usable camera found."),
+        ("CAMERA_FAILED", "Failed to access camera."),
+        ("NO_OWNER", "No active account address."),
+        ("SIGNER_MISMATCH", "Recovered key address does not match your current account."),
+        ("SIGN_FAILED", "PIN check/sign failed"),
+        ("RECOVERY_REQUIRED", "Re-onboard/recover required"),
+        ("INVALID_HEADER", "Invalid backup header"),
+        ("OWNER_MISMATCH", "Backup owner mismatch"),
+        ("UNSUPPORTED_VERSION", "Unsupported bundle version"),
+        ("ADDRESS_MISMATCH", "Address derived from mnemonic does not match the active owner"),
+        ("NO_BACKUP", "No backup file for this address in Google Drive (appDataFolder)"),
+        ("invalid_tx", "invalid transaction"),
+        ("unsupported_chain", "unsupported chain"),
+        ("amount_empty", "amount empty"),
+        ("invalid_amount", "invalid amount"),
+        ("max_decimals", "max {decimals} decimal places"),
+    ],
+)
+def test_specification_texts_word_for_word(code, english):
+    assert ERROR_TEXTS["en"][code] == english
+
+
+def test_app_error_refuses_an_unregistered_code():
+    with pytest.raises(KeyError):
+        AppError("no_such_code")
+    assert AppError("max_decimals", decimals=6).params == {"decimals": 6}
