@@ -15,72 +15,11 @@ from tests.e2e.flows import create_wallet, new_email
 from tests.e2e.flows_payment import (
     chain_web3, enter_pin, erc20_balance, merchant_link, payment_rows, token_address, wait_for_balance,
 )
-from wallet_app.pages.payment import check_link, parse_chain_id, parse_nonzero_address, pin_payload_for_pay
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tUSD (6 decimals)
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"  # anvil #1, the dev relayer key
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
 MERCHANT = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
-
-
-# ---------------------------------------------------------------- the page's pure parts (no browser)
-
-
-@pytest.mark.parametrize("merchant_raw, chain_ok, token, amount, decimals, expected", [
-    ("", True, TOKEN, "1.5", 6, ("pay_merchant_missing", 0)),
-    ("  ", True, TOKEN, "1.5", 6, ("pay_merchant_missing", 0)),
-    ("0x12", True, TOKEN, "1.5", 6, ("pay_err_invalid_merchant", 0)),
-    (MERCHANT, False, TOKEN, "1.5", 6, ("pay_select_network", 0)),
-    (MERCHANT, True, None, "1.5", 6, ("pay_select_token", 0)),
-    (MERCHANT, True, TOKEN, " ", 6, ("pay_enter_amount", 0)),
-    (MERCHANT, True, TOKEN, "1.5", None, ("pay_decimals_missing", 0)),
-    (MERCHANT, True, TOKEN, "1.2.3", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "-1", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "1e3", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "0.0000001", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "0", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "1.5", 6, ("", 1_500_000)),
-    (MERCHANT, True, TOKEN, " 2 ", 0, ("", 2)),
-])
-def test_check_link(merchant_raw, chain_ok, token, amount, decimals, expected):
-    merchant = parse_nonzero_address(merchant_raw)
-    got = check_link(merchant_raw, merchant, chain_ok, token, amount, decimals)
-    assert (got.error, got.units) == expected
-
-
-@pytest.mark.parametrize("raw, expected", [
-    (MERCHANT.lower(), MERCHANT), (f" {MERCHANT} ", MERCHANT), ("0x" + "0" * 40, None), ("", None), (None, None),
-    ("0x123", None), ("0x" + "g" * 40, None),
-])
-def test_parse_nonzero_address(raw, expected):
-    assert parse_nonzero_address(raw) == expected
-
-
-@pytest.mark.parametrize("raw, expected", [("31337", 31337), (" 1 ", 1), ("", None), (None, None), ("-1", None),
-                                           ("0x7a69", None), ("1" * 21, None)])
-def test_parse_chain_id(raw, expected):
-    assert parse_chain_id(raw) == expected
-
-
-def test_pay_payload_is_what_the_server_verifies():
-    """The browser signs exactly {domain, types: {Pay}, message} of services.payments.pay_typed_data."""
-    import json
-
-    from eth_account.messages import encode_typed_data
-
-    from wallet_app.services import payments
-
-    acct = Account.create()
-    payload = json.loads(pin_payload_for_pay(31337, RELAYER, MERCHANT, TOKEN, acct.address.lower(), 1_500_000,
-                                             "0x" + "ab" * 32, 1_900_000_000))
-    assert payload["domain"] == {"name": "NewblPayment2", "version": "1", "chainId": 31337,
-                                 "verifyingContract": RELAYER}
-    assert list(payload["types"]) == ["Pay"]
-    assert payload["message"]["from"] == acct.address and payload["message"]["amount"] == "1500000"
-    message = {**payload["message"], "amount": 1_500_000}
-    signable = encode_typed_data(domain_data=payload["domain"], message_types=payload["types"], message_data=message)
-    sig = Account.sign_message(signable, acct.key).signature
-    assert payments.recover_pay_signer(31337, RELAYER, message, bytes(sig)) == acct.address
 
 
 # ---------------------------------------------------------------- in the browser
