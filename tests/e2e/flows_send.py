@@ -67,13 +67,14 @@ def fill_send(page: Page, network: str | None = None, recipient: str | None = No
         page.get_by_label("Amount").fill(amount)
 
 
-def expect_alert(page: Page, *texts: str, ok: bool = True) -> None:
-    """The shared alert dialog shows all `texts`; OK closes it."""
+def expect_alert(page: Page, message: str, title: str = "Error", ok: str | None = "OK",
+                 timeout: float | None = None) -> None:
+    """The shared alert dialog shows exactly `title` and `message`; the `ok` button closes it."""
     dialog = page.get_by_role("alertdialog")
-    for text in texts:
-        expect(dialog).to_contain_text(text)
+    expect(dialog.get_by_role("heading")).to_have_text(title, timeout=timeout)
+    expect(dialog.get_by_role("alert")).to_have_text(message)
     if ok:
-        dialog.get_by_role("button", name="OK").click()
+        dialog.get_by_role("button", name=ok).click()
         expect(dialog).to_have_count(0)
 
 

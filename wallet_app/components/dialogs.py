@@ -32,7 +32,7 @@ def alert_dialog() -> rx.Component:
             ),
             max_width="420px",
         ),
-        open=s.dialog_open,
+        open=s.dialog_shown,
     )
 
 

@@ -52,9 +52,11 @@ class SessionState(rx.State):
     dialog_cancel: bool = False
     dialog_ok_route: str = ""
     dialog_ok_label: str = "ok"
-    # An alert belongs to the page that raised it: the next page load closes it, unless it
-    # was raised together with a redirect to this route (then it shows there, once).
-    _dialog_for_route: str = ""
+    # An alert belongs to a page: the one that raised it, or the one it was raised together
+    # with a redirect to. It shows only there (a new page load never flashes it elsewhere),
+    # and the next page load closes it, except the arrival of such a redirect.
+    dialog_route: str = ""
+    _dialog_pending: bool = False
 
     # ------------------------------------------------------------ private helpers (inherited by page states)
 
@@ -98,7 +100,8 @@ class SessionState(rx.State):
         self.dialog_cancel = cancel
         self.dialog_ok_route = ok_route
         self.dialog_ok_label = ok_label
-        self._dialog_for_route = for_route
+        self.dialog_route = for_route or routes.normalize_path(self.router.url.path)
+        self._dialog_pending = bool(for_route)
         self.dialog_open = True
 
     # ------------------------------------------------------------ computed
@@ -110,6 +113,10 @@ class SessionState(rx.State):
     @rx.var
     def show_nav(self) -> bool:
         return routes.shows_nav(_pages(), self.router.url.path, self.logged_in)
+
+    @rx.var
+    def dialog_shown(self) -> bool:
+        return self.dialog_open and self.dialog_route == routes.normalize_path(self.router.url.path)
 
     @rx.var
     def short_address(self) -> str:
@@ -124,11 +131,10 @@ class SessionState(rx.State):
         self.checked = True
         self.device_prompted = False
         path = routes.normalize_path(self.router.url.path)
-        if self.dialog_open:
-            if self._dialog_for_route == path:
-                self._dialog_for_route = ""  # arrived: shown here, and nowhere after
-            else:
-                self.dialog_open = False
+        if self._dialog_pending and self.dialog_route == path:
+            self._dialog_pending = False  # arrived: shown here, and nowhere after
+        else:
+            self.dialog_open = False
         target = routes.redirect_for(_pages(), path, self.logged_in, bool(self.address))
         if target:
             return rx.redirect(target, replace=True)
