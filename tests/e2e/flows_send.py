@@ -67,17 +67,6 @@ def fill_send(page: Page, network: str | None = None, recipient: str | None = No
         page.get_by_label("Amount").fill(amount)
 
 
-def expect_alert(page: Page, message: str, title: str = "Error", ok: str | None = "OK",
-                 timeout: float | None = None) -> None:
-    """The shared alert dialog shows exactly `title` and `message`; the `ok` button closes it."""
-    dialog = page.get_by_role("alertdialog")
-    expect(dialog.get_by_role("heading")).to_have_text(title, timeout=timeout)
-    expect(dialog.get_by_role("alert")).to_have_text(message)
-    if ok:
-        dialog.get_by_role("button", name=ok).click()
-        expect(dialog).to_have_count(0)
-
-
 def bad_checksum(address: str) -> str:
     """The checksummed address with the case of one letter flipped (still mixed case)."""
     checksummed = Web3.to_checksum_address(address)

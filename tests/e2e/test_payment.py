@@ -6,6 +6,7 @@ shown once, in en and ko (issue 10)."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,11 +15,10 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
-from tests.e2e.flows import create_wallet, new_email
+from tests.e2e.flows import create_wallet, expect_alert, new_email
 from tests.e2e.flows_payment import (
     chain_web3, enter_pin, erc20_balance, merchant_link, payment_rows, token_address, wait_for_balance,
 )
-from tests.e2e.flows_send import expect_alert
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tUSD (6 decimals)
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"  # anvil #1, the dev relayer key

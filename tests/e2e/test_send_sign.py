@@ -9,9 +9,8 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import PIN, create_wallet, new_email
-from tests.e2e.flows_send import (bad_checksum, expect_alert, fill_send, token_balance,
-                                  wait_for_asset, web3_of)
+from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
+from tests.e2e.flows_send import bad_checksum, fill_send, token_balance, wait_for_asset, web3_of
 from tests.e2e.y4m import write_qr_y4m
 
 NETWORK = "Newbl Dev (anvil)"

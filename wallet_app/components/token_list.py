@@ -26,7 +26,7 @@ def _token_row(row: rx.Var) -> rx.Component:
     return rx.hstack(
         rx.vstack(
             rx.text(row["symbol"], weight="bold", size="3"),
-            rx.text(row["name"], " · ", row["chain"], size="2", color_scheme="gray", trim="both"),
+            rx.text(row["name"], " · ", row["chain"], size="2", color_scheme="gray", trim="both", class_name="token-name"),
             spacing="1",
             min_width="0",
         ),
@@ -74,8 +74,8 @@ def token_list() -> rx.Component:
     )
 
 
-def _meta_line(label_key: str, value: rx.Var) -> rx.Component:
-    return label_row(label_key, rx.text(value, size="2", weight="medium"))
+def _meta_line(label_key: str, value: rx.Var, id_: str) -> rx.Component:
+    return label_row(label_key, rx.text(value, size="2", weight="medium", id=id_))
 
 
 def _address_form() -> rx.Component:
@@ -102,9 +102,9 @@ def _address_form() -> rx.Component:
             rx.cond(
                 s.probed,
                 rx.card(
-                    rx.vstack(_meta_line("add_token_name", s.meta_name),
-                              _meta_line("add_token_symbol", s.meta_symbol),
-                              _meta_line("add_token_decimals", s.meta_decimals),
+                    rx.vstack(_meta_line("add_token_name", s.meta_name, "add-token-name"),
+                              _meta_line("add_token_symbol", s.meta_symbol, "add-token-symbol"),
+                              _meta_line("add_token_decimals", s.meta_decimals, "add-token-decimals"),
                               spacing="2", width="100%"),
                     width="100%", id="add-token-meta",
                 ),
