@@ -17,7 +17,8 @@ from tests.e2e.flows import create_wallet, new_email
 from tests.e2e.flows_payment import merchant_link, token_address
 from tests.e2e.flows_send import chains_of
 
-ALLOWED = {"Newbl", "Google", "Drive", "PIN", "QR", "ID", "wei", "ETH", "Ether"}
+# Product and provider names, units, and "English": the language picker names each language in itself.
+ALLOWED = {"Newbl", "Google", "Drive", "PIN", "QR", "ID", "wei", "ETH", "Ether", "English"}
 HEX = re.compile(r"0x[0-9a-fA-F]*(?:…[0-9a-fA-F]+)?")
 LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
 
