@@ -174,7 +174,7 @@ class TokenListState(SignedInState):
             if error is not None:
                 self._add_failed(error)
                 return None
-            if not adding:
+            if not adding and result is not None:
                 self.probed = True
                 self.meta_name = result["token_name"]
                 self.meta_symbol = result["token_symbol"]

@@ -141,8 +141,8 @@ class SessionState(rx.State):
         return None
 
     @rx.event
-    async def set_language(self, code: str | list[str]):
-        code = normalize_lang(code if isinstance(code, str) else None)
+    async def set_language(self, value: str | list[str]):
+        code = normalize_lang(value if isinstance(value, str) else None)
         if code is None or code == self.lang or self.busy:
             return None
         if self.logged_in:
