@@ -24,6 +24,15 @@ def texts_for(key: str, params: dict | None = None) -> dict[str, str]:
     return {lang: CATALOGUES[lang][key].format(**(params or {})) for lang in LANGUAGES}
 
 
+def dialog_after_load(open_: bool, route: str, pending: bool, path: str) -> tuple[bool, bool]:
+    """(open, pending) of the shared alert after a page load of `path`: an alert raised with a
+    redirect arrives on its route and stays (once); every other alert belongs to an earlier
+    page and closes."""
+    if open_ and pending and route == path:
+        return True, False
+    return False, False
+
+
 def _pages():
     # The registry imports every page module (and so every state): only needed at event time.
     from wallet_app.pages import registered_pages
@@ -131,10 +140,8 @@ class SessionState(rx.State):
         self.checked = True
         self.device_prompted = False
         path = routes.normalize_path(self.router.url.path)
-        if self._dialog_pending and self.dialog_route == path:
-            self._dialog_pending = False  # arrived: shown here, and nowhere after
-        else:
-            self.dialog_open = False
+        self.dialog_open, self._dialog_pending = dialog_after_load(
+            self.dialog_open, self.dialog_route, self._dialog_pending, path)
         target = routes.redirect_for(_pages(), path, self.logged_in, bool(self.address))
         if target:
             return rx.redirect(target, replace=True)
