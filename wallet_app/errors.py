@@ -74,7 +74,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     "need_token": _server(400, "send_need_token", "send_input_needed"),
     "need_recipient": _server(400, "send_need_recipient", "send_input_needed"),
     "need_amount": _server(400, "send_need_amount", "send_input_needed"),
-    "token_info_missing": _server(400, "send_token_info_missing", "send_input_needed"),
+    "token_info_missing": _server(400, "send_token_info_missing"),
     # ---- chain reads and transactions (services.chain)
     "not_a_contract": _server(400, "err_not_a_contract"),
     "not_erc20": _server(400, "err_not_erc20"),

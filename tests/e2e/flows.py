@@ -60,6 +60,17 @@ def sign_in_to_onboarding(page: Page, email: str) -> None:
     expect(page.get_by_role("button", name="1", exact=True)).to_be_visible()
 
 
+def expect_alert(page: Page, message: str, title: str = "Error", ok: str | None = "OK",
+                 timeout: float | None = None) -> None:
+    """The shared alert dialog shows exactly `title` and `message`; the `ok` button closes it."""
+    dialog = page.get_by_role("alertdialog")
+    expect(dialog.get_by_role("heading")).to_have_text(title, timeout=timeout)
+    expect(dialog.get_by_role("alert")).to_have_text(message)
+    if ok:
+        dialog.get_by_role("button", name=ok).click()
+        expect(dialog).to_have_count(0)
+
+
 def press_pin(page: Page, pin: str = PIN) -> None:
     for digit in pin:
         page.get_by_role("button", name=digit, exact=True).click()

@@ -47,12 +47,13 @@ def wait_for_balance(page: Page, symbol: str, at_least: int, timeout: float = 60
         time.sleep(0.25)
 
 
-def enter_pin(page: Page, title: str, pin: str = PIN) -> None:
-    """The PIN dialog titled `title`: type the PIN, confirm, wait until it has closed."""
+def enter_pin(page: Page, title: str, pin: str = PIN, label: str = "PIN", confirm: str = "Confirm") -> None:
+    """The PIN dialog titled `title`: type the PIN, confirm, wait until it has closed
+    (`label`, `confirm`: the field's and the button's names in the page's language)."""
     dialog = page.get_by_role("dialog", name=title)
     expect(dialog).to_be_visible(timeout=30_000)
-    dialog.get_by_label("PIN").fill(pin)
-    dialog.get_by_role("button", name="Confirm").click()
+    dialog.get_by_label(label, exact=True).fill(pin)
+    dialog.get_by_role("button", name=confirm).click()
     expect(dialog).to_have_count(0, timeout=30_000)
 
 

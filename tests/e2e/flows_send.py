@@ -67,16 +67,6 @@ def fill_send(page: Page, network: str | None = None, recipient: str | None = No
         page.get_by_label("Amount").fill(amount)
 
 
-def expect_alert(page: Page, *texts: str, ok: bool = True) -> None:
-    """The shared alert dialog shows all `texts`; OK closes it."""
-    dialog = page.get_by_role("alertdialog")
-    for text in texts:
-        expect(dialog).to_contain_text(text)
-    if ok:
-        dialog.get_by_role("button", name="OK").click()
-        expect(dialog).to_have_count(0)
-
-
 def bad_checksum(address: str) -> str:
     """The checksummed address with the case of one letter flipped (still mixed case)."""
     checksummed = Web3.to_checksum_address(address)

@@ -58,8 +58,7 @@ def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser
     rows = page.locator(".token-row")
     expect(rows).to_have_count(len(by_symbol))
     tusd_row = page.locator('.token-row[data-symbol="tUSD"]')
-    expect(tusd_row).to_contain_text("Newbl Test USD")
-    expect(tusd_row).to_contain_text(CHAIN_NAME)
+    expect(tusd_row.locator(".token-name")).to_have_text(f"Newbl Test USD · {CHAIN_NAME}")
     style = balance_cell(page, "tUSD").evaluate(
         "(e) => { const s = getComputedStyle(e); return [s.fontVariantNumeric, s.textAlign]; }")
     assert style == ["tabular-nums", "right"], style
@@ -70,9 +69,9 @@ def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser
     dialog = page.get_by_role("dialog")
     expect(dialog.get_by_role("combobox")).to_have_text(CHAIN_NAME)
     probe(dialog, "", "Probe")
-    expect(dialog.get_by_role("alert")).to_have_text("Invalid token address. Enter 0x followed by 40 hex digits.")
+    expect(dialog.get_by_role("alert")).to_have_text("Invalid address. Enter 0x followed by 40 hex digits.")
     probe(dialog, "0x1234", "Probe")
-    expect(dialog.get_by_role("alert")).to_have_text("Invalid token address. Enter 0x followed by 40 hex digits.")
+    expect(dialog.get_by_role("alert")).to_have_text("Invalid address. Enter 0x followed by 40 hex digits.")
     probe(dialog, address, "Probe")
     expect(dialog.get_by_role("alert")).to_have_text(
         "There is no contract at this address on the selected network.")
@@ -80,10 +79,9 @@ def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser
 
     # Probe a deployed token, then add it again: idempotent, the list keeps one tUSD row.
     probe(dialog, by_symbol["tUSD"]["token_address"].lower(), "Probe")
-    meta = dialog.locator("#add-token-meta")
-    expect(meta).to_contain_text("Newbl Test USD")
-    expect(meta).to_contain_text("tUSD")
-    expect(meta).to_contain_text("6")
+    expect(dialog.locator("#add-token-name")).to_have_text("Newbl Test USD")
+    expect(dialog.locator("#add-token-symbol")).to_have_text("tUSD")
+    expect(dialog.locator("#add-token-decimals")).to_have_text("6")
     expect(dialog.get_by_role("alert")).to_have_count(0)
     screenshot("add_token_dialog_en")
     dialog.get_by_role("button", name="Add", exact=True).click()
@@ -106,7 +104,7 @@ def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser
     probe(dialog, address, "조회")
     expect(dialog.get_by_role("alert")).to_have_text("선택한 네트워크의 이 주소에는 컨트랙트가 없습니다.")
     probe(dialog, by_symbol["tKRW"]["token_address"], "조회")
-    expect(dialog.locator("#add-token-meta")).to_contain_text("Newbl Test KRW")
+    expect(dialog.locator("#add-token-name")).to_have_text("Newbl Test KRW")
     screenshot("add_token_dialog_ko")
     dialog.get_by_role("button", name="취소").click()
     expect(dialog).to_have_count(0)

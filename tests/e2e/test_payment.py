@@ -1,9 +1,13 @@
 """Issue 6 in Chromium at 390x844 on anvil: a faucet-funded user pays a merchant link (approve
 with PIN, Pay signed with PIN), the merchant's on-chain balance grows by exactly the amount,
 Activity lists it, a repeated execute moves nothing, an expired payment ends as 'Payment failed.',
-and the link's validation messages."""
+the link's validation messages, its language (for that page only), and every payment error
+shown once, in en and ko (issue 10)."""
 
 from __future__ import annotations
+
+import json
+import re
 
 import pytest
 from eth_account import Account
@@ -11,76 +15,15 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
-from tests.e2e.flows import create_wallet, new_email
+from tests.e2e.flows import create_wallet, expect_alert, new_email
 from tests.e2e.flows_payment import (
     chain_web3, enter_pin, erc20_balance, merchant_link, payment_rows, token_address, wait_for_balance,
 )
-from wallet_app.pages.payment import check_link, parse_chain_id, parse_nonzero_address, pin_payload_for_pay
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tUSD (6 decimals)
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"  # anvil #1, the dev relayer key
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
 MERCHANT = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
-
-
-# ---------------------------------------------------------------- the page's pure parts (no browser)
-
-
-@pytest.mark.parametrize("merchant_raw, chain_ok, token, amount, decimals, expected", [
-    ("", True, TOKEN, "1.5", 6, ("pay_merchant_missing", 0)),
-    ("  ", True, TOKEN, "1.5", 6, ("pay_merchant_missing", 0)),
-    ("0x12", True, TOKEN, "1.5", 6, ("pay_err_invalid_merchant", 0)),
-    (MERCHANT, False, TOKEN, "1.5", 6, ("pay_select_network", 0)),
-    (MERCHANT, True, None, "1.5", 6, ("pay_select_token", 0)),
-    (MERCHANT, True, TOKEN, " ", 6, ("pay_enter_amount", 0)),
-    (MERCHANT, True, TOKEN, "1.5", None, ("pay_decimals_missing", 0)),
-    (MERCHANT, True, TOKEN, "1.2.3", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "-1", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "1e3", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "0.0000001", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "0", 6, ("pay_invalid_amount", 0)),
-    (MERCHANT, True, TOKEN, "1.5", 6, ("", 1_500_000)),
-    (MERCHANT, True, TOKEN, " 2 ", 0, ("", 2)),
-])
-def test_check_link(merchant_raw, chain_ok, token, amount, decimals, expected):
-    merchant = parse_nonzero_address(merchant_raw)
-    got = check_link(merchant_raw, merchant, chain_ok, token, amount, decimals)
-    assert (got.error, got.units) == expected
-
-
-@pytest.mark.parametrize("raw, expected", [
-    (MERCHANT.lower(), MERCHANT), (f" {MERCHANT} ", MERCHANT), ("0x" + "0" * 40, None), ("", None), (None, None),
-    ("0x123", None), ("0x" + "g" * 40, None),
-])
-def test_parse_nonzero_address(raw, expected):
-    assert parse_nonzero_address(raw) == expected
-
-
-@pytest.mark.parametrize("raw, expected", [("31337", 31337), (" 1 ", 1), ("", None), (None, None), ("-1", None),
-                                           ("0x7a69", None), ("1" * 21, None)])
-def test_parse_chain_id(raw, expected):
-    assert parse_chain_id(raw) == expected
-
-
-def test_pay_payload_is_what_the_server_verifies():
-    """The browser signs exactly {domain, types: {Pay}, message} of services.payments.pay_typed_data."""
-    import json
-
-    from eth_account.messages import encode_typed_data
-
-    from wallet_app.services import payments
-
-    acct = Account.create()
-    payload = json.loads(pin_payload_for_pay(31337, RELAYER, MERCHANT, TOKEN, acct.address.lower(), 1_500_000,
-                                             "0x" + "ab" * 32, 1_900_000_000))
-    assert payload["domain"] == {"name": "NewblPayment2", "version": "1", "chainId": 31337,
-                                 "verifyingContract": RELAYER}
-    assert list(payload["types"]) == ["Pay"]
-    assert payload["message"]["from"] == acct.address and payload["message"]["amount"] == "1500000"
-    message = {**payload["message"], "amount": 1_500_000}
-    signable = encode_typed_data(domain_data=payload["domain"], message_types=payload["types"], message_data=message)
-    sig = Account.sign_message(signable, acct.key).signature
-    assert payments.recover_pay_signer(31337, RELAYER, message, bytes(sig)) == acct.address
 
 
 # ---------------------------------------------------------------- in the browser
@@ -105,11 +48,12 @@ def test_pay_merchant_link(page, app_server, screenshot, browser_issues):
     page.get_by_role("button", name="Pay", exact=True).click()
     enter_pin(page, "Approve the token")
     # The approve hash is notified while the quote is polled until the allowance shows.
-    expect(page.locator("#pay-approve-hash")).to_contain_text("0x")
+    expect(page.locator("#pay-approve-hash")).to_have_text(re.compile(r"Approval transaction: 0x[0-9a-f]{8}…[0-9a-f]{8}"))
     screenshot("payment-processing")
     enter_pin(page, "Sign the payment")
     page.wait_for_url("**/activity**", timeout=60_000)
-    expect(page.get_by_role("alertdialog")).to_contain_text("Payment complete.")
+    # Raised with the redirect, the alert shows on /activity.
+    expect_alert(page, "Payment complete.", title="Notice")
 
     assert erc20_balance(w3, token, merchant) == AMOUNT_UNITS
     assert erc20_balance(w3, token, payer) == start - AMOUNT_UNITS
@@ -148,21 +92,25 @@ def test_link_validation_and_language(page, app_server, screenshot, browser_issu
         (merchant_link(merchant, token, None), "Please enter the amount."),
         (merchant_link(merchant, None, "1"), "Please select a token."),
         (merchant_link(merchant, token, "1", chain_id=None), "Please select a network."),
-        (merchant_link(merchant, token, "1", chain_id=999), "Please select a network."),
     ]
     for link, message in cases:
         page.goto(link)
         expect(error).to_have_text(message)
         expect(pay).to_be_disabled()
     screenshot("payment-invalid")
-    # lang=ko switches the interface to Korean; a valid link enables the button.
+    # lang=ko shows this page in Korean; a valid link enables the button.
     page.goto(merchant_link(merchant, token, "2", lang="ko"))
     expect(page.get_by_role("button", name="결제하기")).to_be_enabled()
     expect(page.locator("#pay-amount")).to_have_text("2")
     expect(error).to_have_count(0)
-    # An unknown language is ignored.
+    # ... and only this page: the stored locale (server and nb.lang) stays, the next page is English.
+    assert page.request.get("/api/v1/me").json()["locale"] == "en"
+    assert page.evaluate("localStorage.getItem('nb.lang')") == "en"
+    page.goto("/home")
+    expect(page.get_by_role("heading", level=1)).to_have_text("Wallet")
+    # An unknown language is ignored: the user's own.
     page.goto(merchant_link(merchant, token, "2", lang="fr"))
-    expect(page.get_by_role("button", name="결제하기")).to_be_enabled()
+    expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
     browser_issues.assert_clean()
 
 
@@ -181,19 +129,117 @@ def test_dev_merchant_link_on_card(page, app_server):
     expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
 
 
-# ---------------------------------------------------------------- an expired payment, on its own chain
+# ---------------------------------------------------------------- on an app of its own: the chain's clock, an offline chain
+
+OFFLINE_CHAIN_ID = 31338
+OFFLINE_TOKEN = "0x" + "22" * 20  # configured (symbol and decimals known without the chain)
+OFFLINE_CHAIN = {
+    # No payment contract, and an RPC nobody answers (127.0.0.2 is loopback, not one serve.py starts anvil on).
+    "chain_id": OFFLINE_CHAIN_ID, "chain_name": "Newbl Offline", "rpc_url": "http://127.0.0.2:9",
+    "multicall_address": "0x" + "11" * 20, "payment_contract": None, "native_symbol": "ETH", "native_name": "Ether",
+    "native_decimals": 18, "explorer_url": None,
+    "tokens": [{"token_address": OFFLINE_TOKEN, "token_symbol": "tOFF", "token_name": "Offline Token",
+                "token_decimals": 6}],
+}
 
 
 @pytest.fixture(scope="module")
 def late_server(tmp_path_factory):
-    """A second app with its own anvil: this test moves the chain's clock, which must not leak
-    into other tests' payments (their deadlines follow the wall clock)."""
+    """A second app with its own anvil and an extra offline chain without payments: these tests
+    move the chain's clock, which must not leak into other tests' payments (their deadlines
+    follow the wall clock)."""
+    workdir = tmp_path_factory.mktemp("e2e-late")
+    chains = helpers.with_free_loopback_ports(json.loads((helpers.REPO_ROOT / "chains.dev.json").read_text()))
+    chains_file = workdir / "chains-with-offline.json"
+    chains_file.write_text(json.dumps([*chains, OFFLINE_CHAIN]))
     try:
-        with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-late"),
-                                        RESULTS_DIR / "e2e-late-app-server.log") as server:
+        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-late-app-server.log",
+                                        {"CHAINS_FILE": str(chains_file)}) as server:
             yield server
     except RuntimeError as e:
         pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture
+def late_page(browser, late_server):
+    ctx = browser.new_context(base_url=late_server.base_url, **helpers.MOBILE_CONTEXT)
+    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    try:
+        yield ctx.new_page()
+    finally:
+        helpers.close_context(ctx)
+
+
+LINK_ERRORS = {  # code: (en, ko), the registry's texts
+    "invalid_merchant": ("The merchant address is invalid.", "가맹점 주소가 올바르지 않습니다."),
+    "invalid_token": ("The token address is invalid.", "토큰 주소가 올바르지 않습니다."),
+    "unsupported_chain": ("unsupported chain", "지원하지 않는 체인"),
+    "rpc_unavailable": ("The network is not reachable right now. Please try again.",
+                        "지금은 네트워크에 연결할 수 없습니다. 다시 시도해 주세요."),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_link_errors_show_their_text_once(late_page, lang):
+    """Errors the link check finds: the registry's text alone (never the raw code after it)."""
+    page = late_page
+    create_wallet(page, new_email(f"linkerr-{lang}"))
+    token = token_address(page, "tUSD")
+    merchant = Account.create().address
+    links = {
+        "invalid_merchant": merchant_link("0x12", token, "1", lang=lang),
+        "invalid_token": merchant_link(merchant, "0x" + "g" * 40, "1", lang=lang),
+        "unsupported_chain": merchant_link(merchant, token, "1", lang=lang, chain_id=999),
+        # A token the app must ask the chain about, on a chain that does not answer.
+        "rpc_unavailable": merchant_link(merchant, "0x" + "33" * 20, "1", lang=lang, chain_id=OFFLINE_CHAIN_ID),
+    }
+    index = 0 if lang == "en" else 1
+    for code, link in links.items():
+        page.goto(link)
+        expect(page.locator("#pay-error")).to_have_text(LINK_ERRORS[code][index])
+        expect(page.get_by_role("button", name="Pay" if lang == "en" else "결제하기", exact=True)).to_be_disabled()
+
+
+@pytest.mark.parametrize("lang, title, message, ok", [
+    ("en", "Error", "Payments are not available on this network.", "OK"),
+    ("ko", "오류", "이 네트워크에서는 결제를 사용할 수 없습니다.", "확인"),
+])
+def test_payments_unavailable_alert_shows_its_text_once(late_page, lang, title, message, ok):
+    page = late_page
+    create_wallet(page, new_email(f"nopay-{lang}"))
+    page.goto(merchant_link(Account.create().address, OFFLINE_TOKEN, "1", lang=lang, chain_id=OFFLINE_CHAIN_ID))
+    expect(page.locator("#pay-token")).to_have_text("tOFF")
+    page.get_by_role("button", name="Pay" if lang == "en" else "결제하기", exact=True).click()
+    expect_alert(page, message, title=title, ok=ok)
+
+
+def test_expired_payment_alert_shows_its_text_once(late_page, late_server):
+    """The chain's clock passes the Pay deadline before it is executed: the server's dry run
+    refuses it with 'expired', in en and then ko. The chain is put back afterwards."""
+    page = late_page
+    w3 = chain_web3(late_server)
+    create_wallet(page, new_email("expired"))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    merchant = Account.create().address
+    page.goto(merchant_link(merchant, token, "1.5"))
+    page.get_by_role("button", name="Pay", exact=True).click()
+    enter_pin(page, "Approve the token")
+    expect(page.get_by_role("dialog", name="Sign the payment")).to_be_visible(timeout=30_000)
+    snapshot = w3.provider.make_request("evm_snapshot", [])["result"]
+    try:
+        w3.provider.make_request("evm_increaseTime", [400])
+        w3.provider.make_request("evm_mine", [])
+        enter_pin(page, "Sign the payment")
+        expect_alert(page, "The payment request has expired. Please try again.", timeout=30_000)
+        # The allowance is there now: the Korean attempt goes straight to the Pay PIN.
+        page.goto(merchant_link(merchant, token, "1.5", lang="ko"))
+        page.get_by_role("button", name="결제하기", exact=True).click()
+        enter_pin(page, "결제 서명", label="PIN 번호", confirm="확인")
+        expect_alert(page, "결제 요청이 만료되었습니다. 다시 시도해 주세요.", title="오류", ok="확인", timeout=30_000)
+    finally:
+        w3.provider.make_request("evm_revert", [snapshot])
+    assert [r["status"] for r in payment_rows(late_server, merchant)] == ["quoted"]  # nothing was relayed
 
 
 def test_payment_past_its_deadline_ends_failed(browser, late_server):
@@ -220,7 +266,7 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
         assert row["status"] == "pending" and row["tx_hash"]
         w3.provider.make_request("evm_increaseTime", [400])
         w3.provider.make_request("evm_mine", [])
-        expect(page.get_by_role("alertdialog")).to_contain_text("Payment failed.", timeout=30_000)
+        expect_alert(page, "Payment failed.", ok=None, timeout=30_000)
         save_screenshot(page, "payment-failed")
         assert erc20_balance(w3, token, merchant) == 0
         status = page.request.get("/api/v1/payment/status", params={"id": row["payment_id"]}).json()

@@ -2,6 +2,7 @@
 not in a request, not in a websocket frame, not in the server's log."""
 
 import base64
+import re
 
 from eth_account import Account
 from playwright.sync_api import expect
@@ -37,7 +38,8 @@ def test_sign_in_onboarding_and_an_unlock_send_no_secret(page, app_server):
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("PIN").fill(LEAK_PIN)
     dialog.get_by_role("button", name="Confirm").click()
-    expect(page.get_by_role("alertdialog")).to_contain_text("Transaction submitted.", timeout=60_000)
+    expect(page.get_by_role("alertdialog").get_by_role("alert")).to_have_text(
+        re.compile(r"Transaction submitted\. Hash: 0x[0-9a-f]{4}…[0-9a-f]{4}"), timeout=60_000)
 
     secrets = wallet_secrets(local_materials(page, address), LEAK_PIN)
     recorder.assert_absent(secrets, app_server.log_path.read_text(errors="replace"))

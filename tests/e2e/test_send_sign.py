@@ -9,9 +9,8 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import PIN, create_wallet, new_email
-from tests.e2e.flows_send import (bad_checksum, expect_alert, fill_send, token_balance,
-                                  wait_for_asset, web3_of)
+from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
+from tests.e2e.flows_send import bad_checksum, fill_send, token_balance, wait_for_asset, web3_of
 from tests.e2e.y4m import write_qr_y4m
 
 NETWORK = "Newbl Dev (anvil)"
@@ -29,7 +28,7 @@ def test_send_sign_pin_moves_tokens_on_chain(page, app_server, screenshot, brows
     page.goto("/send")
     fill_send(page, network=NETWORK)
     # The network's first token is selected by itself.
-    expect(page.get_by_role("combobox", name="Token")).to_contain_text("tUSD")
+    expect(page.get_by_role("combobox", name="Token")).to_have_text("tUSD · Newbl Test USD")
     fill_send(page, recipient=recipient, amount="12.5")
     screenshot("send")
     page.get_by_role("button", name="Next").click()
@@ -54,10 +53,10 @@ def test_send_sign_pin_moves_tokens_on_chain(page, app_server, screenshot, brows
     dialog.get_by_label("PIN").fill(PIN)
     dialog.get_by_role("button", name="Confirm").click()
     alert = page.get_by_role("alertdialog")
-    expect(alert).to_contain_text("Transaction submitted.", timeout=KDF_TIMEOUT_MS)
+    expect(alert.get_by_role("heading")).to_have_text("Notice", timeout=KDF_TIMEOUT_MS)
     tx_hash = page.locator("#sign-tx-hash").inner_text()
     assert re.fullmatch(r"0x[0-9a-f]{64}", tx_hash), tx_hash
-    expect(alert).to_contain_text(f"{tx_hash[:6]}…{tx_hash[-4:]}")
+    expect(alert.get_by_role("alert")).to_have_text(f"Transaction submitted. Hash: {tx_hash[:6]}…{tx_hash[-4:]}")
     screenshot("sign-submitted")
 
     receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)
@@ -81,17 +80,17 @@ def test_send_validation_messages(page, screenshot, browser_issues):
     page.goto("/send")
     next_button = page.get_by_role("button", name="Next")
     next_button.click()
-    expect_alert(page, "input needed", "Please select a network.")
+    expect_alert(page, "Please select a network.", title="input needed")
 
     fill_send(page, network=NETWORK)
-    expect(page.get_by_role("combobox", name="Token")).to_contain_text("tUSD")
+    expect(page.get_by_role("combobox", name="Token")).to_have_text("tUSD · Newbl Test USD")
     next_button.click()
-    expect_alert(page, "input needed", "Please enter the recipient address.")
+    expect_alert(page, "Please enter the recipient address.", title="input needed")
 
     recipient = Account.create().address
     fill_send(page, recipient=recipient)
     next_button.click()
-    expect_alert(page, "input needed", "Please enter the amount.")
+    expect_alert(page, "Please enter the amount.", title="input needed")
 
     fill_send(page, amount="1.1234567")
     next_button.click()
@@ -103,10 +102,10 @@ def test_send_validation_messages(page, screenshot, browser_issues):
 
     fill_send(page, amount="1", recipient=bad_checksum(recipient))
     next_button.click()
-    expect_alert(page, "checksum")
+    expect_alert(page, "Invalid address: its checksum (upper/lower case letters) does not match. Check the address.")
     fill_send(page, recipient="0x1234")
     next_button.click()
-    expect_alert(page, "0x followed by 40 hex characters")
+    expect_alert(page, "Invalid recipient address: it must be 0x followed by 40 hex characters.")
     expect(page).to_have_url(re.compile(r".*/send/?$"))
     browser_issues.assert_clean()
 
@@ -118,19 +117,19 @@ def _link(tx: dict) -> str:
 def test_sign_refuses_bad_links(page):
     create_wallet(page, new_email("badlink"))
     page.goto("/sign?tx=not-a-transaction")
+    page.wait_for_url("**/home")  # the alert comes with the redirect and shows there
     expect_alert(page, "invalid transaction")
-    page.wait_for_url("**/home")
 
     # Decodes, but a required field is empty.
     page.goto("/sign?tx=" + _link({"chain_id": "31337", "to": "0x" + "11" * 20, "nonce": "", "gas_limit": "21000",
                                    "gas_price": "1"}))
-    expect_alert(page, "invalid transaction")
     page.wait_for_url("**/home")
+    expect_alert(page, "invalid transaction")
 
     page.goto("/sign?tx=" + _link({"chain_id": "999999", "to": "0x" + "11" * 20, "data": "0x", "value": "0",
                                    "nonce": "0", "gas_limit": "21000", "gas_price": "1"}))
-    expect_alert(page, "unsupported chain")
     page.wait_for_url("**/home")
+    expect_alert(page, "unsupported chain")
 
     # A valid call that is not a token transfer: 'other' with the target address.
     target = Account.create().address
@@ -138,6 +137,28 @@ def test_sign_refuses_bad_links(page):
                                    "nonce": "0", "gas_limit": "21000", "gas_price": "1"}))
     expect(page.locator("#sign-kind")).to_have_text("other")
     expect(page.locator("#sign-target")).to_have_text(target)
+
+
+def test_an_alert_belongs_to_the_page_that_raised_it(page):
+    """Specification rows: an alert raised with a redirect shows on the page it redirects to,
+    once; a later full page load of any page shows no alert, even if OK was never pressed."""
+    create_wallet(page, new_email("alertowner"))
+    page.goto("/sign?tx=not-a-transaction")
+    page.wait_for_url("**/home")
+    alert = page.get_by_role("alertdialog")
+    expect(alert.get_by_role("alert")).to_have_text("invalid transaction")
+    for path, heading in [("/home", "Wallet"), ("/send", "Send"), ("/activity", "Activity"), ("/card", "Card"),
+                          ("/settings", "Settings"), ("/payment", "Payment")]:
+        page.goto(path)
+        expect(page.get_by_role("heading", level=1)).to_have_text(heading)
+        expect(alert).to_have_count(0)
+    # A validation alert of /send stays on /send: a reload of it shows none.
+    page.goto("/send")
+    page.get_by_role("button", name="Next").click()
+    expect(alert.get_by_role("alert")).to_have_text("Please select a network.")
+    page.reload()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Send")
+    expect(alert).to_have_count(0)
 
 
 def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):

@@ -5,7 +5,7 @@ import re
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import create_wallet, me, new_email, sign_in, sign_in_to_onboarding
+from tests.e2e.flows import create_wallet, expect_alert, me, new_email, sign_in, sign_in_to_onboarding
 
 NAV_LABELS = ["Home", "Card", "Activity", "Settings"]
 
@@ -59,8 +59,7 @@ def test_bottom_navigation_rules(page, screenshot):
     nav(page).get_by_role("link", name="Card").click()
     page.wait_for_url("**/card**")
     page.get_by_role("button", name="Issue card").click()
-    expect(page.get_by_role("alertdialog")).to_contain_text("Not supported yet.")
-    page.get_by_role("button", name="OK").click()
+    expect_alert(page, "Not supported yet.", title="Notice")
     screenshot("card")
     nav(page).get_by_role("link", name="Settings").click()
     page.wait_for_url("**/settings**")

@@ -29,15 +29,18 @@ def test_root_renders_on_phone(page, app_server, browser_issues, screenshot):
     browser_issues.assert_clean()
 
 
-def test_profile_marker_set(page):
+def test_fresh_profile_per_context(page, browser, app_server):
+    # Each test gets a new context: storage written in one is not seen by the next one.
     page.goto("/")
     page.evaluate("() => localStorage.setItem('e2e.marker', '1')")
-
-
-def test_fresh_profile_per_test(page):
-    # Runs after test_profile_marker_set: a new context per test means its storage is gone.
-    page.goto("/")
-    assert page.evaluate("() => localStorage.getItem('e2e.marker')") is None
+    assert page.evaluate("() => localStorage.getItem('e2e.marker')") == "1"
+    other = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
+    try:
+        fresh = other.new_page()
+        fresh.goto("/")
+        assert fresh.evaluate("() => localStorage.getItem('e2e.marker')") is None
+    finally:
+        helpers.close_context(other)
 
 
 def test_issue_collector_sees_errors(page, browser_issues):

@@ -10,7 +10,8 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import PIN, create_wallet, decode_qr_png, local_materials, me, new_email, press_pin, sign_in_to_onboarding
+from tests.e2e.flows import (PIN, create_wallet, decode_qr_png, expect_alert, local_materials, me, new_email,
+                             press_pin, sign_in_to_onboarding)
 from tests.e2e.vault_py import recover_phrase
 
 
@@ -77,9 +78,7 @@ def test_device_check_without_materials_or_backup_goes_to_onboarding(page):
     address = create_wallet(page, new_email())
     page.evaluate("() => localStorage.clear()")
     page.goto("/settings")
-    dialog = page.get_by_role("alertdialog")
-    expect(dialog).to_contain_text("No backup file on Google Drive. Redirecting to onboarding.")
-    dialog.get_by_role("button", name="OK").click()
+    expect_alert(page, "No backup file on Google Drive. Redirecting to onboarding.", title="Notice")
     page.wait_for_url("**/onboarding**")
     # The account already has an address: a new wallet needs an explicit confirmation.
     expect(page.get_by_role("checkbox")).to_be_visible()
@@ -92,4 +91,4 @@ def test_device_check_runs_when_tab_becomes_visible(page):
     create_wallet(page, new_email())
     page.evaluate("() => localStorage.clear()")
     page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
-    expect(page.get_by_role("alertdialog")).to_contain_text("No backup file on Google Drive.")
+    expect_alert(page, "No backup file on Google Drive. Redirecting to onboarding.", title="Notice", ok=None)

@@ -7,14 +7,14 @@ from wallet_app.state.session import SessionState
 
 
 def alert_dialog() -> rx.Component:
-    """One dialog for the whole app: OK only, or OK and Cancel (SessionState._show_dialog)."""
+    """One dialog for the whole app: OK only, or OK and Cancel (opened by the states' own helpers)."""
     s = SessionState
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
             rx.alert_dialog.title(t_var(s.dialog_title)),
             rx.alert_dialog.description(
                 # A detail can be a 66-character hash or an error with no spaces: let it wrap.
-                rx.text(t_var(s.dialog_message), s.dialog_detail, role="alert", word_break="break-word",
+                rx.text(s.dialog_texts[s.lang], s.dialog_detail, role="alert", word_break="break-word",
                         overflow_wrap="anywhere"),
             ),
             rx.flex(
@@ -32,7 +32,7 @@ def alert_dialog() -> rx.Component:
             ),
             max_width="420px",
         ),
-        open=s.dialog_open,
+        open=s.dialog_shown,
     )
 
 

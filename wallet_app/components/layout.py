@@ -7,17 +7,18 @@ from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
 from wallet_app.i18n import error_messages, messages, t
+from wallet_app.routes import NavEntry
 from wallet_app.state.session import SessionState
 
 NAV_HEIGHT = "64px"
 
 
-def _nav_item(route: str, key: str, icon: str) -> rx.Component:
+def _nav_item(route: str, entry: NavEntry) -> rx.Component:
     active = SessionState.path == route
     return rx.link(
         rx.vstack(
-            rx.icon(icon, size=22),
-            rx.text(t(key), size="1", weight=rx.cond(active, "bold", "regular")),
+            rx.icon(entry.icon, size=22),
+            rx.text(t(entry.label_key), size="1", weight=rx.cond(active, "bold", "regular")),
             align="center",
             spacing="1",
         ),
@@ -34,11 +35,13 @@ def _nav_item(route: str, key: str, icon: str) -> rx.Component:
 
 
 def bottom_nav() -> rx.Component:
+    from wallet_app.pages import registered_pages  # the registry imports the pages, which import this
+
     return rx.cond(
         SessionState.show_nav,
         rx.el.nav(
             rx.hstack(
-                *[_nav_item(r, k, i) for r, k, i in routes.NAV_ITEMS],
+                *[_nav_item(route, entry) for route, entry in routes.nav_items(registered_pages())],
                 max_width="480px",
                 margin="0 auto",
                 height=NAV_HEIGHT,

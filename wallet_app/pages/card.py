@@ -1,31 +1,13 @@
-"""/card : card issuing is unavailable. It also offers a ready-made merchant link when one is
-configured (core.extensions; development sets one, so the payment flow can be tried by hand)."""
+"""/card: the issue-card button and the 'unavailable' text (layout only; state: wallet_app/state/card.py)."""
 
 import reflex as rx
 
+from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.core import extensions
 from wallet_app.i18n import t
+from wallet_app.routes import NavEntry, Page
+from wallet_app.state.card import CardState
 from wallet_app.state.session import SessionState
-
-class CardState(rx.State):
-    dev_link: str = ""
-
-    @rx.event
-    async def load(self):
-        session = await self.get_state(SessionState)
-        if session._user() is None:
-            return session._expired()
-        self.dev_link = extensions.merchant_link()
-
-    @rx.event
-    async def issue(self):
-        session = await self.get_state(SessionState)
-        session._show_dialog("card_unavailable")
-
-
-# Events run on every load of this page, after the session check.
-ON_LOAD: list = [CardState.load]
 
 
 def card_page() -> rx.Component:
@@ -44,5 +26,9 @@ def card_page() -> rx.Component:
                 align_items="center",
             ),
         ),
-        title_key="card_title",
+        title_key=PAGE.title_key,
     )
+
+
+PAGE = Page(route=routes.CARD, title_key="card_title", view=card_page, nav=NavEntry("nav_card", "credit-card", 2),
+            on_load=(CardState.load,))

@@ -5,21 +5,11 @@ import reflex as rx
 from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.token_list import TokenListState, token_list
+from wallet_app.components.token_list import token_list
 from wallet_app.i18n import error_messages, t
+from wallet_app.routes import NavEntry, Page
+from wallet_app.state.home import HomeState, TokenListState
 from wallet_app.state.session import SessionState
-
-
-# Events run on every load of this page, after the session check.
-ON_LOAD: list = [TokenListState.load]
-
-class HomeState(rx.State):
-    receive_open: bool = False
-
-    @rx.event
-    def set_receive_open(self, value: bool):
-        self.receive_open = bool(value)
-
 
 def _copy_button(label_key: str, **props) -> rx.Component:
     # Copy failures are silent (specification section 8).
@@ -76,5 +66,9 @@ def home_page() -> rx.Component:
         ),
         token_list(),
         receive_dialog(),
-        title_key="home_title",
+        title_key=PAGE.title_key,
     )
+
+
+PAGE = Page(route=routes.HOME, title_key="home_title", view=home_page, nav=NavEntry("nav_home", "house", 1),
+            on_load=(TokenListState.load,), needs_address=True)

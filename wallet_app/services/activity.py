@@ -75,7 +75,10 @@ def record_submitted(user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str
     fields: dict[str, Any] = {"type": "call", "counterparty": to}
     if call:
         kind, counterparty, amount = call
-        info = tokens.token_info(user, chain, to)
+        try:
+            info = tokens.token_info(user, chain, to)
+        except AppError:  # the node went away after the broadcast: record the entry without symbol
+            info = None
         fields = {"type": kind, "token_address": to, "token_symbol": info and info.token_symbol,
                   "token_decimals": info and info.token_decimals, "amount": str(amount), "counterparty": counterparty}
     elif to and tx.data in ("0x", "") and tx.value > 0:

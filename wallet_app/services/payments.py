@@ -195,6 +195,7 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
         raise AppError("pay_would_fail", str(e)) from e
     except chains._NETWORK_ERRORS as e:
         raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+    info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     # Claim the quote atomically: of two concurrent executes exactly one relays.
     with get_session() as db:
@@ -206,7 +207,6 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
             return again.payment_id
         db.commit()
     # The activity entry (services.activity owns the table); relayer keeps its tx_hash and status current.
-    info = tokens.token_info(user, chain, token)
     activity_id = activity.record_activity(
         user.id, "payment", chain_id=chain.chain_id, token_address=token, amount=units, counterparty=merchant,
         data={"payment_id": pid}, token_symbol=info and info.token_symbol, token_decimals=info and info.token_decimals)

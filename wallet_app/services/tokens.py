@@ -113,7 +113,8 @@ def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:
 
 def token_info(user: User | int, chain: ChainConfig, address: str) -> TokenInfo | None:
     """The token's symbol and decimals: the configured tokens, then the user's list, then the
-    chain itself; None when the chain does not answer like an ERC-20 (or at all)."""
+    chain itself; None when the address does not answer like an ERC-20. A chain that does not
+    answer at all raises rpc_unavailable: "no token" and "cannot tell" are different answers."""
     address = parse_address(address, allow_zero=True)
     if address == chain.native_token().token_address:
         return chain.native_token()
@@ -127,7 +128,9 @@ def token_info(user: User | int, chain: ChainConfig, address: str) -> TokenInfo 
         return TokenInfo(address, row.symbol, row.name, row.decimals)
     try:
         return chain_svc.token_metadata(chain, address)
-    except AppError:
+    except AppError as e:
+        if e.code == "rpc_unavailable":
+            raise
         return None
 
 

@@ -1,15 +1,43 @@
 """Shared session state: who is signed in, their address, the language, and the shared dialog.
 
 Only public facts live here. The session cookie is read on the server from the websocket's
-headers; secrets never enter Reflex state (design.md section 1).
+headers; secrets never enter Reflex state (design.md section 1). Every page state is a
+substate of this one (state/base.py), so it reads and writes these vars as its own and
+uses the private helpers below without reaching into another state.
 """
+
+from __future__ import annotations
+
+import asyncio
 
 import reflex as rx
 
 from wallet_app import routes
-from wallet_app.i18n import CATALOGUES, lang_from_accept_language, normalize_lang
 from wallet_app.core.config import get_settings
-from wallet_app.services import accounts, eth, google, sessions
+from wallet_app.i18n import CATALOGUES, LANGUAGES, lang_from_accept_language, normalize_lang
+from wallet_app.services import accounts, google, sessions
+from wallet_app.services.eth import short_address
+
+
+def texts_for(key: str, params: dict | None = None) -> dict[str, str]:
+    """A catalogue text in every language, its {placeholders} filled from `params`."""
+    return {lang: CATALOGUES[lang][key].format(**(params or {})) for lang in LANGUAGES}
+
+
+def dialog_after_load(open_: bool, route: str, pending: bool, path: str) -> tuple[bool, bool]:
+    """(open, pending) of the shared alert after a page load of `path`: an alert raised with a
+    redirect arrives on its route and stays (once); every other alert belongs to an earlier
+    page and closes."""
+    if open_ and pending and route == path:
+        return True, False
+    return False, False
+
+
+def _pages():
+    # The registry imports every page module (and so every state): only needed at event time.
+    from wallet_app.pages import registered_pages
+
+    return registered_pages()
 
 
 class SessionState(rx.State):
@@ -22,16 +50,24 @@ class SessionState(rx.State):
     checked: bool = False
     busy: bool = False
 
-    # The shared alert/confirm dialog: catalogue keys plus an untranslated detail (an error text).
+    # The shared alert/confirm dialog. The message is prepared in every language (it may
+    # carry parameters); title and button labels are catalogue keys; detail is untranslated.
     dialog_open: bool = False
     dialog_title: str = "notice"
-    dialog_message: str = ""
+    dialog_texts: dict[str, str] = {}
     dialog_detail: str = ""
     dialog_cancel: bool = False
     dialog_ok_route: str = ""
     dialog_ok_label: str = "ok"
+    # An alert belongs to a page: the one that raised it, or the one it was raised together
+    # with a redirect to. It shows only there (a new page load never flashes it elsewhere),
+    # and the next page load closes it, except the arrival of such a redirect.
+    dialog_route: str = ""
+    _dialog_pending: bool = False
 
-    def _user(self):
+    # ------------------------------------------------------------ private helpers (inherited by page states)
+
+    def _lookup_user(self):
         return sessions.user_from_cookie_header(self.router.headers.cookie or "")
 
     def _apply(self, user) -> None:
@@ -47,68 +83,91 @@ class SessionState(rx.State):
                 self.router.headers.accept_language
             )
 
+    def _to_login(self):
+        """The 401 behaviour: logged out, and go to / unless there."""
+        self._apply(None)
+        if routes.normalize_path(self.router.url.path) != routes.LOGIN:
+            return rx.redirect(routes.LOGIN, replace=True)
+        return None
+
+    def _show_dialog(self, message: str, detail: str = "", title: str = "notice", cancel: bool = False,
+                     ok_route: str = "", ok_label: str = "ok", params: dict | None = None,
+                     for_route: str = "", prefix: str = "") -> None:
+        """Open the shared dialog. `for_route`: raised together with a redirect to that route;
+        `prefix`: a catalogue key shown before the message."""
+        for key in (message, title, ok_label):
+            if key not in CATALOGUES["en"]:
+                raise KeyError(key)
+        texts = texts_for(message, params)
+        if prefix:
+            texts = {lang: CATALOGUES[lang][prefix] + text for lang, text in texts.items()}
+        self.dialog_title = title
+        self.dialog_texts = texts
+        self.dialog_detail = detail[:500]
+        self.dialog_cancel = cancel
+        self.dialog_ok_route = ok_route
+        self.dialog_ok_label = ok_label
+        self.dialog_route = for_route or routes.normalize_path(self.router.url.path)
+        self._dialog_pending = bool(for_route)
+        self.dialog_open = True
+
+    # ------------------------------------------------------------ computed
+
     @rx.var
     def path(self) -> str:
         return routes.normalize_path(self.router.url.path)
 
     @rx.var
     def show_nav(self) -> bool:
-        return routes.shows_nav(self.router.url.path, self.logged_in)
+        return routes.shows_nav(_pages(), self.router.url.path, self.logged_in)
+
+    @rx.var
+    def dialog_shown(self) -> bool:
+        return self.dialog_open and self.dialog_route == routes.normalize_path(self.router.url.path)
 
     @rx.var
     def short_address(self) -> str:
-        return eth.short_address(self.address)
+        return short_address(self.address)
+
+    # ------------------------------------------------------------ events
 
     @rx.event
-    def check_session(self):
-        """on_load of every page: load the session and apply the redirect rules."""
-        self._apply(self._user())
+    async def check_session(self):
+        """on_load of every page, first: load the session and apply the redirect rules."""
+        self._apply(await asyncio.to_thread(self._lookup_user))
         self.checked = True
-        target = routes.redirect_for(self.router.url.path, self.logged_in, bool(self.address))
+        path = routes.normalize_path(self.router.url.path)
+        self.dialog_open, self._dialog_pending = dialog_after_load(
+            self.dialog_open, self.dialog_route, self._dialog_pending, path)
+        target = routes.redirect_for(_pages(), path, self.logged_in, bool(self.address))
         if target:
             return rx.redirect(target, replace=True)
-
-    def _expired(self):
-        """A 401 in the middle of a page: logged out, and go to / unless there."""
-        self._apply(None)
-        if routes.normalize_path(self.router.url.path) != routes.LOGIN:
-            return rx.redirect(routes.LOGIN, replace=True)
+        return None
 
     @rx.event
-    def set_language(self, code: str | list[str]):
-        code = normalize_lang(code if isinstance(code, str) else None)
+    async def set_language(self, value: str | list[str]):
+        code = normalize_lang(value if isinstance(value, str) else None)
         if code is None or code == self.lang or self.busy:
-            return
+            return None
         if self.logged_in:
-            user = self._user()
+            user = await asyncio.to_thread(self._lookup_user)
             if user is None:
-                return self._expired()
+                return self._to_login()
             self.busy = True
             try:
-                accounts.set_locale(user.id, code)
+                await asyncio.to_thread(accounts.set_locale, user.id, code)
             finally:
                 self.busy = False
         self.lang = code
         self.stored_lang = code
-
-    def _show_dialog(self, message: str, detail: str = "", title: str = "notice",
-                     cancel: bool = False, ok_route: str = "", ok_label: str = "ok") -> None:
-        for key in (message, title, ok_label):
-            if key not in CATALOGUES["en"]:
-                raise KeyError(key)
-        self.dialog_title = title
-        self.dialog_message = message
-        self.dialog_detail = detail[:500]
-        self.dialog_cancel = cancel
-        self.dialog_ok_route = ok_route
-        self.dialog_ok_label = ok_label
-        self.dialog_open = True
+        return None
 
     @rx.event
     def dialog_ok(self):
         self.dialog_open = False
-        if self.dialog_ok_route in routes.KNOWN:
+        if self.dialog_ok_route in routes.known_routes(_pages()):
             return rx.redirect(self.dialog_ok_route)
+        return None
 
     @rx.event
     def dialog_dismiss(self):
@@ -126,7 +185,7 @@ class SessionState(rx.State):
         is already up; so after a cancelled restore the next report asks again."""
         if status != "missing" or not self.address or self.restore_open or self.dialog_open:
             return
-        if not routes.shows_nav(self.router.url.path, self.logged_in):
+        if not routes.shows_nav(_pages(), self.router.url.path, self.logged_in):
             return
         if not self.has_backup:
             self._show_dialog("no_backup_redirect", ok_route=routes.ONBOARDING)

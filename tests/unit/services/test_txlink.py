@@ -6,8 +6,6 @@ import json
 import pytest
 
 from wallet_app.errors import REGISTRY, AppError
-from wallet_app.pages.send import amount_error_text
-from wallet_app.pages.sign import summarize
 from wallet_app.services.txlink import check_send_form, decode_tx, encode_tx
 
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
@@ -124,27 +122,3 @@ def test_send_form_input_codes_show_the_send_texts():
 @pytest.mark.parametrize("amount, units", [("12.5", 12_500_000), (" 0.000001 ", 1), ("7", 7_000_000)])
 def test_send_form_accepts(amount, units):
     assert check_send_form("31337", TOKENS["erc20"], RECIPIENT, amount) == (31337, TOKEN, units)
-
-
-@pytest.mark.parametrize("amount, lang, text", [
-    ("1.1234567", "en", "max 6 decimal places"),
-    ("1.1234567", "ko", "소수점 이하 최대 6자리"),
-    ("x", "en", "invalid amount"),
-])
-def test_amount_error_text(amount, lang, text):
-    with pytest.raises(AppError) as info:
-        check_send_form("31337", TOKENS["erc20"], RECIPIENT, amount)
-    assert amount_error_text(info.value, lang) == text
-
-
-def test_summary_of_a_known_transfer_and_of_other_calls():
-    tx = decode_tx(encode_tx(TX))
-    summary = summarize(tx, [TOKENS["erc20"]])
-    assert summary == {"kind": "transfer", "token_symbol": "tUSD", "token_name": "Test USD", "token_address": TOKEN,
-                       "recipient": RECIPIENT, "amount": "12.5"}
-    # Unknown token, other chain, other selector, value attached: 'other'.
-    assert summarize(tx, [])["kind"] == "other"
-    assert summarize({**tx, "chain_id": "1"}, [TOKENS["erc20"]])["kind"] == "other"
-    assert summarize({**tx, "data": "0x095ea7b3" + tx["data"][10:]}, [TOKENS["erc20"]])["kind"] == "other"
-    assert summarize({**tx, "value": "1"}, [TOKENS["erc20"]])["kind"] == "other"
-    assert summarize({**tx, "data": "0x"}, [TOKENS["erc20"]])["kind"] == "other"

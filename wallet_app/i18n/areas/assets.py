@@ -2,7 +2,6 @@
 
 EN: dict[str, str] = {
     "assets_refresh": "Refresh balances",
-    "assets_load_failed": "Could not load balances.",
     "add_token": "Add token",
     "add_token_title": "Add token",
     "add_token_network": "Network",
@@ -14,19 +13,10 @@ EN: dict[str, str] = {
     "add_token_name": "Name",
     "add_token_symbol": "Symbol",
     "add_token_decimals": "Decimals",
-    "add_token_added": "Token added.",
-    "add_token_select_network": "Please select a network.",
-    "add_token_err_invalid_address": "Invalid token address. Enter 0x followed by 40 hex digits.",
-    "add_token_err_not_a_contract": "There is no contract at this address on the selected network.",
-    "add_token_err_not_erc20": "This contract is not an ERC-20 token.",
-    "add_token_err_unsupported_chain": "This network is not supported.",
-    "add_token_err_rpc_unavailable": "The network is not reachable. Please try again later.",
-    "add_token_err_other": "Could not add the token.",
 }
 
 KO: dict[str, str] = {
     "assets_refresh": "잔액 새로고침",
-    "assets_load_failed": "잔액을 불러오지 못했습니다.",
     "add_token": "토큰 추가",
     "add_token_title": "토큰 추가",
     "add_token_network": "네트워크",
@@ -38,12 +28,4 @@ KO: dict[str, str] = {
     "add_token_name": "이름",
     "add_token_symbol": "심볼",
     "add_token_decimals": "소수 자릿수",
-    "add_token_added": "토큰이 추가되었습니다.",
-    "add_token_select_network": "네트워크를 선택해 주세요.",
-    "add_token_err_invalid_address": "올바르지 않은 토큰 주소입니다. 0x 뒤에 16진수 40자리를 입력해 주세요.",
-    "add_token_err_not_a_contract": "선택한 네트워크의 이 주소에는 컨트랙트가 없습니다.",
-    "add_token_err_not_erc20": "이 컨트랙트는 ERC-20 토큰이 아닙니다.",
-    "add_token_err_unsupported_chain": "지원하지 않는 네트워크입니다.",
-    "add_token_err_rpc_unavailable": "네트워크에 연결할 수 없습니다. 잠시 후 다시 시도해 주세요.",
-    "add_token_err_other": "토큰을 추가하지 못했습니다.",
 }

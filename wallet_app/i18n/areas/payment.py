@@ -28,14 +28,6 @@ EN: dict[str, str] = {
     "pay_failed": "Payment failed.",
     "pay_still_pending": "The payment is still in progress. Check Activity later.",
     "pay_approve_timeout": "The approval was not confirmed in time. Please try again.",
-    "pay_error": "Payment error: ",
-    "pay_err_insufficient_balance": "Insufficient balance for this payment.",
-    "pay_err_expired": "The payment request has expired. Please try again.",
-    "pay_err_unsupported_chain": "This network is not supported.",
-    "pay_err_payments_unavailable": "Payments are not available on this network.",
-    "pay_err_rpc_unavailable": "The network is not reachable right now. Please try again.",
-    "pay_err_invalid_merchant": "The merchant address is invalid.",
-    "pay_err_invalid_token": "The token address is invalid.",
     # The dev-only merchant link on /card.
     "dev_merchant_link": "Try a test payment (1.5 tUSD, development only)",
 }
@@ -65,13 +57,5 @@ KO: dict[str, str] = {
     "pay_failed": "결제에 실패했습니다.",
     "pay_still_pending": "결제가 아직 진행 중입니다. 잠시 후 활동 내역을 확인해 주세요.",
     "pay_approve_timeout": "승인이 제시간에 확인되지 않았습니다. 다시 시도해 주세요.",
-    "pay_error": "결제 오류: ",
-    "pay_err_insufficient_balance": "잔액이 부족합니다.",
-    "pay_err_expired": "결제 요청이 만료되었습니다. 다시 시도해 주세요.",
-    "pay_err_unsupported_chain": "지원하지 않는 네트워크입니다.",
-    "pay_err_payments_unavailable": "이 네트워크에서는 결제를 사용할 수 없습니다.",
-    "pay_err_rpc_unavailable": "지금은 네트워크에 연결할 수 없습니다. 다시 시도해 주세요.",
-    "pay_err_invalid_merchant": "가맹점 주소가 올바르지 않습니다.",
-    "pay_err_invalid_token": "토큰 주소가 올바르지 않습니다.",
     "dev_merchant_link": "테스트 결제 해 보기 (1.5 tUSD, 개발용)",
 }

@@ -1,7 +1,6 @@
 """ko/en texts of the sign area."""
 
 EN: dict[str, str] = {
-    "sign_unsupported_chain": "unsupported chain",
     "sign_kind_transfer": "asset transfer",
     "sign_kind_other": "other",
     "sign_asset": "Asset",
@@ -22,7 +21,6 @@ EN: dict[str, str] = {
     "sign_submitted": "Transaction submitted. Hash: ",
 }
 KO: dict[str, str] = {
-    "sign_unsupported_chain": "지원하지 않는 체인",
     "sign_kind_transfer": "자산 전송",
     "sign_kind_other": "기타",
     "sign_asset": "자산",

@@ -1,10 +1,10 @@
-"""Pure view helpers of the /home token list, the add-token dialog and /activity (table tests)."""
+"""Pure helpers of the /home token list (state/home.py) and /activity (state/activity.py): table tests."""
 
 import pytest
 
-from wallet_app.components.token_list import ADD_TOKEN_ERRORS, add_token_error_key, balance_rows
+from wallet_app.state.home import balance_rows
 from wallet_app.i18n import CATALOGUES
-from wallet_app.pages.activity import entry_view, render_summary
+from wallet_app.state.activity import entry_view, render_summary
 
 WHO = "0x" + "12ab" * 10
 ITEM = {"chain_id": 31337, "chain_name": "Dev", "token_address": "0x" + "aa" * 20, "token_symbol": "tUSD",
@@ -30,27 +30,6 @@ def test_balance_rows_skip_malformed_items():
     rows = balance_rows([{**ITEM, "balance": "x"}, {**ITEM, "token_decimals": None, "balance": "1"},
                          {k: v for k, v in good.items() if k != "balance"}, good])
     assert [r["balance"] for r in rows] == ["0.00005"]
-
-
-@pytest.mark.parametrize("code, key", [
-    ("not_a_contract", "add_token_err_not_a_contract"),
-    ("not_erc20", "add_token_err_not_erc20"),
-    ("invalid_address", "add_token_err_invalid_address"),
-    ("unsupported_chain", "add_token_err_unsupported_chain"),
-    ("rpc_unavailable", "add_token_err_rpc_unavailable"),
-    ("invalid_chain_id", "add_token_select_network"),
-    ("not_authenticated", "add_token_err_other"),
-    ("error", "add_token_err_other"),
-    (None, "add_token_err_other"),
-])
-def test_add_token_error_key(code, key):
-    assert add_token_error_key(code) == key
-    assert key in CATALOGUES["en"] and key in CATALOGUES["ko"]
-
-
-def test_every_mapped_code_has_a_text():
-    for code in ADD_TOKEN_ERRORS:
-        assert add_token_error_key(code) in CATALOGUES["ko"]
 
 
 def entry(**fields):
@@ -106,8 +85,8 @@ def test_templates_take_the_same_fields_in_both_languages():
 
 def test_failed_loads_give_empty_lists(db):
     """A user that does not exist (a failed service call): empty lists, no exception."""
-    from wallet_app.components.token_list import _load_rows
-    from wallet_app.pages.activity import _load
+    from wallet_app.state.activity import _load
+    from wallet_app.state.home import _load_rows
 
     assert _load_rows(987654) == []
     assert _load(987654) == []

@@ -1,0 +1,86 @@
+"""Issue 10: no English text or raw code in the Korean UI. Every signed-in page, and the error
+alerts a user meets cheaply (an invalid /sign link, Send validation, a payment link error), in
+Chromium at 390x844 with the account's locale set to ko: the visible text may hold no Latin
+words but an allow-list (product and provider names, units, token symbols and names, chain
+names from the chains file); addresses and hashes are taken out first."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+from eth_account import Account
+from playwright.sync_api import Page, expect
+
+from tests.e2e.flows import create_wallet, new_email
+from tests.e2e.flows_payment import merchant_link, token_address
+from tests.e2e.flows_send import chains_of
+
+# Product and provider names, units, and "English": the language picker names each language in itself.
+ALLOWED = {"Newbl", "Google", "Drive", "PIN", "QR", "ID", "wei", "ETH", "Ether", "English"}
+HEX = re.compile(r"0x[0-9a-fA-F]*(?:…[0-9a-fA-F]+)?")
+LATIN_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def allowed_words(page: Page, app_server) -> set[str]:
+    words = set(ALLOWED)
+    for chain in chains_of(app_server):
+        words |= set(LATIN_WORD.findall(chain["chain_name"]))
+    for token in page.request.get("/api/v1/tokens").json():
+        words |= set(LATIN_WORD.findall(f'{token["token_symbol"]} {token["token_name"]}'))
+    return words
+
+
+def english_on_screen(page: Page, allowed: set[str]) -> list[str]:
+    text = HEX.sub(" ", page.locator("body").inner_text())
+    return sorted({w for w in LATIN_WORD.findall(text) if w not in allowed})
+
+
+def settled(page: Page, heading: str) -> None:
+    """The page's heading in Korean and nothing still loading."""
+    expect(page.get_by_role("heading", level=1)).to_have_text(heading)
+    expect(page.locator("[aria-busy=true]")).to_have_count(0, timeout=30_000)
+
+
+def tx_link(to: str) -> str:
+    tx = {"chain_id": "31337", "to": to, "data": "0xdeadbeef", "value": "5", "nonce": "0", "gas_limit": "21000",
+          "gas_price": "1"}
+    return base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
+
+
+def test_korean_ui_has_no_english(page, app_server, screenshot):
+    create_wallet(page, new_email("korean"))
+    assert page.request.patch("/api/v1/me/locale", data={"locale": "ko"}).ok
+    allowed = allowed_words(page, app_server)
+    token = token_address(page, "tUSD")
+    pages = [
+        ("/home", "지갑"), ("/send", "보내기"), ("/activity", "활동"), ("/card", "카드"), ("/settings", "설정"),
+        (f"/sign?tx={tx_link(Account.create().address)}", "서명 요청"),
+        (merchant_link(Account.create().address, token, "1.5", lang="ko"), "결제"),
+    ]
+    found = {}
+    for path, heading in pages:
+        page.goto(path)
+        settled(page, heading)
+        if path.startswith("/sign"):
+            page.get_by_role("button", name="상세 정보").click()  # the details too
+        found[path] = english_on_screen(page, allowed)
+    screenshot("korean-sign")
+
+    # Error alerts: an invalid /sign link (shown on /home), Send validation, a payment link error.
+    alert = page.get_by_role("alertdialog")
+    page.goto("/sign?tx=not-a-transaction")
+    page.wait_for_url("**/home")
+    expect(alert.get_by_role("alert")).to_have_text("잘못된 거래")
+    found["invalid /sign link"] = english_on_screen(page, allowed)
+    page.goto("/send")
+    settled(page, "보내기")
+    page.get_by_role("button", name="다음").click()
+    expect(alert.get_by_role("alert")).to_have_text("네트워크를 선택해 주세요.")
+    found["send validation"] = english_on_screen(page, allowed)
+    page.goto(merchant_link("0x12", token, "1", lang="ko"))
+    expect(page.locator("#pay-error")).to_have_text("가맹점 주소가 올바르지 않습니다.")
+    found["payment link error"] = english_on_screen(page, allowed)
+
+    assert {where: words for where, words in found.items() if words} == {}

@@ -1,0 +1,109 @@
+"""/activity: the user's activity entries, newest first (services.activity.activities).
+
+The summary is rendered in the user's language from the entry's structured fields with the
+catalogue templates of the activity area; an unknown type falls back to the service's
+English summary. Both languages are prepared on the server so a language switch re-renders
+at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import reflex as rx
+
+from wallet_app.i18n import CATALOGUES, LANGUAGES
+from wallet_app.services import activity
+from wallet_app.services.amounts import format_balance
+from wallet_app.services.eth import short_address
+from wallet_app.state.base import SignedInState
+
+log = logging.getLogger(__name__)
+
+TYPES = ("transfer", "approve", "payment", "call")
+STATUSES = ("submitted", "ok", "failed")
+POLL_INTERVAL_S = 2.0
+POLL_MAX = 15  # pending entries are re-read at most this often per page load (30 s)
+
+
+# ---------------------------------------------------------------- pure helpers (table-tested)
+
+def _amount(entry: dict) -> str | None:
+    try:
+        decimals = int(entry["token_decimals"])
+        # The full precision of the token: an activity states exactly what was sent.
+        return format_balance(int(entry["amount"]), decimals, max_decimals=decimals)
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def render_summary(entry: dict, lang: str) -> str:
+    """The entry's summary in `lang` from its structured fields."""
+    texts = CATALOGUES[lang]
+    kind = entry.get("type")
+    if kind not in TYPES:
+        return str(entry.get("summary") or kind or "")
+    who = short_address(entry.get("counterparty"))
+    amount = _amount(entry)
+    if kind != "call" and amount is not None and who:
+        text = texts[f"activity_sum_{kind}"].format(amount=amount, symbol=entry.get("token_symbol") or "", who=who)
+        return " ".join(text.split())  # a missing symbol leaves no double space
+    label = texts[f"activity_type_{kind}"]
+    if kind == "call" and who:
+        return texts["activity_sum_call"].format(who=who)
+    return texts["activity_sum_with"].format(type=label, who=who) if who else label
+
+
+def entry_view(entry: dict) -> dict[str, str]:
+    """An activity entry -> the strings the page shows (both languages)."""
+    kind = entry.get("type")
+    status = entry.get("status")
+    view = {
+        "id": str(entry.get("id", "")),
+        "status": status if status in STATUSES else "",
+        "tx_hash": str(entry.get("tx_hash") or ""),
+        "tx_short": short_address(entry.get("tx_hash")),
+    }
+    for lang in LANGUAGES:
+        view[f"type_{lang}"] = CATALOGUES[lang][f"activity_type_{kind}"] if kind in TYPES else str(kind or "")
+        view[f"summary_{lang}"] = render_summary(entry, lang)
+    return view
+
+
+def _load(user) -> list[dict[str, str]]:
+    try:
+        return [entry_view(e) for e in activity.activities(user)]
+    except Exception:  # noqa: BLE001 - a failed load shows the empty state, not a broken page
+        log.exception("activity load failed")
+        return []
+
+
+# ---------------------------------------------------------------- state
+
+class ActivityState(SignedInState):
+    loading: bool = True
+    entries: list[dict[str, str]] = []
+    _load_seq: int = 0
+
+    @rx.event(background=True)
+    async def load(self):
+        async with self:
+            user = await self._require_user()
+            if user is None:
+                return self._to_login()
+            self._load_seq += 1
+            seq = self._load_seq
+            self.loading = True
+        # Pending entries become ok/failed when their receipt arrives: re-read a bounded number of times.
+        for _ in range(POLL_MAX):
+            entries = await asyncio.to_thread(_load, user)
+            async with self:
+                if seq != self._load_seq:
+                    return None  # a newer load took over
+                self.entries = entries
+                self.loading = False
+            if not any(e["status"] == "submitted" for e in entries):
+                return None
+            await asyncio.sleep(POLL_INTERVAL_S)
+        return None

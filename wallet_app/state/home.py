@@ -1,0 +1,185 @@
+"""/home: the receive dialog, the token list (balances) and the add-token dialog.
+
+Balances come from services.tokens.asset_balances (one aggregated eth_call per chain), read in
+a background event so the page renders at once with skeleton rows. A failed load shows an
+empty list (specification section 8).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import reflex as rx
+
+from wallet_app.errors import AppError
+from wallet_app.services import tokens
+from wallet_app.services.amounts import format_balance
+from wallet_app.state.base import SignedInState
+from wallet_app.state.session import texts_for
+
+log = logging.getLogger(__name__)
+
+MAX_ADDRESS_INPUT = 100  # longer than any address: the service refuses it with invalid_address
+
+
+def balance_rows(items: list[dict]) -> list[dict[str, str]]:
+    """Token balance items -> display rows (all strings, balance formatted for display)."""
+    rows = []
+    for item in items:
+        try:
+            balance = format_balance(item["balance"], int(item["token_decimals"]))
+        except (KeyError, TypeError, ValueError):
+            continue  # a malformed item is left out rather than breaking the list
+        rows.append({
+            "key": f"{item.get('chain_id')}:{item.get('token_address')}",
+            "symbol": str(item.get("token_symbol") or ""),
+            "name": str(item.get("token_name") or ""),
+            "chain": str(item.get("chain_name") or ""),
+            "balance": balance,
+        })
+    return rows
+
+
+def _load_rows(user) -> list[dict[str, str]]:
+    try:
+        return balance_rows(tokens.asset_balances(user))
+    except Exception:  # noqa: BLE001 - any failure: an empty list, never a broken page
+        log.exception("token list load failed")
+        return []
+
+
+class HomeState(SignedInState):
+    receive_open: bool = False
+
+    @rx.event
+    def set_receive_open(self, value: bool):
+        self.receive_open = bool(value)
+
+
+class TokenListState(SignedInState):
+    loading: bool = True
+    rows: list[dict[str, str]] = []
+    # Only the newest load writes its result (a refresh may overtake a slow load).
+    _load_seq: int = 0
+
+    # The add-token dialog. Its error shows inside it: the code's registry text, every language.
+    add_open: bool = False
+    chains: list[list[str]] = []  # (chain_id, chain_name) pairs for the selector
+    chain_id: str = ""
+    token_address: str = ""
+    busy: bool = False
+    add_error: dict[str, str] = {}
+    probed: bool = False
+    meta_name: str = ""
+    meta_symbol: str = ""
+    meta_decimals: str = ""
+
+    @rx.event(background=True)
+    async def load(self):
+        async with self:
+            user = await self._require_user()
+            if user is None:
+                return self._to_login()
+            self._load_seq += 1
+            seq = self._load_seq
+            self.loading = True
+        rows = await asyncio.to_thread(_load_rows, user)
+        async with self:
+            if seq == self._load_seq:
+                self.rows = rows
+                self.loading = False
+        return None
+
+    # -- add-token dialog
+
+    def _reset_probe(self) -> None:
+        self.probed = False
+        self.meta_name = self.meta_symbol = self.meta_decimals = ""
+        self.add_error = {}
+
+    def _add_failed(self, error: AppError) -> None:
+        self.add_error = texts_for(error.spec.key, error.params)
+
+    @rx.event
+    async def open_add(self):
+        if await self._require_user() is None:
+            return self._to_login()
+        self.token_address = ""
+        self._reset_probe()
+        try:
+            chains = await asyncio.to_thread(tokens.list_chains)
+        except AppError as e:
+            chains = []
+            self._add_failed(e)
+        self.chains = [[str(c["chain_id"]), c["chain_name"]] for c in chains]
+        if self.chain_id not in {c[0] for c in self.chains}:
+            self.chain_id = self.chains[0][0] if self.chains else ""
+        self.add_open = True
+        return None
+
+    @rx.event
+    def set_add_open(self, value: bool):
+        if not self.busy:  # closing is blocked while a probe/add runs
+            self.add_open = bool(value)
+
+    @rx.event
+    def set_chain_id(self, value: str):
+        if isinstance(value, str) and value in {c[0] for c in self.chains} and not self.busy:
+            self.chain_id = value
+            self._reset_probe()
+
+    @rx.event(background=True)
+    async def submit(self, form_data: dict):
+        """The form's one button: Probe, or Add once the same address was probed (an edited
+        address is probed again). The address comes from the form itself."""
+        value = form_data.get("token_address") if isinstance(form_data, dict) else None
+        if not isinstance(value, str):
+            return None
+        value = value[:MAX_ADDRESS_INPUT]
+        async with self:
+            if self.busy:
+                return None
+            adding = self.probed and value == self.token_address
+            self.token_address = value
+            user = await self._require_user()
+            if user is None:
+                return self._to_login()
+            if not adding:
+                self._reset_probe()
+            self.add_error = {}
+            if not self.chain_id:
+                self._add_failed(AppError("invalid_chain_id"))
+                return None
+            if not value.strip():  # empty would mean the native coin: ask for an address
+                self._add_failed(AppError("invalid_address"))
+                return None
+            self.busy = True
+            chain_id = self.chain_id
+        result, error = None, None
+        try:
+            if adding:
+                result = await asyncio.to_thread(tokens.add_token, user, chain_id, value)
+            else:
+                result = await asyncio.to_thread(tokens.token_metadata, chain_id, value)
+        except AppError as e:
+            error = e
+        except Exception:  # noqa: BLE001 - busy must always be cleared
+            log.exception("add-token call failed")
+            error = AppError("rpc_unavailable")
+        async with self:
+            self.busy = False
+            if (chain_id, value) != (self.chain_id, self.token_address):
+                return None  # the inputs changed meanwhile
+            if error is not None:
+                self._add_failed(error)
+                return None
+            if not adding and result is not None:
+                self.probed = True
+                self.meta_name = result["token_name"]
+                self.meta_symbol = result["token_symbol"]
+                self.meta_decimals = str(result["token_decimals"])
+                return None
+            self.add_open = False
+            self.token_address = ""
+        return TokenListState.load

@@ -1,0 +1,378 @@
+"""/payment: pay a merchant from a merchant link (design.md section 4, specification section 4).
+
+Link: /payment?merchant=<address>&chain_id=<id>&token=<address>&amount=<decimal>&lang=<ko|en>.
+Flow on submit: quote -> (approve with PIN, submit, poll the quote every 1 s) -> Pay typed data
+signed with PIN in the browser -> execute (the server relays) -> poll the status every 1 s.
+Only public values pass through here: the built approve transaction, the signed raw transaction
+and the Pay signature. The PIN and keys stay in the PIN dialog's JS.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from enum import Enum
+
+import reflex as rx
+
+from wallet_app import routes
+from wallet_app.errors import AppError
+from wallet_app.i18n import normalize_lang
+from wallet_app.services import amounts, payments, tokens, transfers
+from wallet_app.services import chain as chains
+from wallet_app.services.chain import ChainConfig
+from wallet_app.services.eth import checksum, parse_address, parse_chain_id, short_address
+from wallet_app.state.base import SignedInState
+
+DEADLINE_SECONDS = 300  # specification section 9: payment deadline 5 minutes
+POLL_SECONDS = 1.0  # specification section 9: availability and status polling
+MAX_POLLS = 120  # about two minutes of polling before telling the user to check later
+
+
+class Step(str, Enum):
+    """Where the payment flow is; each handler runs only from the step it expects."""
+
+    IDLE = "idle"  # nothing running
+    QUOTING = "quoting"  # the first quote is being read
+    APPROVE_PIN = "approve_pin"  # the PIN dialog signs the approve transaction
+    APPROVE_SENT = "approve_sent"  # the signed approve came back, about to be submitted
+    APPROVE_POLLING = "approve_polling"  # approve submitted; the quote is polled until available
+    PAY_PIN = "pay_pin"  # the PIN dialog signs the Pay typed data
+    PAY_SENT = "pay_sent"  # the signature came back, about to be executed
+    PAY_POLLING = "pay_polling"  # executed; the status is polled until ok or failed
+
+
+# ---------------------------------------------------------------- the link (pure, table-tested)
+
+
+@dataclass(frozen=True)
+class Link:
+    merchant: str = ""  # checksummed, "" when missing or invalid
+    chain: ChainConfig | None = None
+    token: str = ""
+    amount: str = ""  # as written in the link (bounded)
+    problem: str = ""  # catalogue key of the first problem, "" when the link reads well
+
+
+def read_link(params: Mapping[str, str], configured: list[ChainConfig]) -> Link:
+    """The link's fields in the specification's order (section 5); the first problem wins."""
+    link = Link(amount=params.get("amount", "")[:100])
+    try:
+        merchant = params.get("merchant", "")
+        if not merchant.strip():
+            return replace(link, problem="pay_merchant_missing")
+        link = replace(link, merchant=parse_address(merchant, code="invalid_merchant"))
+        chain_id = params.get("chain_id", "")
+        if not chain_id.strip():
+            return replace(link, problem="pay_select_network")
+        link = replace(link, chain=chains.get_chain(parse_chain_id(chain_id, code="unsupported_chain"), configured))
+        token = params.get("token", "")
+        if not token.strip():
+            return replace(link, problem="pay_select_token")
+        link = replace(link, token=parse_address(token, code="invalid_token"))
+    except AppError as e:
+        return replace(link, problem=e.spec.key)
+    if not link.amount.strip():
+        return replace(link, problem="pay_enter_amount")
+    return link
+
+
+def amount_units(amount: str, decimals: int | None) -> tuple[int, str]:
+    """(units, problem key): the token's decimals are needed, and the amount must parse above zero."""
+    if decimals is None:
+        return 0, "pay_decimals_missing"
+    try:
+        units = amounts.parse_units(amount, decimals)
+    except AppError:
+        return 0, "pay_invalid_amount"
+    return (units, "") if units > 0 else (0, "pay_invalid_amount")
+
+
+def pin_payload_for_pay(chain_id: int, verifying_contract: str, merchant: str, token: str, owner: str,
+                        units: int, payment_id: str, deadline: int) -> str:
+    """The sign_typed payload {domain, types, message} of the PIN dialog (amount as a decimal string)."""
+    message = {"merchant": merchant, "token": token, "from": checksum(owner),
+               "amount": str(units), "paymentRef": payment_id, "deadline": deadline}
+    typed = payments.pay_typed_data(chain_id, verifying_contract, message)
+    return json.dumps({"domain": typed["domain"], "types": {"Pay": typed["types"]["Pay"]}, "message": message})
+
+
+# ---------------------------------------------------------------- state
+
+
+class PaymentState(SignedInState):
+    # What the link asks for (read-only on the page).
+    merchant: str = ""
+    chain_id: int = 0
+    chain_name: str = ""
+    token: str = ""
+    token_symbol: str = ""
+    amount_display: str = ""
+    problem: str = ""  # catalogue key of the link's problem
+    loaded: bool = False
+
+    # The running flow.
+    running: bool = False
+    phase: str = "pay_quoting"  # catalogue key shown by the overlay
+    approve_hash: str = ""
+    pin_open: bool = False
+    pin_action: str = "sign_tx"
+    pin_title: str = "pay_pin_approve"
+    pin_payload: str = ""
+
+    # Backend only: the amount, the quote, the deadline, and the step.
+    _units: int = 0
+    _payment_id: str = ""
+    _verifying_contract: str = ""
+    _deadline: int = 0
+    _step: Step = Step.IDLE
+
+    @rx.var
+    def merchant_short(self) -> str:
+        return short_address(self.merchant)
+
+    @rx.var
+    def approve_hash_short(self) -> str:
+        h = self.approve_hash
+        return f"{h[:10]}…{h[-8:]}" if len(h) > 20 else h
+
+    # ------------------------------------------------------------ load
+
+    @rx.event
+    async def load(self):
+        user = await self._require_user()
+        if user is None:
+            return self._to_login()
+        params: Mapping[str, str] = self.router.url.query_parameters
+        # The link's language is this page's only: the stored locale stays (the next page
+        # load applies the user's own language again).
+        lang = normalize_lang(params.get("lang", "").strip())
+        if lang:
+            self.lang = lang
+        if self.running:
+            return None  # a reload while a payment runs keeps showing it
+        try:
+            configured = await asyncio.to_thread(chains.get_chains)
+        except AppError:
+            configured = []
+        link = read_link(params, configured)
+        info, units, problem = None, 0, link.problem
+        if not problem and link.chain is not None:
+            try:
+                info = await asyncio.to_thread(tokens.token_info, user, link.chain, link.token)
+            except AppError as e:
+                info, problem = None, e.spec.key
+            if not problem:
+                units, problem = amount_units(link.amount, info.token_decimals if info else None)
+        self.merchant = link.merchant
+        self.chain_id = link.chain.chain_id if link.chain else 0
+        self.chain_name = link.chain.chain_name if link.chain else ""
+        self.token = link.token
+        self.token_symbol = info.token_symbol if info else short_address(link.token)
+        self.amount_display = (amounts.format_balance(units, info.token_decimals, max_decimals=info.token_decimals)
+                               if info and units else link.amount.strip())
+        self.problem = problem
+        self._units = units
+        self._reset_flow()
+        self.loaded = True
+        return None
+
+    def _reset_flow(self) -> None:
+        self.running = False
+        self.phase = "pay_quoting"
+        self.approve_hash = ""
+        self.pin_open = False
+        self.pin_payload = ""
+        self._payment_id = ""
+        self._verifying_contract = ""
+        self._deadline = 0
+        self._step = Step.IDLE
+
+    def _stop(self, error: AppError):
+        """Stop the flow and show the error's alert (call inside `async with self`)."""
+        self._reset_flow()
+        return self._fail(error)
+
+    # ------------------------------------------------------------ submit
+
+    @rx.event
+    async def submit(self):
+        if self.running:
+            return None  # never twice
+        user = await self._require_user()
+        if user is None:
+            return self._to_login()
+        if self.problem or not self._units:
+            self._show_dialog(self.problem or "pay_invalid_amount", title="error")
+            return None
+        # An active owner is required: the session's, else the user re-read from the server.
+        if not self.address and user.address:
+            self.address = user.address
+        if not self.address:
+            return self._fail(AppError("no_address"))
+        self._reset_flow()
+        self.running = True
+        self._step = Step.QUOTING
+        return PaymentState.run_quote
+
+    async def _quote(self, user) -> dict | None:
+        """One quote (amount in smallest units); None after stopping with the error. Outside the lock."""
+        async with self:
+            args = (self.chain_id, self.token, str(self._units), self.merchant)
+        try:
+            return await asyncio.to_thread(payments.quote, user, *args)
+        except AppError as e:
+            async with self:
+                self._stop(e)
+        return None
+
+    def _open_pay_pin(self, quote: dict) -> None:
+        """Build the Pay message (deadline now + 5 minutes) and ask for the PIN (inside the lock)."""
+        self._payment_id = quote["payment_id"]
+        self._verifying_contract = quote["verifying_contract"]
+        self._deadline = int(time.time()) + DEADLINE_SECONDS
+        self.pin_payload = pin_payload_for_pay(self.chain_id, self._verifying_contract, self.merchant, self.token,
+                                               self.address, self._units, self._payment_id, self._deadline)
+        self.pin_action = "sign_typed"
+        self.pin_title = "pay_pin_sign"
+        self._step = Step.PAY_PIN
+        self.pin_open = True
+
+    @rx.event(background=True)
+    async def run_quote(self):
+        async with self:
+            if not self.running or self._step != Step.QUOTING:
+                return None
+            user = await self._require_user()
+            if user is None:
+                self._reset_flow()
+                return self._to_login()
+        quote = await self._quote(user)
+        if quote is None:
+            return None
+        async with self:
+            if quote["available"]:
+                self._open_pay_pin(quote)
+            elif quote.get("transaction"):
+                self.pin_payload = json.dumps(quote["transaction"])
+                self.pin_action = "sign_tx"
+                self.pin_title = "pay_pin_approve"
+                self._step = Step.APPROVE_PIN
+                self.pin_open = True
+            else:
+                self._stop(AppError("insufficient_balance"))
+        return None
+
+    # ------------------------------------------------------------ the PIN dialog
+
+    @rx.event
+    def pin_done(self, result: str):
+        """The PIN dialog's public result: a raw transaction (approve) or a signature (Pay)."""
+        if not isinstance(result, str) or not self.pin_open or not self.running:
+            return None
+        self.pin_open = False
+        if self._step == Step.APPROVE_PIN:
+            self._step = Step.APPROVE_SENT
+            self.phase = "pay_approving"
+            return PaymentState.send_approve(result[:200_000])
+        if self._step == Step.PAY_PIN:
+            self._step = Step.PAY_SENT
+            self.phase = "pay_sending"
+            return PaymentState.send_pay(result[:200])
+        return None
+
+    @rx.event
+    def pin_closed(self):
+        if self.pin_open:
+            self._reset_flow()  # cancelled: nothing was sent for this step
+
+    # ------------------------------------------------------------ approve, then wait for the allowance
+
+    @rx.event(background=True)
+    async def send_approve(self, raw_tx: str):
+        async with self:
+            if self._step != Step.APPROVE_SENT or not isinstance(raw_tx, str):
+                return None
+            self._step = Step.APPROVE_POLLING
+            user = await self._require_user()
+            if user is None:
+                self._reset_flow()
+                return self._to_login()
+        try:
+            sent = await asyncio.to_thread(transfers.submit_signed, user, raw_tx)
+        except AppError as e:
+            async with self:
+                self._stop(e)
+            return None
+        async with self:
+            self.approve_hash = sent["tx_hash"]
+        for _ in range(MAX_POLLS):
+            await asyncio.sleep(POLL_SECONDS)
+            async with self:
+                if not self.running:
+                    return None  # left or reset
+            quote = await self._quote(user)
+            if quote is None:
+                return None
+            if quote["available"]:
+                async with self:
+                    self._open_pay_pin(quote)
+                return None
+            if not quote.get("transaction"):
+                async with self:
+                    self._stop(AppError("insufficient_balance"))
+                return None
+        async with self:
+            self._reset_flow()
+            self._show_dialog("pay_approve_timeout", title="error")
+        return None
+
+    # ------------------------------------------------------------ execute, then follow the status
+
+    @rx.event(background=True)
+    async def send_pay(self, signature: str):
+        async with self:
+            if self._step != Step.PAY_SENT or not isinstance(signature, str):
+                return None
+            self._step = Step.PAY_POLLING
+            user = await self._require_user()
+            if user is None:
+                self._reset_flow()
+                return self._to_login()
+            args = (self.chain_id, self.merchant, self.token, str(self._units), self._payment_id, self._deadline,
+                    signature)
+        try:
+            # The server answers the same id for a repeat of this payment_id and sends nothing twice.
+            pay_id = await asyncio.to_thread(payments.execute, user, *args)
+        except AppError as e:
+            async with self:
+                self._stop(e)
+            return None
+        async with self:
+            self.phase = "pay_in_progress"
+        for _ in range(MAX_POLLS):
+            try:
+                status = (await asyncio.to_thread(payments.status, user, pay_id))["status"]
+            except AppError as e:
+                async with self:
+                    self._stop(e)
+                return None
+            if status == "ok":
+                async with self:
+                    self._reset_flow()
+                    # Raised with the redirect: the alert shows on /activity.
+                    self._notify("pay_done", for_route=routes.ACTIVITY)
+                return rx.redirect(routes.ACTIVITY)
+            if status == "failed":
+                async with self:
+                    self._reset_flow()
+                    self._show_dialog("pay_failed", title="error")
+                return None
+            await asyncio.sleep(POLL_SECONDS)  # anything else: keep waiting
+        async with self:
+            self._reset_flow()
+            self._notify("pay_still_pending")
+        return None

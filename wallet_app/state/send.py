@@ -1,0 +1,131 @@
+"""/send: network, token (filtered by network), recipient, amount.
+
+Submit validates (specification section 5), has the server build the unsigned transfer
+(amount in the token's smallest unit) and goes to /sign?tx=<base64url JSON>.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import reflex as rx
+
+from wallet_app import routes
+from wallet_app.errors import AppError
+from wallet_app.services import tokens, transfers, txlink
+from wallet_app.services.eth import parse_address
+from wallet_app.state.base import SignedInState
+
+MAX_FIELD = 200  # longer than any address or amount; bounds what a browser can store here
+AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # the amount parser's
+
+
+class SendState(SignedInState):
+    chains: list[dict[str, str]] = []
+    # The user's tokens as shown (strings); the raw entries stay on the server (_tokens).
+    tokens: list[dict[str, str]] = []
+    _tokens: list[dict] = []
+    chain_id: str = ""
+    token_address: str = ""
+    recipient: str = ""
+    amount: str = ""
+    loaded: bool = False
+    building: bool = False
+
+    @rx.var
+    def chain_items(self) -> list[list[str]]:
+        return [[c["chain_id"], c["chain_name"]] for c in self.chains]
+
+    @rx.var
+    def token_items(self) -> list[list[str]]:
+        return [[x["token_address"], f'{x["token_symbol"]} · {x["token_name"]}']
+                for x in self.tokens if x["chain_id"] == self.chain_id]
+
+    @rx.event
+    async def load(self):
+        """on_load: a fresh form with the configured chains and the user's tokens."""
+        self.chain_id = self.token_address = self.recipient = self.amount = ""
+        self.building = False
+        self.loaded = False
+        user = await self._require_user()
+        if user is None:
+            return self._to_login()
+        try:
+            chains = await asyncio.to_thread(tokens.list_chains)
+            user_tokens = await asyncio.to_thread(tokens.user_tokens, user)
+        except AppError:  # a failed token list load shows an empty list (section 8)
+            chains, user_tokens = [], []
+        self.chains = [{"chain_id": str(c["chain_id"]), "chain_name": c["chain_name"]} for c in chains]
+        self._tokens = user_tokens
+        self.tokens = [{"chain_id": str(x["chain_id"]), "token_address": x["token_address"],
+                        "token_symbol": x["token_symbol"] or "", "token_name": x["token_name"] or ""}
+                       for x in user_tokens]
+        self.loaded = True
+        return None
+
+    @rx.event
+    def set_chain(self, value: str):
+        if not isinstance(value, str) or value not in {c["chain_id"] for c in self.chains}:
+            return
+        if value != self.chain_id:
+            self.chain_id = value
+            # The first token of the network is selected whenever the network changes.
+            first = [x["token_address"] for x in self.tokens if x["chain_id"] == value]
+            self.token_address = first[0] if first else ""
+
+    @rx.event
+    def set_token(self, value: str):
+        if isinstance(value, str) and any(x["token_address"] == value and x["chain_id"] == self.chain_id
+                                          for x in self.tokens):
+            self.token_address = value
+
+    @rx.event
+    def set_recipient(self, value: str):
+        if isinstance(value, str):
+            self.recipient = value[:MAX_FIELD]
+
+    @rx.event
+    def set_amount(self, value: str):
+        if isinstance(value, str):
+            self.amount = value[:MAX_FIELD]
+
+    @rx.event
+    def scanned(self, text: str):
+        """The QR scanner's result: already the first 0x + 40 hex, else the trimmed text."""
+        if isinstance(text, str):
+            self.recipient = text.strip()[:MAX_FIELD]
+
+    def _selected_token(self) -> dict | None:
+        for x in self._tokens:
+            if str(x["chain_id"]) == self.chain_id and x["token_address"] == self.token_address:
+                return x
+        return None
+
+    @rx.event
+    async def submit(self, form_data: dict):
+        # The fields live in state (form_data is ignored: a browser could send anything).
+        if self.building:
+            return
+        user = await self._require_user()
+        if user is None:
+            yield self._to_login()
+            return
+        try:
+            chain_id, token_address, units = txlink.check_send_form(
+                self.chain_id, self._selected_token(), self.recipient, self.amount)
+            recipient = parse_address(self.recipient, code="invalid_recipient")
+        except AppError as e:
+            yield self._fail(e, prefix="send_amount_format_error" if e.code in AMOUNT_CODES else "")
+            return
+        self.building = True
+        yield
+        try:
+            tx = await asyncio.to_thread(transfers.build_transfer, user, chain_id, token_address, recipient,
+                                         str(units))
+            link = txlink.encode_tx(tx)
+        except AppError as e:
+            self.building = False
+            yield self._fail(e)
+            return
+        self.building = False
+        yield rx.redirect(f"{routes.SIGN}?tx={link}")

@@ -1,0 +1,128 @@
+"""/sign?tx=<base64url JSON>: the signature request.
+
+The summary (asset transfer: symbol, name, token address, recipient, amount; other: the target
+address) and the details come from the decoded link. The PIN dialog signs in the browser
+(legacy, EIP-155) and hands back only the raw transaction; the server checks sender and chain,
+broadcasts it and records the activity; then the tx hash and /activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import reflex as rx
+
+from wallet_app import routes
+from wallet_app.errors import AppError
+from wallet_app.services import activity, tokens, transfers, txlink
+from wallet_app.services.amounts import format_balance
+from wallet_app.services.eth import checksum, short_address
+from wallet_app.state.base import SignedInState
+
+_RAW_TX = re.compile(r"0x[0-9a-fA-F]{2,100000}")
+
+
+def summarize(tx: dict[str, str], user_tokens: list[dict]) -> dict[str, str]:
+    """The summary of a decoded tx: an ERC-20 transfer of a token in the user's list is an
+    asset transfer; anything else is 'other' with its target address."""
+    call = activity.decode_token_call(tx["data"])
+    if call and call[0] == "transfer" and tx["value"] == "0":
+        _, recipient, units = call
+        for x in user_tokens:
+            if str(x["chain_id"]) == tx["chain_id"] and x["token_address"].lower() == tx["to"].lower():
+                decimals = x.get("token_decimals")
+                if isinstance(decimals, int) and not isinstance(decimals, bool):
+                    return {
+                        "kind": "transfer", "token_symbol": x["token_symbol"] or "", "token_name": x["token_name"] or "",
+                        "token_address": x["token_address"], "recipient": checksum(recipient),
+                        "amount": format_balance(units, decimals, max_decimals=decimals),
+                    }
+    return {"kind": "other", "token_symbol": "", "token_name": "", "token_address": "", "recipient": "",
+            "amount": ""}
+
+
+class SignState(SignedInState):
+    ready: bool = False
+    tx: dict[str, str] = {}
+    chain_name: str = ""
+    summary: dict[str, str] = {}
+    # The built transaction handed to the PIN dialog (public: it is unsigned).
+    payload: str = ""
+    pin_open: bool = False
+    submitting: bool = False
+    done: bool = False
+    tx_hash: str = ""
+
+    @rx.var
+    def kind_key(self) -> str:
+        return "sign_kind_transfer" if self.summary.get("kind") == "transfer" else "sign_kind_other"
+
+    @rx.var
+    def short_token(self) -> str:
+        return short_address(self.summary.get("token_address", ""))
+
+    @rx.event
+    async def load(self):
+        self.ready = self.pin_open = self.submitting = self.done = False
+        self.tx, self.summary, self.payload, self.chain_name, self.tx_hash = {}, {}, "", "", ""
+        user = await self._require_user()
+        if user is None:
+            return self._to_login()
+        try:
+            tx = txlink.decode_tx(self.router.url.query_parameters.get("tx", ""))
+        except AppError as e:  # an alert and a redirect to /home (specification section 5)
+            return self._fail(e, redirect_to=routes.HOME)
+        try:
+            chains = await asyncio.to_thread(tokens.list_chains)
+        except AppError:
+            chains = []
+        chain = next((c for c in chains if str(c["chain_id"]) == tx["chain_id"]), None)
+        if chain is None:
+            return self._fail(AppError("unsupported_chain"), redirect_to=routes.HOME)
+        try:
+            user_tokens = await asyncio.to_thread(tokens.user_tokens, user)
+        except AppError:
+            user_tokens = []  # the summary falls back to 'other'
+        self.tx = tx
+        self.chain_name = chain["chain_name"]
+        self.summary = summarize(tx, user_tokens)
+        self.payload = json.dumps(tx, separators=(",", ":"))
+        self.ready = True
+        return None
+
+    @rx.event
+    def open_pin(self):
+        if self.ready and not self.submitting and not self.done:
+            self.pin_open = True
+
+    @rx.event
+    def close_pin(self):
+        self.pin_open = False
+
+    @rx.event
+    async def signed(self, raw_tx: str):
+        """The PIN dialog's result: the signed raw transaction (public)."""
+        self.pin_open = False
+        if not self.ready or self.submitting or self.done:
+            return
+        if not isinstance(raw_tx, str) or not _RAW_TX.fullmatch(raw_tx):
+            return
+        user = await self._require_user()
+        if user is None:
+            yield self._to_login()
+            return
+        self.submitting = True
+        yield
+        try:
+            result = await asyncio.to_thread(transfers.submit_signed, user, raw_tx)
+        except AppError as e:
+            self.submitting = False
+            yield self._fail(e)
+            return
+        self.submitting = False
+        self.done = True  # the nonce is spent: never offer to sign this one again
+        self.tx_hash = result["tx_hash"]
+        # The dialog has no room for 66 unbroken characters: short there, in full on the page.
+        self._show_dialog("sign_submitted", short_address(self.tx_hash), ok_route=routes.ACTIVITY)
