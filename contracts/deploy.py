@@ -81,8 +81,10 @@ def deploy(rpc_url: str, deployments_dir: Path | None = None, key: str = DEV_DEP
     old = load_deployments(chain_id, deployments_dir) or {}
     old_tokens = old.get("tokens", {})
     with _tx_lock:
-        multicall = old.get("multicall") if _has_code(w3, old.get("multicall")) else _deploy_contract(w3, key, "Multicall3")
-        payment = old.get("payment") if _has_code(w3, old.get("payment")) else _deploy_contract(w3, key, "NewblPayment2")
+        multicall = (old.get("multicall") if _has_code(w3, old.get("multicall"))
+                     else _deploy_contract(w3, key, "Multicall3"))
+        payment = (old.get("payment") if _has_code(w3, old.get("payment"))
+                   else _deploy_contract(w3, key, "NewblPayment2"))
         tokens = {}
         for symbol, name in TEST_TOKENS:
             addr = old_tokens.get(symbol)

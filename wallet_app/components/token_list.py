@@ -10,7 +10,6 @@ from wallet_app.i18n import t
 from wallet_app.state.home import TokenListState
 from wallet_app.state.session import SessionState
 
-
 # ---------------------------------------------------------------- components
 
 def _skeleton_row() -> rx.Component:
@@ -26,7 +25,8 @@ def _token_row(row: rx.Var) -> rx.Component:
     return rx.hstack(
         rx.vstack(
             rx.text(row["symbol"], weight="bold", size="3"),
-            rx.text(row["name"], " · ", row["chain"], size="2", color_scheme="gray", trim="both", class_name="token-name"),
+            rx.text(row["name"], " · ", row["chain"], size="2", color_scheme="gray", trim="both",
+                    class_name="token-name"),
             spacing="1",
             min_width="0",
         ),

@@ -81,7 +81,7 @@ class Anvil:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self) -> "Anvil":
+    def start(self) -> Anvil:
         # Otherwise another node already on the port would answer and pass for this one.
         with socket.socket() as s:
             try:
@@ -124,7 +124,8 @@ class Anvil:
                 except (httpx.TransportError, ValueError, KeyError):
                     pass
                 if time.monotonic() > deadline:
-                    raise AnvilError(f"anvil did not answer on {self.url} within {self.start_timeout}s: {self._output()}")
+                    raise AnvilError(
+                        f"anvil did not answer on {self.url} within {self.start_timeout}s: {self._output()}")
                 time.sleep(0.05)  # polling interval, not a fixed wait
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -141,7 +142,7 @@ class Anvil:
             self._log.close()
             self._log = None
 
-    def __enter__(self) -> "Anvil":
+    def __enter__(self) -> Anvil:
         return self.start()
 
     def __exit__(self, *exc) -> None:

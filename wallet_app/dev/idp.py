@@ -192,7 +192,8 @@ def _page(title: str, body: str, metas: dict[str, str] | None = None, status: in
 
 
 def _error_page(message: str) -> HTMLResponse:
-    return _page("Development sign-in", f'<h1>Development sign-in</h1><p role="alert">{html.escape(message)}</p>', status=400)
+    return _page("Development sign-in", f'<h1>Development sign-in</h1><p role="alert">{html.escape(message)}</p>',
+                 status=400)
 
 
 def _form_page(params: dict[str, str], error: str | None = None) -> HTMLResponse:

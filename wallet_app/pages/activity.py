@@ -11,7 +11,6 @@ from wallet_app.routes import NavEntry, Page
 from wallet_app.state.activity import ActivityState
 from wallet_app.state.session import SessionState
 
-
 # ---------------------------------------------------------------- components
 
 def _localized(item: rx.Var, field: str) -> rx.Var:

@@ -11,6 +11,7 @@ from wallet_app.routes import NavEntry, Page
 from wallet_app.state.home import HomeState, TokenListState
 from wallet_app.state.session import SessionState
 
+
 def _copy_button(label_key: str, **props) -> rx.Component:
     # Copy failures are silent (specification section 8).
     return rx.icon_button(rx.icon("copy"), variant="ghost", size="3", aria_label=t(label_key),

@@ -5,8 +5,8 @@ import reflex as rx
 from custom_components.wallet_js.auth import google_sign_in
 from wallet_app import routes
 from wallet_app.components.dialogs import full_screen_spinner
-from wallet_app.components.layout import page
 from wallet_app.components.language import language_switch
+from wallet_app.components.layout import page
 from wallet_app.i18n import error_messages, t
 from wallet_app.routes import Page
 from wallet_app.state.login import LoginState

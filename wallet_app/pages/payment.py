@@ -33,7 +33,8 @@ def _overlay() -> rx.Component:
                 rx.text(t_var(s.phase), size="3", weight="medium", id="pay-phase"),
                 rx.cond(
                     s.approve_hash != "",
-                    rx.text(t("pay_approve_sent"), rx.code(s.approve_hash_short, title=s.approve_hash, white_space="nowrap"),
+                    rx.text(t("pay_approve_sent"),
+                            rx.code(s.approve_hash_short, title=s.approve_hash, white_space="nowrap"),
                             size="2", id="pay-approve-hash"),
                 ),
                 align="center",
@@ -75,8 +76,8 @@ def payment_page() -> rx.Component:
                 rx.code(_dash(s.merchant_short), size="3", variant="ghost", title=s.merchant, id="pay-merchant"),
                 rx.cond(
                     s.merchant != "",
-                    rx.icon_button(rx.icon("copy", size=18), variant="ghost", size="3", aria_label=t("pay_copy_merchant"),
-                                   on_click=rx.set_clipboard(s.merchant)),
+                    rx.icon_button(rx.icon("copy", size=18), variant="ghost", size="3",
+                                   aria_label=t("pay_copy_merchant"), on_click=rx.set_clipboard(s.merchant)),
                 ),
                 align="center",
                 spacing="2",

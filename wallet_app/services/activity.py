@@ -49,7 +49,8 @@ def activity_summary(row: Activity) -> str:
     """Short English text; the UI renders its own ko/en text from the structured fields."""
     amount = None
     if row.amount is not None and row.token_decimals is not None:
-        amount = f"{format_balance(int(row.amount), row.token_decimals, max_decimals=row.token_decimals)} {row.token_symbol or ''}".strip()
+        balance = format_balance(int(row.amount), row.token_decimals, max_decimals=row.token_decimals)
+        amount = f"{balance} {row.token_symbol or ''}".strip()
     who = short_address(row.counterparty)
     if row.type == "transfer" and amount:
         text = f"Sent {amount} to {who}"

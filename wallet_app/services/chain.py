@@ -21,10 +21,11 @@ import json
 import logging
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 import requests
 import rlp
@@ -229,7 +230,8 @@ def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple
     """One eth_call to the multicall contract; each call may fail on its own."""
     w3 = web3_for(chain)
     # eth_abi directly: web3's contract encoder costs about 1 ms per call of Python.
-    data = "0x" + (_selectors()["aggregate3"] + abi_encode(["(address,bool,bytes)[]"], [[(t, True, d) for t, d in calls]])).hex()
+    encoded = abi_encode(["(address,bool,bytes)[]"], [[(t, True, d) for t, d in calls]])
+    data = "0x" + (_selectors()["aggregate3"] + encoded).hex()
     # Plain eth_call: contract.functions...call() would add eth_chainId round trips.
     ret = _read(lambda: w3.eth.call({"to": chain.multicall_address, "data": data}))
     return [(ok, bytes(r)) for ok, r in abi_decode(["(bool,bytes)[]"], bytes(ret))[0]]
@@ -252,7 +254,7 @@ def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int
         else:
             calls.append((addr, sel["balanceOf"] + owner_arg))
     result = {}
-    for token, (ok, ret) in zip(tokens, _aggregate(chain, calls)):
+    for token, (ok, ret) in zip(tokens, _aggregate(chain, calls), strict=False):
         if ok and len(ret) == 32:
             result[token] = int.from_bytes(ret, "big")
     return result
@@ -277,7 +279,8 @@ def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
     if not _read(lambda: w3.eth.get_code(addr)):
         raise AppError("not_a_contract", f"no contract at {addr} on chain {chain.chain_id}")
     sel = lambda fn: bytes.fromhex(contract(ERC20).encode_abi(fn, [])[2:])  # noqa: E731
-    (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))])
+    (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(
+        chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))])
     symbol = _decode_string(r_s) if ok_s else None
     decimals = int.from_bytes(r_d, "big") if ok_d and len(r_d) == 32 else None
     if not symbol or decimals is None or decimals > 255:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
@@ -134,7 +134,8 @@ def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
         return SendOutcome.REJECTED, msg
 
 
-def _sign(acct: LocalAccount, chain: ChainConfig, to: str, data: str, gas: int, gas_price: int, nonce: int) -> tuple[str, str]:
+def _sign(acct: LocalAccount, chain: ChainConfig, to: str, data: str, gas: int, gas_price: int,
+          nonce: int) -> tuple[str, str]:
     signed = acct.sign_transaction({"chainId": chain.chain_id, "nonce": nonce, "to": to, "data": data,
                                     "value": 0, "gas": gas, "gasPrice": gas_price})
     return "0x" + bytes(signed.raw_transaction).hex(), "0x" + bytes(signed.hash).hex()
@@ -361,7 +362,8 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                         row.sent_at = now()
                         counts["resent"] += 1
                     else:
-                        log.warning("re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg)
+                        log.warning("re-send of payment %s (nonce %s) gave %s: %s",
+                                    row.payment_id, row.nonce, outcome, msg)
                 elif now() - row.sent_at >= stuck_after:
                     _replace(chain, acct, row, gas_price_now, now)
                     counts["replaced"] += 1

@@ -14,7 +14,7 @@ import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from enum import Enum
+from enum import StrEnum
 
 import reflex as rx
 
@@ -32,7 +32,7 @@ POLL_SECONDS = 1.0  # specification section 9: availability and status polling
 MAX_POLLS = 120  # about two minutes of polling before telling the user to check later
 
 
-class Step(str, Enum):
+class Step(StrEnum):
     """Where the payment flow is; each handler runs only from the step it expects."""
 
     IDLE = "idle"  # nothing running

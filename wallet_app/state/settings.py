@@ -8,8 +8,7 @@ import reflex as rx
 
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
-from wallet_app.services import google
-from wallet_app.services import backups
+from wallet_app.services import backups, google
 from wallet_app.state.base import SignedInState
 
 

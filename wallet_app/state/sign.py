@@ -35,7 +35,8 @@ def summarize(tx: dict[str, str], user_tokens: list[dict]) -> dict[str, str]:
                 decimals = x.get("token_decimals")
                 if isinstance(decimals, int) and not isinstance(decimals, bool):
                     return {
-                        "kind": "transfer", "token_symbol": x["token_symbol"] or "", "token_name": x["token_name"] or "",
+                        "kind": "transfer", "token_symbol": x["token_symbol"] or "",
+                        "token_name": x["token_name"] or "",
                         "token_address": x["token_address"], "recipient": checksum(recipient),
                         "amount": format_balance(units, decimals, max_decimals=decimals),
                     }
