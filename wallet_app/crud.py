@@ -1,8 +1,8 @@
 """Row-level reads and writes. Callers own the Session and the commit."""
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, update
+from sqlalchemy import CursorResult, func, update
 from sqlmodel import Session, col, select
 
 from wallet_app.models import Activity, Payment, User, UserSession, UserToken, now_epoch
@@ -38,7 +38,7 @@ def active_user_for_hash(db: Session, token_hash: str, now: int) -> User | None:
     """The user of a session that is neither revoked nor expired."""
     stmt = (
         select(User)
-        .join(UserSession, UserSession.user_id == User.id)
+        .join(UserSession, col(UserSession.user_id) == col(User.id))
         .where(
             UserSession.token_hash == token_hash,
             UserSession.revoked == False,  # noqa: E712 (SQL expression)
@@ -119,9 +119,11 @@ def add_quote(db: Session, payment_id: str, user_id: int, chain_id: int, token_a
 
 def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, signature: str) -> bool:
     """quoted -> pending in one UPDATE: of two concurrent claims exactly one gets True."""
-    return db.execute(update(Payment).where(col(Payment.id) == row_id, col(Payment.status) == "quoted").values(
+    stmt = update(Payment).where(col(Payment.id) == row_id, col(Payment.status) == "quoted").values(
         status="pending", merchant_address=merchant_address, deadline=deadline, signature=signature,
-        updated_at=now_epoch())).rowcount == 1
+        updated_at=now_epoch())
+    result = cast("CursorResult[Any]", db.execute(stmt))  # an UPDATE's result is a CursorResult
+    return result.rowcount == 1
 
 
 def set_payment_activity(db: Session, row_id: int, activity_id: int) -> None:

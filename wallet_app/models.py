@@ -4,12 +4,25 @@ Times are integer epoch seconds (UTC): comparable in SQL on SQLite and PostgreSQ
 """
 
 import time
+from typing import Protocol
 
 from sqlmodel import Field, SQLModel
 
 
 def now_epoch() -> int:
     return int(time.time())
+
+
+class _Stored(Protocol):
+    @property
+    def id(self) -> int | None: ...
+
+
+def stored_id(row: _Stored) -> int:
+    """The primary key of a row read from (or flushed to) the database: None only before the insert."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id: it was never flushed")
+    return row.id
 
 
 class User(SQLModel, table=True):

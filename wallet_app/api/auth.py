@@ -1,16 +1,20 @@
 """/api/v1/auth: Google sign-in (ID token or popup code) and logout."""
 
+from typing import Any
+
 from fastapi import APIRouter, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from wallet_app.api.deps import session_token
 from wallet_app.api.schemas import GoogleCodeIn, GoogleIdTokenIn, MeOut, OkOut
 from wallet_app.core.config import get_settings
+from wallet_app.models import stored_id
 from wallet_app.services import accounts, google, sessions
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 
-_AUTH_ERRORS = {401: {"description": "token or code refused"}, 502: {"description": "provider unreachable"}}
+_AUTH_ERRORS: dict[int | str, dict[str, Any]] = {401: {"description": "token or code refused"},
+                                                  502: {"description": "provider unreachable"}}
 
 
 def set_session_cookie(response: Response, raw_token: str) -> None:
@@ -37,7 +41,7 @@ def _login(identity: google.Identity, locale: str, request: Request, response: R
     user = accounts.login_user(identity.sub, identity.email, locale)
     if old := session_token(request):
         sessions.revoke_session(old)  # a new login replaces the session this browser had
-    set_session_cookie(response, sessions.create_session(user.id))
+    set_session_cookie(response, sessions.create_session(stored_id(user)))
     return accounts.me_payload(user)
 
 

@@ -1,14 +1,17 @@
 """/api/v1/backup: the last backup time and the browser's "backup written" signal (no secrets)."""
 
+from typing import Any
+
 from fastapi import APIRouter
 from pydantic import BaseModel
 
 from wallet_app.api.deps import CurrentUser
+from wallet_app.models import stored_id
 from wallet_app.services import backups
 
 router = APIRouter(prefix="/backup", tags=["backup"])
 
-_401 = {401: {"description": "no live session"}}
+_401: dict[int | str, dict[str, Any]] = {401: {"description": "no live session"}}
 
 
 class BackupInfoOut(BaseModel):
@@ -22,7 +25,7 @@ class BackupTouchOut(BaseModel):
 
 @router.get("/info", response_model=BackupInfoOut, responses=_401)
 def get_info(user: CurrentUser) -> dict:
-    return backups.info(user.id)
+    return backups.info(stored_id(user))
 
 
 @router.post(
@@ -30,4 +33,4 @@ def get_info(user: CurrentUser) -> dict:
     responses={**_401, 409: {"description": "no wallet address registered yet"}},
 )
 def post_touch(user: CurrentUser) -> dict:
-    return backups.touch(user.id)
+    return backups.touch(stored_id(user))

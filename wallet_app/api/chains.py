@@ -1,5 +1,7 @@
 """GET /api/v1/chains: the configured chains."""
 
+from typing import Any
+
 from fastapi import APIRouter
 from pydantic import BaseModel
 
@@ -10,7 +12,7 @@ router = APIRouter(tags=["chains"])
 
 # Shared by the wallet routers: errors are {"detail": <machine code>} with the code's status in
 # wallet_app.errors.REGISTRY (see app_error_response).
-ERRORS = {
+ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": '{"detail": code}: a machine code, e.g. unsupported_chain, invalid_address'},
     401: {"description": "no live session"},
     409: {"description": '{"detail": "no_address"}: no wallet address registered yet'},

@@ -1,14 +1,17 @@
 """/api/v1/me: the signed-in user's address, locale and backup flag."""
 
+from typing import Any
+
 from fastapi import APIRouter
 
 from wallet_app.api.deps import CurrentUser
 from wallet_app.api.schemas import AddressIn, LocaleIn, MeOut
+from wallet_app.models import stored_id
 from wallet_app.services import accounts
 
 router = APIRouter(prefix="/me", tags=["me"])
 
-_401 = {401: {"description": "no live session"}}
+_401: dict[int | str, dict[str, Any]] = {401: {"description": "no live session"}}
 
 
 @router.get("", response_model=MeOut, responses=_401)
@@ -19,9 +22,9 @@ def get_me(user: CurrentUser) -> dict:
 @router.post("/address", response_model=MeOut,
              responses={**_401, 400: {"description": "invalid_address or bad_checksum (services.eth)"}})
 def post_address(body: AddressIn, user: CurrentUser) -> dict:
-    return accounts.me_payload(accounts.set_address(user.id, body.address))
+    return accounts.me_payload(accounts.set_address(stored_id(user), body.address))
 
 
 @router.patch("/locale", response_model=MeOut, responses=_401)
 def patch_locale(body: LocaleIn, user: CurrentUser) -> dict:
-    return accounts.me_payload(accounts.set_locale(user.id, body.locale))
+    return accounts.me_payload(accounts.set_locale(stored_id(user), body.locale))

@@ -1,5 +1,7 @@
 """/api/v1/payment: quotes, execution of a signed Pay message, status (services.payments)."""
 
+from typing import Any
+
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
@@ -8,7 +10,8 @@ from wallet_app.services import payments
 
 router = APIRouter(prefix="/payment", tags=["payment"])
 
-_ERRORS = {401: {"description": "no live session"}, 400: {"description": "detail: a machine code"},
+_ERRORS: dict[int | str, dict[str, Any]] = {
+           401: {"description": "no live session"}, 400: {"description": "detail: a machine code"},
            404: {"description": "unknown_payment"}, 409: {"description": "quote_mismatch, payment_id_used, no_address"},
            503: {"description": "rpc_unavailable"}}
 

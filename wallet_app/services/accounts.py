@@ -19,7 +19,7 @@ LOCALES = ("ko", "en")
 def normalize_locale(value: object) -> str:
     if value not in LOCALES:
         raise AppError("invalid_locale", "locale must be 'ko' or 'en'")
-    return value  # type: ignore[return-value]
+    return value
 
 
 def get_user(db: Session, user: User | int) -> User:

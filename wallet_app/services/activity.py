@@ -11,12 +11,13 @@ import logging
 from typing import Any
 
 from eth_abi import decode as abi_decode
+from eth_typing import HexStr
 
 from contracts import artifacts
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Activity, User
+from wallet_app.models import Activity, User, stored_id
 from wallet_app.services import accounts, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
@@ -74,7 +75,7 @@ def record_submitted(user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str
     to = tx.to.lower() if tx.to else None
     call = decode_token_call(tx.data) if to else None
     fields: dict[str, Any] = {"type": "call", "counterparty": to}
-    if call:
+    if call and to:
         kind, counterparty, amount = call
         try:
             info = tokens.token_info(user, chain, to)
@@ -85,7 +86,7 @@ def record_submitted(user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str
     elif to and tx.data in ("0x", "") and tx.value > 0:
         fields = {"type": "transfer", "token_address": ZERO_ADDRESS, "token_symbol": chain.native_symbol,
                   "token_decimals": chain.native_decimals, "amount": str(tx.value), "counterparty": to}
-    record_activity(user.id, chain_id=chain.chain_id, tx_hash=tx_hash,
+    record_activity(stored_id(user), chain_id=chain.chain_id, tx_hash=tx_hash,
                     data={"to": to, "value": str(tx.value), "selector": tx.data[:10]}, **fields)
 
 
@@ -103,7 +104,7 @@ def record_activity(user_id: int, type: str, *, chain_id: int | None = None, tx_
             data=json.dumps(data, separators=(",", ":")) if data is not None else None,
         )
         db.commit()
-        return row.id
+        return stored_id(row)
 
 
 def set_activity_status(activity_id: int, status: str) -> None:
@@ -120,15 +121,17 @@ def _refresh_pending(rows: list[Activity]) -> None:
     pending = [r for r in rows if r.status == "submitted" and r.tx_hash and r.chain_id][:RECEIPT_REFRESH_LIMIT]
     chains = {c.chain_id: c for c in chain_svc.get_chains()} if pending else {}
     for row in pending:
+        if row.chain_id is None or row.tx_hash is None:  # filtered out above; narrows the types
+            continue
         c = chains.get(row.chain_id)
         if c is None:
             continue
         try:
-            receipt = chain_svc.web3_for(c).eth.get_transaction_receipt(row.tx_hash)
+            receipt = chain_svc.web3_for(c).eth.get_transaction_receipt(HexStr(row.tx_hash))
         except Exception:  # not mined yet (TransactionNotFound) or the node is down: keep waiting
             continue
         row.status = "ok" if receipt["status"] == 1 else "failed"
-        set_activity_status(row.id, row.status)
+        set_activity_status(stored_id(row), row.status)
 
 
 def activities(user: User | int, refresh: bool = True) -> list[dict]:
@@ -136,7 +139,7 @@ def activities(user: User | int, refresh: bool = True) -> list[dict]:
     token_symbol, token_decimals, amount, counterparty, status, created_at}."""
     with get_session() as db:
         u = accounts.get_user(db, user)
-        rows = crud.list_activities(db, u.id, ACTIVITY_LIMIT)
+        rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
     if refresh:
         try:
             _refresh_pending(rows)

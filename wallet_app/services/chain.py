@@ -25,13 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import requests
 import rlp
 from eth_abi import decode as abi_decode
 from eth_abi import encode as abi_encode
 from eth_account import Account
+from eth_typing import ChecksumAddress, HexStr
 from eth_utils import keccak
 from web3 import Web3
 from web3.contract import Contract
@@ -41,6 +42,7 @@ from web3.exceptions import (
     RequestTimedOut,
     Web3RPCError,
 )
+from web3.types import Wei
 
 from contracts import artifacts
 from wallet_app.core.config import get_settings
@@ -233,7 +235,7 @@ def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple
     encoded = abi_encode(["(address,bool,bytes)[]"], [[(t, True, d) for t, d in calls]])
     data = "0x" + (_selectors()["aggregate3"] + encoded).hex()
     # Plain eth_call: contract.functions...call() would add eth_chainId round trips.
-    ret = _read(lambda: w3.eth.call({"to": chain.multicall_address, "data": data}))
+    ret = _read(lambda: w3.eth.call({"to": chain.multicall_address, "data": HexStr(data)}))
     return [(ok, bytes(r)) for ok, r in abi_decode(["(bool,bytes)[]"], bytes(ret))[0]]
 
 
@@ -276,7 +278,7 @@ def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
     if is_zero(addr):
         return chain.native_token()
     w3 = web3_for(chain)
-    if not _read(lambda: w3.eth.get_code(addr)):
+    if not _read(lambda: w3.eth.get_code(cast(ChecksumAddress, addr))):
         raise AppError("not_a_contract", f"no contract at {addr} on chain {chain.chain_id}")
     sel = lambda fn: bytes.fromhex(contract(ERC20).encode_abi(fn, [])[2:])  # noqa: E731
     (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(
@@ -302,10 +304,10 @@ def build_erc20_transfer(chain: ChainConfig, sender: str, token: str, to: str, a
 def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, what: str) -> dict[str, str]:
     """An unsigned legacy call of `token` with `data` from `sender`: pending nonce, gas price, estimate."""
     w3 = web3_for(chain)
-    nonce = _read(lambda: w3.eth.get_transaction_count(sender, "pending"))
+    nonce = _read(lambda: w3.eth.get_transaction_count(cast(ChecksumAddress, sender), "pending"))
     gas_price = _read(lambda: w3.eth.gas_price)
     try:
-        gas = _read(lambda: w3.eth.estimate_gas({"from": sender, "to": token, "data": data, "value": 0}))
+        gas = _read(lambda: w3.eth.estimate_gas({"from": sender, "to": token, "data": HexStr(data), "value": Wei(0)}))
     except (ContractLogicError, Web3RPCError) as e:
         # Typically the balance is too low or the token refuses the call.
         raise AppError("estimate_failed", f"{what} would fail: {e}") from e

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 import secrets
 import time
+from typing import Any, TypedDict
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
@@ -32,7 +33,7 @@ from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import User, now_epoch
+from wallet_app.models import User, now_epoch, stored_id
 from wallet_app.services import activity, relayer, tokens
 from wallet_app.services import chain as chains
 from wallet_app.services.eth import (
@@ -94,10 +95,15 @@ def recover_pay_signer(chain_id: int, verifying_contract: str, message: dict, si
 # ---------------------------------------------------------------- quote
 
 
-def _payment_chain(chain_id: object) -> chains.ChainConfig:
-    chain = chains.get_chain(parse_chain_id(chain_id, code="unsupported_chain"))
+def _payment_contract(chain: chains.ChainConfig) -> str:
     if not chain.payment_contract:
         raise AppError("payments_unavailable", f"no payment contract on chain {chain.chain_id}")
+    return chain.payment_contract
+
+
+def _payment_chain(chain_id: object) -> chains.ChainConfig:
+    chain = chains.get_chain(parse_chain_id(chain_id, code="unsupported_chain"))
+    _payment_contract(chain)
     return chain
 
 
@@ -110,29 +116,39 @@ def _user_address(user: User) -> str:
 def quote(user: User, chain_id: object, token_address: object, amount: object, merchant: object = None) -> dict:
     """{available, transaction, verifying_contract, payment_id[, reason]} (see module doc)."""
     chain = _payment_chain(chain_id)
+    contract = _payment_contract(chain)
     token = parse_address(token_address, code="invalid_token")
     units = parse_uint256(amount)
     merchant_addr = parse_address(merchant, code="invalid_merchant").lower() if merchant not in (None, "") else None
     owner = _user_address(user)
-    allowance, balance = chains.erc20_allowance_and_balance(chain, owner, token, chain.payment_contract)
+    allowance, balance = chains.erc20_allowance_and_balance(chain, owner, token, contract)
 
-    result = {"available": False, "transaction": None, "verifying_contract": chain.payment_contract,
+    result: dict[str, Any] = {"available": False, "transaction": None, "verifying_contract": contract,
               "payment_id": _quote_id(user, owner, chain.chain_id, token, units, merchant_addr)}
     if balance < units:
         result["reason"] = "insufficient_balance"
     elif allowance < units:
-        result["transaction"] = chains.build_erc20_approve(chain, owner, token, chain.payment_contract, units)
+        result["transaction"] = chains.build_erc20_approve(chain, owner, token, contract, units)
         result["reason"] = "allowance_short"
     else:
         result["available"] = True
     return result
 
 
+class _QuoteRequest(TypedDict):
+    user_id: int
+    chain_id: int
+    token_address: str
+    amount: str
+    from_address: str
+    merchant_address: str | None
+
+
 def _quote_id(user: User, owner: str, chain_id: int, token: str, units: int, merchant: str | None) -> str:
     """The unused quote for the same request when there is a fresh one, else a new one."""
     ttl = get_settings().payment_quote_ttl_seconds
-    request = dict(user_id=user.id, chain_id=chain_id, token_address=token.lower(), amount=str(units),
-                   from_address=owner.lower(), merchant_address=merchant)
+    request = _QuoteRequest(user_id=stored_id(user), chain_id=chain_id, token_address=token.lower(),
+                            amount=str(units), from_address=owner.lower(), merchant_address=merchant)
     with get_session() as db:
         row = crud.find_open_quote(db, **request, created_after=now_epoch() - ttl)
         if row is None:
@@ -148,6 +164,7 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
             payment_id: object, deadline: object, signature: object) -> str:
     """Checks everything, relays pay() once per payment_id, returns the id (= payment_id)."""
     chain = _payment_chain(chain_id)
+    contract = _payment_contract(chain)
     merchant = parse_address(merchant_address, code="invalid_merchant")
     token = parse_address(token_address, code="invalid_token")
     units = parse_uint256(amount)
@@ -177,7 +194,7 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
         raise AppError("invalid_deadline", "deadline too far in the future")
     message = {"merchant": merchant, "token": token, "from": owner, "amount": units,
                "paymentRef": pid, "deadline": dl}
-    signer = recover_pay_signer(chain.chain_id, chain.payment_contract, message, sig)
+    signer = recover_pay_signer(chain.chain_id, contract, message, sig)
     if signer is None or signer.lower() != owner.lower():
         raise AppError("bad_signer", "the Pay message is not signed by the session's address")
 
@@ -187,7 +204,7 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
     data = chains.contract("NewblPayment2").encode_abi("pay", [struct, sig])
     w3 = chains.web3_for(chain)
     try:
-        gas = w3.eth.estimate_gas({"from": relayer.relayer_account().address, "to": chain.payment_contract,
+        gas = w3.eth.estimate_gas({"from": relayer.relayer_account().address, "to": contract,
                                    "data": data})
     except (ContractCustomError, ContractLogicError) as e:
         raise AppError(relayer.revert_reason(e.data), "pay() would revert") from e
@@ -197,27 +214,31 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
         raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
     info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
+    row_id = stored_id(row)
     # Claim the quote atomically: of two concurrent executes exactly one relays.
     with get_session() as db:
-        if not crud.claim_quote(db, row.id, merchant.lower(), dl, "0x" + sig.hex()):
+        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex()):
             db.rollback()
             again = crud.get_payment(db, pid)
+            if again is None:
+                raise AppError("unknown_payment")
             if again.merchant_address != merchant.lower():
                 raise AppError("payment_id_used", "this payment_id already paid another merchant")
             return again.payment_id
         db.commit()
     # The activity entry (services.activity owns the table); relayer keeps its tx_hash and status current.
     activity_id = activity.record_activity(
-        user.id, "payment", chain_id=chain.chain_id, token_address=token, amount=units, counterparty=merchant,
-        data={"payment_id": pid}, token_symbol=info and info.token_symbol, token_decimals=info and info.token_decimals)
+        stored_id(user), "payment", chain_id=chain.chain_id, token_address=token, amount=units, counterparty=merchant,
+        data={"payment_id": pid}, token_symbol=info.token_symbol if info else None,
+        token_decimals=info.token_decimals if info else None)
     with get_session() as db:
-        crud.set_payment_activity(db, row.id, activity_id)
+        crud.set_payment_activity(db, row_id, activity_id)
         db.commit()
     try:
-        relayer.relay(row.id, chain, data, gas * (100 + GAS_MARGIN_PERCENT) // 100)
+        relayer.relay(row_id, chain, data, gas * (100 + GAS_MARGIN_PERCENT) // 100)
     except Exception:
         # Never leave a claimed payment pending without a transaction behind it.
-        relayer.fail_if_unsent(row.id, "relay_error")
+        relayer.fail_if_unsent(row_id, "relay_error")
         raise
     return row.payment_id
 
@@ -234,10 +255,12 @@ def status(user: User, payment_id: object) -> dict:
         raise AppError("unknown_payment")
     if row.status == "pending":
         chain = _payment_chain(row.chain_id)
-        relayer.check(row.id, chain)
+        relayer.check(stored_id(row), chain)
         relayer.maybe_reconcile(chain)
         with get_session() as db:
             row = crud.get_payment(db, pid)
+        if row is None:
+            raise AppError("unknown_payment")
     out = {"status": row.status if row.status in ("ok", "failed") else "pending"}
     if row.status == "failed":
         out["reason"] = row.reason or "failed"

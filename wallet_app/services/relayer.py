@@ -24,18 +24,22 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
+from eth_typing import HexStr
 from eth_utils import keccak
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
+from sqlmodel import Session
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
 from wallet_app import crud
 from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
 from wallet_app.models import Payment, now_epoch
 from wallet_app.services.chain import (
     _NETWORK_ERRORS,
@@ -120,7 +124,7 @@ class SendOutcome:
 def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
     """One eth_sendRawTransaction, never retried here. -> (outcome, message)."""
     try:
-        web3_for(chain).eth.send_raw_transaction(raw_tx)
+        web3_for(chain).eth.send_raw_transaction(HexStr(raw_tx))
         return SendOutcome.SENT, ""
     except _NETWORK_ERRORS as e:
         return SendOutcome.UNKNOWN, type(e).__name__
@@ -136,9 +140,29 @@ def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
 
 def _sign(acct: LocalAccount, chain: ChainConfig, to: str, data: str, gas: int, gas_price: int,
           nonce: int) -> tuple[str, str]:
-    signed = acct.sign_transaction({"chainId": chain.chain_id, "nonce": nonce, "to": to, "data": data,
+    signed = acct.sign_transaction({"chainId": chain.chain_id, "nonce": nonce, "to": HexStr(to), "data": HexStr(data),
                                     "value": 0, "gas": gas, "gasPrice": gas_price})
     return "0x" + bytes(signed.raw_transaction).hex(), "0x" + bytes(signed.hash).hex()
+
+
+def _stored_payment(db: Session, row_id: int) -> Payment:
+    row = db.get(Payment, row_id)
+    if row is None:
+        raise LookupError(f"no payment row {row_id}")
+    return row
+
+
+class _Relayed(NamedTuple):
+    nonce: int
+    raw_tx: str
+    gas_price: str
+
+
+def _relayed(row: Payment) -> _Relayed:
+    """The relayed transaction of a row that holds a nonce (relay() sets these together)."""
+    if row.nonce is None or row.raw_tx is None or row.gas_price is None:
+        raise ValueError(f"payment {row.payment_id} holds no relayed transaction")
+    return _Relayed(row.nonce, row.raw_tx, row.gas_price)
 
 
 def _set_activity(db, row: Payment) -> None:
@@ -153,7 +177,7 @@ def _set_activity(db, row: Payment) -> None:
 
 def _fail(row_id: int, reason: str, release_nonce: bool) -> None:
     with get_session() as db:
-        row = db.get(Payment, row_id)
+        row = _stored_payment(db, row_id)
         row.status, row.reason, row.updated_at = "failed", reason[:255], now_epoch()
         if release_nonce:
             row.nonce = row.raw_tx = row.tx_hash = row.gas_price = None
@@ -181,6 +205,8 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
     relayer = acct.address.lower()
     w3 = web3_for(chain)
     to = chain.payment_contract
+    if to is None:
+        raise AppError("payments_unavailable", f"no payment contract on chain {chain.chain_id}")
     _maybe_first_reconcile(chain, relayer)
     try:
         gas_price = w3.eth.gas_price  # a price, not a nonce: read outside the lock
@@ -199,7 +225,7 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
                 last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
                 nonce = max(pending_count, -1 if last is None else last + 1)
                 raw, tx_hash = _sign(acct, chain, to, data, gas_limit, gas_price, nonce)
-                row = db.get(Payment, row_id)
+                row = _stored_payment(db, row_id)
                 row.relayer_address, row.nonce, row.gas_price = relayer, nonce, str(gas_price)
                 row.raw_tx, row.tx_hash, row.updated_at = raw, tx_hash, now_epoch()
                 _set_activity(db, row)
@@ -214,7 +240,7 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
                 # Used outside this allocator (e.g. someone else with the key): give it back, take the next.
                 log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
                 with get_session() as db:
-                    row = db.get(Payment, row_id)
+                    row = _stored_payment(db, row_id)
                     row.nonce = row.raw_tx = row.tx_hash = None
                     db.add(row)
                     db.commit()
@@ -232,7 +258,7 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
         # After the lock: the nonce is already persisted; a reconcile in between at worst re-sends
         # the same raw transaction, which the node answers with "already known".
         with get_session() as db:
-            row = db.get(Payment, row_id)
+            row = _stored_payment(db, row_id)
             row.sent_at = now_epoch()
             db.add(row)
             db.commit()
@@ -345,7 +371,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
             if receipt is not None:
                 _apply_receipt(db, row, w3, tx_hash, receipt)
                 counts[row.status] += 1
-            elif row.nonce < mined_nonce:
+            elif _relayed(row).nonce < mined_nonce:
                 # Its nonce went to a transaction that is none of ours: this payment never ran.
                 row.settled = True
                 if row.status == "pending":
@@ -357,7 +383,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                 counts["pending"] += 1
                 self_known = _known(w3, row.tx_hash)
                 if row.sent_at is None or not self_known:
-                    outcome, msg = _send_raw(chain, row.raw_tx)
+                    outcome, msg = _send_raw(chain, _relayed(row).raw_tx)
                     if outcome == SendOutcome.SENT:
                         row.sent_at = now()
                         counts["resent"] += 1
@@ -386,10 +412,13 @@ def _known(w3, tx_hash: str | None) -> bool:
 def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now) -> None:
     """Same nonce, same call, higher gas price. Persisted before the send, and every hash is
     kept: whichever of them is mined is found by its receipt."""
-    old = decode_raw_tx(row.raw_tx)
+    sent = _relayed(row)
+    old = decode_raw_tx(sent.raw_tx)
+    if old.to is None:
+        raise ValueError(f"payment {row.payment_id}: the relayed transaction has no recipient")
     old_raw, old_hash, old_price = row.raw_tx, row.tx_hash, row.gas_price
-    price = bumped_gas_price(int(row.gas_price), gas_price_now)
-    raw, tx_hash = _sign(acct, chain, old.to, old.data, old.gas_limit, price, row.nonce)
+    price = bumped_gas_price(int(sent.gas_price), gas_price_now)
+    raw, tx_hash = _sign(acct, chain, old.to, old.data, old.gas_limit, price, sent.nonce)
     row.old_tx_hashes = " ".join(_hashes(row))
     row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = raw, tx_hash, str(price), None
     _commit(row)
@@ -403,5 +432,7 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
 
 def _commit(row: Payment) -> None:
     db = object_session(row)
+    if db is None:
+        raise ValueError(f"payment {row.payment_id} is not attached to a session")
     db.add(row)
     db.commit()

@@ -19,7 +19,7 @@ from sqlmodel import Session
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import User, UserToken
+from wallet_app.models import User, UserToken, stored_id
 from wallet_app.services import accounts
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.chain import ChainConfig, TokenInfo
@@ -67,7 +67,7 @@ def _user_token_rows(user: User | int) -> tuple[User, list[tuple[ChainConfig, Us
     by_id = {c.chain_id: c for c in chains}
     with get_session() as db:
         u = accounts.get_user(db, user)
-        rows = _seed(db, u.id, chains)
+        rows = _seed(db, stored_id(u), chains)
     # Tokens of chains no longer configured are kept in the DB but not shown.
     return u, [(by_id[r.chain_id], r) for r in rows if r.chain_id in by_id]
 
@@ -102,12 +102,15 @@ def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:
     info = chain_svc.token_metadata(chain, address)
     with get_session() as db:
         try:
-            row = crud.add_user_token(db, u.id, chain.chain_id, address, info.token_symbol, info.token_name,
+            row = crud.add_user_token(db, stored_id(u), chain.chain_id, address, info.token_symbol, info.token_name,
                                       info.token_decimals)
             db.commit()
         except IntegrityError:
             db.rollback()  # the same token added concurrently
-            row = crud.get_user_token(db, u.id, chain.chain_id, address)
+            again = crud.get_user_token(db, stored_id(u), chain.chain_id, address)
+            if again is None:
+                raise
+            row = again
         return _token_dict(chain, row)
 
 
@@ -123,7 +126,7 @@ def token_info(user: User | int, chain: ChainConfig, address: str) -> TokenInfo 
             return t
     with get_session() as db:
         u = accounts.get_user(db, user)
-        row = crud.get_user_token(db, u.id, chain.chain_id, address.lower())
+        row = crud.get_user_token(db, stored_id(u), chain.chain_id, address.lower())
     if row is not None:
         return TokenInfo(address, row.symbol, row.name, row.decimals)
     try:
@@ -139,7 +142,8 @@ def asset_balances(user: User | int) -> list[dict]:
     smallest unit. One aggregated eth_call per chain, chains read in parallel; a chain that
     does not answer contributes no items. No address yet: an empty list."""
     u, rows = _user_token_rows(user)
-    if not u.address or not rows:
+    owner = u.address
+    if not owner or not rows:
         return []
     per_chain: dict[int, tuple[ChainConfig, list[UserToken]]] = {}
     for c, r in rows:
@@ -148,7 +152,7 @@ def asset_balances(user: User | int) -> list[dict]:
     def read(item: tuple[ChainConfig, list[UserToken]]) -> list[dict]:
         c, tokens = item
         try:
-            found = chain_svc.balances(c, u.address, [t.token_address for t in tokens])
+            found = chain_svc.balances(c, owner, [t.token_address for t in tokens])
         except AppError as e:
             log.warning("balances of chain %s unavailable: %s", c.chain_id, e)
             return []

@@ -17,37 +17,38 @@ from wallet_app.services.eth import parse_address, parse_uint256
 log = logging.getLogger(__name__)
 
 
-def _address_of(user: User | int) -> User:
+def _address_of(user: User | int) -> tuple[User, str]:
+    """The user's row and registered address."""
     u = accounts.load_user(user)
     if not u.address:
         raise AppError("no_address", "the user has not registered a wallet address yet")
-    return u
+    return u, u.address
 
 
 def build_transfer(user: User | int, chain_id: Any, token_address: Any, to: Any, amount: Any) -> dict:
     """An unsigned legacy ERC-20 transfer {chain_id, to, data, value, nonce, gas_limit, gas_price}
     (decimal strings) from the user's address; `amount` in the token's smallest unit."""
-    u = _address_of(user)
+    _, address = _address_of(user)
     chain = tokens.get_chain(chain_id)
     token = parse_address(token_address, empty_is_zero=True)
     if token == chain.native_token().token_address:
         raise AppError("native_blocked", "native coin transfers are not supported")
     recipient = parse_address(to, code="invalid_recipient", allow_zero=True)
     units = parse_uint256(amount)
-    return chain_svc.build_erc20_transfer(chain, u.address, token, recipient, units)
+    return chain_svc.build_erc20_transfer(chain, address, token, recipient, units)
 
 
 def submit_signed(user: User | int, raw_tx: Any) -> dict:
     """Checks that the signed transaction is from the user's address and for a configured
     chain, broadcasts it once (never retried), records an activity, returns {tx_hash}."""
-    u = _address_of(user)
+    u, address = _address_of(user)
     decoded = chain_svc.decode_raw_tx(raw_tx)
-    if decoded.sender.lower() != u.address.lower():
+    if decoded.sender.lower() != address.lower():
         raise AppError("sender_mismatch", "transaction is not signed by the session's address")
     if decoded.chain_id is None:
         raise AppError("unsupported_chain", "transaction has no EIP-155 chain id")
     chain = tokens.get_chain(decoded.chain_id)
-    tx_hash = chain_svc.submit_raw(chain, raw_tx, expected_sender=u.address)
+    tx_hash = chain_svc.submit_raw(chain, raw_tx, expected_sender=address)
     try:
         activity.record_submitted(u, chain, decoded, tx_hash)
     except Exception:  # the transaction is out: a bookkeeping failure must not hide its hash

@@ -8,6 +8,7 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.errors import AppError
+from wallet_app.models import stored_id
 from wallet_app.services import accounts
 from wallet_app.services.eth import parse_address
 from wallet_app.state.base import SignedInState
@@ -26,7 +27,7 @@ class OnboardingState(SignedInState):
         if (user.address or "").lower() != address.lower():
             # The browser's POST /me/address may have failed (that failure is ignored there);
             # the session's websocket registers it instead.
-            user = await asyncio.to_thread(accounts.set_address, user.id, address)
+            user = await asyncio.to_thread(accounts.set_address, stored_id(user), address)
         self._apply(user)
         return rx.redirect(routes.HOME, replace=True)
 

@@ -277,11 +277,12 @@ class PaymentState(SignedInState):
         if self._step == Step.APPROVE_PIN:
             self._step = Step.APPROVE_SENT
             self.phase = "pay_approving"
-            return PaymentState.send_approve(result[:200_000])
+            # mypy cannot solve the TypeVarTuple of rx.event(background=True)'s decorator: EventCallback?[Any].
+            return PaymentState.send_approve(result[:200_000])  # type: ignore[misc]
         if self._step == Step.PAY_PIN:
             self._step = Step.PAY_SENT
             self.phase = "pay_sending"
-            return PaymentState.send_pay(result[:200])
+            return PaymentState.send_pay(result[:200])  # type: ignore[misc]
         return None
 
     @rx.event

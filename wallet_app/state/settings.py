@@ -8,6 +8,7 @@ import reflex as rx
 
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
+from wallet_app.models import stored_id
 from wallet_app.services import backups, google
 from wallet_app.state.base import SignedInState
 
@@ -25,7 +26,7 @@ class SettingsState(SignedInState):
         if user is None:
             return False
         try:
-            info = await asyncio.to_thread(backups.info, user.id)
+            info = await asyncio.to_thread(backups.info, stored_id(user))
         except AppError:
             self._apply(None)
             return False
