@@ -10,7 +10,9 @@ import json
 import subprocess
 from functools import cache
 from pathlib import Path
+from typing import cast
 
+from eth_typing import ABIFunction
 from eth_utils import function_abi_to_4byte_selector
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -42,4 +44,4 @@ def abi(name: str) -> list[dict]:
 def selector(contract: str, function: str) -> bytes:
     """The 4-byte selector of a (not overloaded) function of a compiled contract."""
     entry = next(e for e in abi(contract) if e.get("type") == "function" and e["name"] == function)
-    return function_abi_to_4byte_selector(entry)
+    return function_abi_to_4byte_selector(cast(ABIFunction, entry))

@@ -16,9 +16,11 @@ import json
 import sys
 import threading
 from pathlib import Path
+from typing import Any, cast
 
 from eth_account import Account
 from web3 import Web3
+from web3.types import TxParams, TxReceipt
 
 from contracts.artifacts import REPO_ROOT, artifact, compile_contracts
 
@@ -48,13 +50,13 @@ def _w3(rpc_url: str) -> Web3:
     return Web3(Web3.HTTPProvider(rpc_url, request_kwargs={"timeout": 30}, exception_retry_configuration=None))
 
 
-def _send(w3: Web3, key: str, tx: dict) -> dict:
+def _send(w3: Web3, key: str, tx: dict[str, Any]) -> TxReceipt:
     """Signs with the deployer key (no unlocked node accounts needed) and waits for success."""
     acct = Account.from_key(key)
     tx = {**tx, "from": acct.address, "chainId": w3.eth.chain_id,
           "nonce": w3.eth.get_transaction_count(acct.address, "pending"), "gasPrice": w3.eth.gas_price}
     tx.setdefault("value", 0)
-    tx["gas"] = w3.eth.estimate_gas(tx)
+    tx["gas"] = w3.eth.estimate_gas(cast(TxParams, tx))  # the fields of a legacy transaction
     signed = acct.sign_transaction(tx)
     receipt = w3.eth.wait_for_transaction_receipt(w3.eth.send_raw_transaction(signed.raw_transaction), timeout=60)
     if receipt["status"] != 1:
@@ -66,11 +68,16 @@ def _deploy_contract(w3: Web3, key: str, name: str, *args) -> str:
     art = artifact(name)
     data = w3.eth.contract(abi=art["abi"], bytecode=art["bytecode"]).constructor(*args).data_in_transaction
     receipt = _send(w3, key, {"data": data})
-    return Web3.to_checksum_address(receipt["contractAddress"])
+    address = receipt["contractAddress"]
+    if address is None:
+        raise RuntimeError(f"deploying {name} created no contract")
+    return Web3.to_checksum_address(address)
 
 
 def _has_code(w3: Web3, address: str | None) -> bool:
-    return bool(address) and len(w3.eth.get_code(Web3.to_checksum_address(address))) > 0
+    if not address:
+        return False
+    return len(w3.eth.get_code(Web3.to_checksum_address(address))) > 0
 
 
 def deploy(rpc_url: str, deployments_dir: Path | None = None, key: str = DEV_DEPLOYER_KEY) -> dict:

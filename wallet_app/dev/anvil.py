@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -75,7 +76,7 @@ class Anvil:
         self.start_timeout = start_timeout
         self.extra_args = extra_args or []
         self.proc: subprocess.Popen | None = None
-        self._log = None
+        self._log: IO[bytes] | None = None
 
     @property
     def url(self) -> str:
@@ -112,10 +113,13 @@ class Anvil:
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
         body = {"jsonrpc": "2.0", "id": 1, "method": "eth_chainId", "params": []}
+        proc = self.proc
+        if proc is None:
+            raise AnvilError("anvil was not started")
         with httpx.Client(timeout=2.0) as client:
             while True:
-                if self.proc.poll() is not None:
-                    raise AnvilError(f"anvil exited with {self.proc.returncode}: {self._output()}")
+                if proc.poll() is not None:
+                    raise AnvilError(f"anvil exited with {proc.returncode}: {self._output()}")
                 try:
                     answer = client.post(self.url, json=body).json()
                     if int(answer["result"], 16) != self.chain_id:
@@ -168,7 +172,8 @@ def main(argv: list[str] | None = None) -> int:
             from contracts.deploy import deploy
 
             print(f"deployed: {json.dumps(deploy(node.url, args.deployments_dir))}", flush=True)
-        node.proc.wait()
+        if node.proc is not None:  # set by start()
+            node.proc.wait()
         return 1  # anvil exited by itself
     except (KeyboardInterrupt, SystemExit):
         return 0

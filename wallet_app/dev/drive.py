@@ -425,6 +425,7 @@ def _update_file(file_id: str, request: Request, sub: str, body: bytes) -> Respo
         meta = _load_meta(sub, file_id)
         if meta is None:
             raise _not_found(file_id)
+        metadata: dict  # the JSON metadata part; none with a media upload
         if kind == "media":
             content, media_type, metadata = body, request.headers.get("content-type"), {}
         else:

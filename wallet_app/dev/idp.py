@@ -254,7 +254,7 @@ def _grant(params: dict[str, str], email: str) -> HTMLResponse:
     prompt = params.get("prompt", "")
     if params["response_type"] == "code":
         code = _new_code(_Grant(sub, email, scope, params["client_id"], time.time() + CODE_SECONDS))
-        message = {"code": code, "scope": scope, "authuser": "0", "prompt": prompt or "none"}
+        message: dict[str, str | int] = {"code": code, "scope": scope, "authuser": "0", "prompt": prompt or "none"}
     else:
         token = _new_access_token(sub, email, scope, params["client_id"])
         message = {
