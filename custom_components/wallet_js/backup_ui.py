@@ -25,7 +25,8 @@ class BackupButton(rx.Component):
     messages: rx.Var[dict[str, str]]
     errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
-    on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+    # EventHandler[spec] is typed for pyright only: mypy sees a non-generic class and a call in a type.
+    on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
 
 
 class RestoreDialog(rx.Component):
@@ -44,8 +45,8 @@ class RestoreDialog(rx.Component):
     messages: rx.Var[dict[str, str]]
     errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
-    on_result: rx.EventHandler[rx.event.passthrough_event_spec(str)]
-    on_close: rx.EventHandler[rx.event.no_args_event_spec]
+    on_result: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
+    on_close: rx.EventHandler[rx.event.no_args_event_spec]  # type: ignore[type-arg, valid-type]
 
 
 class LocalTime(rx.Component):

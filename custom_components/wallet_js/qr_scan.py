@@ -24,8 +24,9 @@ class QrScanButton(rx.Component):
     messages: rx.Var[dict[str, str]]
     errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
-    on_scan: rx.EventHandler[rx.event.passthrough_event_spec(str)]
-    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+    # EventHandler[spec] is typed for pyright only: mypy sees a non-generic class and a call in a type.
+    on_scan: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
+    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
 
 
 qr_scan_button = QrScanButton.create

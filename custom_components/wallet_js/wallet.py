@@ -21,8 +21,9 @@ class CreateWallet(rx.Component):
     errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
     replace_address: rx.Var[str]
 
-    on_created: rx.EventHandler[rx.event.passthrough_event_spec(str)]
-    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+    # EventHandler[spec] is typed for pyright only: mypy sees a non-generic class and a call in a type.
+    on_created: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
+    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
 
 
 class PinDialog(rx.Component):
@@ -41,8 +42,8 @@ class PinDialog(rx.Component):
     messages: rx.Var[dict[str, str]]
     errors: rx.Var[dict[str, str]]
 
-    on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]
-    on_close: rx.EventHandler[rx.event.no_args_event_spec]
+    on_done: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
+    on_close: rx.EventHandler[rx.event.no_args_event_spec]  # type: ignore[type-arg, valid-type]
 
 
 class ReceiveQr(rx.Component):
@@ -62,7 +63,7 @@ class DeviceCheck(rx.Component):
 
     owner: rx.Var[str]
 
-    on_check: rx.EventHandler[rx.event.passthrough_event_spec(str)]
+    on_check: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
 
 
 create_wallet = CreateWallet.create
