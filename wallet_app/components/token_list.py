@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from wallet_app.components.dialogs import selector
 from wallet_app.components.ui import label_row
@@ -21,7 +22,7 @@ def _skeleton_row() -> rx.Component:
     )
 
 
-def _token_row(row: rx.Var) -> rx.Component:
+def _token_row(row: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.vstack(
             rx.text(row["symbol"], weight="bold", size="3"),
@@ -95,7 +96,8 @@ def _address_form() -> rx.Component:
                 s.add_error.length() > 0,
                 rx.callout.root(
                     rx.callout.icon(rx.icon("triangle-alert")),
-                    rx.callout.text(s.add_error[SessionState.lang]),
+                    # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
+                    rx.callout.text(s.add_error[SessionState.lang]),  # type: ignore[call-overload]
                     color_scheme="red", role="alert", width="100%", id="add-token-error",
                 ),
             ),

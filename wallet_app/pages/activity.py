@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import reflex as rx
+from reflex.vars import ObjectVar
 
 from wallet_app import routes
 from wallet_app.components.layout import page
@@ -13,7 +14,7 @@ from wallet_app.state.session import SessionState
 
 # ---------------------------------------------------------------- components
 
-def _localized(item: rx.Var, field: str) -> rx.Var:
+def _localized(item: ObjectVar[dict[str, str]], field: str) -> rx.Var:
     return rx.cond(SessionState.lang == "ko", item[f"{field}_ko"], item[f"{field}_en"])
 
 
@@ -26,7 +27,7 @@ def _status_badge(status: rx.Var) -> rx.Component:
                     rx.fragment())
 
 
-def _entry(item: rx.Var) -> rx.Component:
+def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.card(
         rx.vstack(
             rx.hstack(

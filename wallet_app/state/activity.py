@@ -83,7 +83,7 @@ def _load(user) -> list[dict[str, str]]:
 
 class ActivityState(SignedInState):
     loading: bool = True
-    entries: list[dict[str, str]] = []
+    entries: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     _load_seq: int = 0
 
     @rx.event(background=True)

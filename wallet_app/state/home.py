@@ -59,21 +59,21 @@ class HomeState(SignedInState):
 
 class TokenListState(SignedInState):
     loading: bool = True
-    rows: list[dict[str, str]] = []
+    rows: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
     # Only the newest load writes its result (a refresh may overtake a slow load).
     _load_seq: int = 0
 
     # The add-token dialog. Its error shows inside it: the code's registry text, every language.
     add_open: bool = False
     chains: list[list[str]] = []  # (chain_id, chain_name) pairs for the selector
-    chain_id: str = ""
+    chain_id: rx.Field[str] = rx.field("")
     token_address: str = ""
     busy: bool = False
-    add_error: dict[str, str] = {}
+    add_error: rx.Field[dict[str, str]] = rx.field(default_factory=dict)
     probed: bool = False
-    meta_name: str = ""
-    meta_symbol: str = ""
-    meta_decimals: str = ""
+    meta_name: rx.Field[str] = rx.field("")
+    meta_symbol: rx.Field[str] = rx.field("")
+    meta_decimals: rx.Field[str] = rx.field("")
 
     @rx.event(background=True)
     async def load(self):

@@ -13,7 +13,7 @@ class LoginState(SessionState):
     client_id: str = ""
     script_url: str = ""
     dev_mode: bool = False
-    signing_in: bool = False
+    signing_in: rx.Field[bool] = rx.field(False)
 
     @rx.event
     def load_config(self):

@@ -107,20 +107,20 @@ class PaymentState(SignedInState):
     # What the link asks for (read-only on the page).
     merchant: str = ""
     chain_id: int = 0
-    chain_name: str = ""
+    chain_name: rx.Field[str] = rx.field("")
     token: str = ""
-    token_symbol: str = ""
-    amount_display: str = ""
-    problem: str = ""  # catalogue key of the link's problem
+    token_symbol: rx.Field[str] = rx.field("")
+    amount_display: rx.Field[str] = rx.field("")
+    problem: rx.Field[str] = rx.field("")  # catalogue key of the link's problem
     loaded: bool = False
 
     # The running flow.
     running: bool = False
-    phase: str = "pay_quoting"  # catalogue key shown by the overlay
+    phase: rx.Field[str] = rx.field("pay_quoting")  # catalogue key shown by the overlay
     approve_hash: str = ""
     pin_open: bool = False
     pin_action: str = "sign_tx"
-    pin_title: str = "pay_pin_approve"
+    pin_title: rx.Field[str] = rx.field("pay_pin_approve")
     pin_payload: str = ""
 
     # Backend only: the amount, the quote, the deadline, and the step.

@@ -53,12 +53,12 @@ class SessionState(rx.State):
     # The shared alert/confirm dialog. The message is prepared in every language (it may
     # carry parameters); title and button labels are catalogue keys; detail is untranslated.
     dialog_open: bool = False
-    dialog_title: str = "notice"
+    dialog_title: rx.Field[str] = rx.field("notice")
     dialog_texts: dict[str, str] = {}
     dialog_detail: str = ""
     dialog_cancel: bool = False
     dialog_ok_route: str = ""
-    dialog_ok_label: str = "ok"
+    dialog_ok_label: rx.Field[str] = rx.field("ok")
     # An alert belongs to a page: the one that raised it, or the one it was raised together
     # with a redirect to. It shows only there (a new page load never flashes it elsewhere),
     # and the next page load closes it, except the arrival of such a redirect.
