@@ -1,9 +1,19 @@
+import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from wallet_app.i18n import CATALOGUES, lang_from_accept_language, normalize_lang
+from wallet_app.i18n import (
+    CATALOGUES,
+    ERROR_TEXTS,
+    lang_from_accept_language,
+    messages,
+    normalize_lang,
+    t,
+    write_catalogue_module,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -62,3 +72,29 @@ def test_every_catalogue_key_used_in_pages_exists():
         used |= set(re.findall(r"\bt\(\"([a-z0-9_]+)\"\)", path.read_text()))
     assert used, "no catalogue lookups found"
     assert used <= set(CATALOGUES["en"]), used - set(CATALOGUES["en"])
+
+
+def test_the_browser_module_holds_both_tables_and_is_rewritten_only_on_change(tmp_path):
+    path = tmp_path / "catalogues.js"
+    write_catalogue_module(path)
+    exports = dict(re.findall(r"export const (CATALOGUES|ERROR_KEYS) = (.*);\n", path.read_text(encoding="utf-8")))
+    assert json.loads(exports["CATALOGUES"]) == CATALOGUES
+    keys = json.loads(exports["ERROR_KEYS"])
+    assert {lang: {code: CATALOGUES[lang][key] for code, key in keys.items()} for lang in CATALOGUES} == ERROR_TEXTS
+    stamp = path.stat().st_mtime_ns
+    write_catalogue_module(path)
+    assert path.stat().st_mtime_ns == stamp
+
+
+def test_lookups_read_the_imported_tables_instead_of_inlining_them():
+    text = t("subtitle")
+    assert str(text).startswith("CATALOGUES?.[") and str(text).endswith('?.["subtitle"]')
+    assert "Non-custodial" not in str(messages())
+
+
+def test_the_browser_module_derives_the_same_error_texts(tmp_path):
+    path = tmp_path / "catalogues.mjs"
+    write_catalogue_module(path)
+    script = f"import({json.dumps(path.as_uri())}).then(m => console.log(JSON.stringify(m.ERROR_TEXTS)))"
+    out = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60, check=True).stdout
+    assert json.loads(out) == ERROR_TEXTS

@@ -1,9 +1,17 @@
 """ko/en catalogues and the lookup pages use. Both catalogues ship to the browser, so a
 language switch re-renders at once without a round trip."""
 
-import reflex as rx
+import json
+import os
+import tempfile
 
-from wallet_app.errors import error_texts
+import reflex as rx
+from reflex.utils.imports import ImportVar
+from reflex.vars.base import Var, VarData
+from reflex.vars.object import ObjectVar
+
+from wallet_app.core.config import REPO_ROOT
+from wallet_app.errors import REGISTRY, error_texts
 from wallet_app.i18n.en import EN
 from wallet_app.i18n.ko import KO
 
@@ -44,31 +52,64 @@ def lang_from_accept_language(header: str | None) -> str:
     return "ko" if first.startswith("ko") else "en"
 
 
+# Both tables ship once, as one module the pages import: written inline, every t() would
+# carry its own copy of the catalogues into the page's code.
+CATALOGUE_FILE = REPO_ROOT / "assets" / "external" / "wallet_app" / "i18n" / "catalogues.js"
+CATALOGUE_MODULE = "$/public/external/wallet_app/i18n/catalogues.js"
+
+
+def write_catalogue_module(path=CATALOGUE_FILE) -> None:
+    """The browser module with CATALOGUES and ERROR_TEXTS (generated, not committed); rewritten
+    only when it changed, atomically, since several builds may run at once."""
+    error_keys = {code: spec.key for code, spec in REGISTRY.items()}
+    text = (
+        f"export const CATALOGUES = {json.dumps(CATALOGUES, ensure_ascii=False, sort_keys=True)};\n"
+        f"export const ERROR_KEYS = {json.dumps(error_keys, sort_keys=True)};\n"
+        # ERROR_TEXTS as wallet_app.i18n has it, derived here: the texts ship once.
+        "export const ERROR_TEXTS = Object.fromEntries(Object.entries(CATALOGUES).map(([lang, texts]) =>\n"
+        "  [lang, Object.fromEntries(Object.entries(ERROR_KEYS).map(([code, key]) => [code, texts[key]]))]));\n"
+    )
+    if path.exists() and path.read_text(encoding="utf-8") == text:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
+
+
+write_catalogue_module()
+
+
+def _table(name: str) -> ObjectVar:
+    """The browser's CATALOGUES or ERROR_TEXTS (lang -> key -> text), imported from the module."""
+    imports = {CATALOGUE_MODULE: [ImportVar(tag=name)]}
+    var: Var = Var(_js_expr=name, _var_type=dict[str, dict[str, str]], _var_data=VarData(imports=imports))
+    return var.to(ObjectVar, dict[str, dict[str, str]])
+
+
 def t(key: str) -> rx.Var:
     """The text for `key` in the current language (resolved in the browser)."""
     if key not in CATALOGUES["en"]:
         raise KeyError(f"missing catalogue key: {key}")
-    from wallet_app.state.session import SessionState
-
-    return rx.Var.create(CATALOGUES)[SessionState.lang][key]
+    return messages()[key]
 
 
 def t_var(key: rx.Var) -> rx.Var:
     """Like t() for a key held in state (validated by the code that sets it)."""
-    from wallet_app.state.session import SessionState
-
-    return rx.Var.create(CATALOGUES)[SessionState.lang][key]
+    return messages()[key]
 
 
-def messages() -> rx.Var:
+def messages() -> ObjectVar:
     """The whole current catalogue, for JS units that show their own texts."""
     from wallet_app.state.session import SessionState
 
-    return rx.Var.create(CATALOGUES)[SessionState.lang]
+    return _table("CATALOGUES")[SessionState.lang].to(ObjectVar, dict[str, str])
 
 
-def error_messages() -> rx.Var:
+def error_messages() -> ObjectVar:
     """Error code -> text in the current language, for JS units that show error codes."""
     from wallet_app.state.session import SessionState
 
-    return rx.Var.create(ERROR_TEXTS)[SessionState.lang]
+    return _table("ERROR_TEXTS")[SessionState.lang].to(ObjectVar, dict[str, str])
