@@ -53,8 +53,13 @@ def _w3(rpc_url: str) -> Web3:
 def _send(w3: Web3, key: str, tx: dict[str, Any]) -> TxReceipt:
     """Signs with the deployer key (no unlocked node accounts needed) and waits for success."""
     acct = Account.from_key(key)
-    tx = {**tx, "from": acct.address, "chainId": w3.eth.chain_id,
-          "nonce": w3.eth.get_transaction_count(acct.address, "pending"), "gasPrice": w3.eth.gas_price}
+    tx = {
+        **tx,
+        "from": acct.address,
+        "chainId": w3.eth.chain_id,
+        "nonce": w3.eth.get_transaction_count(acct.address, "pending"),
+        "gasPrice": w3.eth.gas_price,
+    }
     tx.setdefault("value", 0)
     tx["gas"] = w3.eth.estimate_gas(cast(TxParams, tx))  # the fields of a legacy transaction
     signed = acct.sign_transaction(tx)
@@ -88,16 +93,23 @@ def deploy(rpc_url: str, deployments_dir: Path | None = None, key: str = DEV_DEP
     old = load_deployments(chain_id, deployments_dir) or {}
     old_tokens = old.get("tokens", {})
     with _tx_lock:
-        multicall = (old.get("multicall") if _has_code(w3, old.get("multicall"))
-                     else _deploy_contract(w3, key, "Multicall3"))
-        payment = (old.get("payment") if _has_code(w3, old.get("payment"))
-                   else _deploy_contract(w3, key, "NewblPayment2"))
+        multicall = (
+            old.get("multicall") if _has_code(w3, old.get("multicall")) else _deploy_contract(w3, key, "Multicall3")
+        )
+        payment = (
+            old.get("payment") if _has_code(w3, old.get("payment")) else _deploy_contract(w3, key, "NewblPayment2")
+        )
         tokens = {}
         for symbol, name in TEST_TOKENS:
             addr = old_tokens.get(symbol)
             tokens[symbol] = addr if _has_code(w3, addr) else _deploy_contract(w3, key, "TestToken", name, symbol)
-    result = {"chain_id": chain_id, "deployer": Account.from_key(key).address,
-              "multicall": multicall, "payment": payment, "tokens": tokens}
+    result = {
+        "chain_id": chain_id,
+        "deployer": Account.from_key(key).address,
+        "multicall": multicall,
+        "payment": payment,
+        "tokens": tokens,
+    }
     if result != old:
         path = deployments_path(chain_id, deployments_dir)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -107,8 +119,14 @@ def deploy(rpc_url: str, deployments_dir: Path | None = None, key: str = DEV_DEP
     return result
 
 
-def fund(rpc_url: str, address: str, deployments_dir: Path | None = None, key: str = DEV_DEPLOYER_KEY,
-         eth_wei: int = FAUCET_ETH_WEI, token_units: int = FAUCET_TOKEN_UNITS) -> list[str]:
+def fund(
+    rpc_url: str,
+    address: str,
+    deployments_dir: Path | None = None,
+    key: str = DEV_DEPLOYER_KEY,
+    eth_wei: int = FAUCET_ETH_WEI,
+    token_units: int = FAUCET_TOKEN_UNITS,
+) -> list[str]:
     """Dev faucet: sends gas and mints every test token to `address`. Returns the tx hashes."""
     w3 = _w3(rpc_url)
     to = Web3.to_checksum_address(address)

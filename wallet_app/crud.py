@@ -57,14 +57,24 @@ def list_user_tokens(db: Session, user_id: int) -> list[UserToken]:
 
 def get_user_token(db: Session, user_id: int, chain_id: int, token_address: str) -> UserToken | None:
     """`token_address` lowercase, as stored."""
-    return db.exec(select(UserToken).where(UserToken.user_id == user_id, UserToken.chain_id == chain_id,
-                                           UserToken.token_address == token_address)).first()
+    return db.exec(
+        select(UserToken).where(
+            UserToken.user_id == user_id, UserToken.chain_id == chain_id, UserToken.token_address == token_address
+        )
+    ).first()
 
 
-def add_user_token(db: Session, user_id: int, chain_id: int, token_address: str, symbol: str, name: str,
-                   decimals: int) -> UserToken:
-    row = UserToken(user_id=user_id, chain_id=chain_id, token_address=token_address.lower(), symbol=symbol[:64],
-                    name=name[:128], decimals=decimals)
+def add_user_token(
+    db: Session, user_id: int, chain_id: int, token_address: str, symbol: str, name: str, decimals: int
+) -> UserToken:
+    row = UserToken(
+        user_id=user_id,
+        chain_id=chain_id,
+        token_address=token_address.lower(),
+        symbol=symbol[:64],
+        name=name[:128],
+        decimals=decimals,
+    )
     db.add(row)
     db.flush()
     return row
@@ -86,8 +96,14 @@ def get_activity(db: Session, activity_id: int) -> Activity | None:
 
 def list_activities(db: Session, user_id: int, limit: int) -> list[Activity]:
     """Newest first."""
-    return list(db.exec(select(Activity).where(Activity.user_id == user_id)
-                        .order_by(col(Activity.created_at).desc(), col(Activity.id).desc()).limit(limit)))
+    return list(
+        db.exec(
+            select(Activity)
+            .where(Activity.user_id == user_id)
+            .order_by(col(Activity.created_at).desc(), col(Activity.id).desc())
+            .limit(limit)
+        )
+    )
 
 
 # ---------------------------------------------------------------- payments
@@ -98,20 +114,52 @@ def get_payment(db: Session, payment_id: str) -> Payment | None:
     return db.exec(select(Payment).where(Payment.payment_id == payment_id)).first()
 
 
-def find_open_quote(db: Session, user_id: int, chain_id: int, token_address: str, amount: str, from_address: str,
-                    merchant_address: str | None, created_after: int) -> Payment | None:
+def find_open_quote(
+    db: Session,
+    user_id: int,
+    chain_id: int,
+    token_address: str,
+    amount: str,
+    from_address: str,
+    merchant_address: str | None,
+    created_after: int,
+) -> Payment | None:
     """The newest unused quote for exactly this request made after `created_after`."""
-    return db.exec(select(Payment).where(
-        Payment.user_id == user_id, Payment.status == "quoted", Payment.chain_id == chain_id,
-        Payment.token_address == token_address, Payment.amount == amount, Payment.from_address == from_address,
-        Payment.merchant_address == merchant_address, Payment.created_at >= created_after,
-    ).order_by(col(Payment.id).desc())).first()
+    return db.exec(
+        select(Payment)
+        .where(
+            Payment.user_id == user_id,
+            Payment.status == "quoted",
+            Payment.chain_id == chain_id,
+            Payment.token_address == token_address,
+            Payment.amount == amount,
+            Payment.from_address == from_address,
+            Payment.merchant_address == merchant_address,
+            Payment.created_at >= created_after,
+        )
+        .order_by(col(Payment.id).desc())
+    ).first()
 
 
-def add_quote(db: Session, payment_id: str, user_id: int, chain_id: int, token_address: str, amount: str,
-              from_address: str, merchant_address: str | None) -> Payment:
-    row = Payment(payment_id=payment_id, user_id=user_id, chain_id=chain_id, token_address=token_address,
-                  amount=amount, from_address=from_address, merchant_address=merchant_address)
+def add_quote(
+    db: Session,
+    payment_id: str,
+    user_id: int,
+    chain_id: int,
+    token_address: str,
+    amount: str,
+    from_address: str,
+    merchant_address: str | None,
+) -> Payment:
+    row = Payment(
+        payment_id=payment_id,
+        user_id=user_id,
+        chain_id=chain_id,
+        token_address=token_address,
+        amount=amount,
+        from_address=from_address,
+        merchant_address=merchant_address,
+    )
     db.add(row)
     db.flush()
     return row
@@ -119,9 +167,17 @@ def add_quote(db: Session, payment_id: str, user_id: int, chain_id: int, token_a
 
 def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, signature: str) -> bool:
     """quoted -> pending in one UPDATE: of two concurrent claims exactly one gets True."""
-    stmt = update(Payment).where(col(Payment.id) == row_id, col(Payment.status) == "quoted").values(
-        status="pending", merchant_address=merchant_address, deadline=deadline, signature=signature,
-        updated_at=now_epoch())
+    stmt = (
+        update(Payment)
+        .where(col(Payment.id) == row_id, col(Payment.status) == "quoted")
+        .values(
+            status="pending",
+            merchant_address=merchant_address,
+            deadline=deadline,
+            signature=signature,
+            updated_at=now_epoch(),
+        )
+    )
     result = cast("CursorResult[Any]", db.execute(stmt))  # an UPDATE's result is a CursorResult
     return result.rowcount == 1
 
@@ -131,13 +187,22 @@ def set_payment_activity(db: Session, row_id: int, activity_id: int) -> None:
 
 
 def max_relayer_nonce(db: Session, chain_id: int, relayer_address: str) -> int | None:
-    return db.exec(select(func.max(Payment.nonce)).where(
-        Payment.chain_id == chain_id, Payment.relayer_address == relayer_address)).one()
+    return db.exec(
+        select(func.max(Payment.nonce)).where(Payment.chain_id == chain_id, Payment.relayer_address == relayer_address)
+    ).one()
 
 
 def unsettled_payments(db: Session, chain_id: int, relayer_address: str) -> list[Payment]:
     """The relayer's payments whose nonce is not yet known to be consumed on chain, by nonce."""
-    return list(db.exec(select(Payment).where(
-        Payment.chain_id == chain_id, Payment.relayer_address == relayer_address,
-        col(Payment.nonce).is_not(None), Payment.settled == False,  # noqa: E712 (SQL expression)
-    ).order_by(col(Payment.nonce))))
+    return list(
+        db.exec(
+            select(Payment)
+            .where(
+                Payment.chain_id == chain_id,
+                Payment.relayer_address == relayer_address,
+                col(Payment.nonce).is_not(None),
+                Payment.settled == False,  # noqa: E712 (SQL expression)
+            )
+            .order_by(col(Payment.nonce))
+        )
+    )

@@ -61,9 +61,17 @@ def main() -> int:
     copy_argon2(REPO_ROOT / "assets" / "argon2")
     compile_contracts()  # the server reads its contract ABIs from contracts/build
     cmd = [
-        "reflex", "run", "--env", "prod", "--single-port",
-        "--frontend-port", str(args.port), "--backend-port", str(args.port),
-        "--backend-host", args.host,
+        "reflex",
+        "run",
+        "--env",
+        "prod",
+        "--single-port",
+        "--frontend-port",
+        str(args.port),
+        "--backend-port",
+        str(args.port),
+        "--backend-host",
+        args.host,
     ]
     # SIGTERM (CI, the e2e harness) must still stop the chain through the context managers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -46,8 +46,9 @@ def inline_small_functions(src: Path, dest: Path, cache: Path = WASM_CACHE) -> N
             raise FileNotFoundError(f"{WASM_OPT} missing: run `npm i --prefix tools`")
         cache.mkdir(parents=True, exist_ok=True)
         tmp = cache / f"{key}.{os.getpid()}.tmp"
-        subprocess.run([str(WASM_OPT), str(src), *WASM_OPT_ARGS, "-o", str(tmp)],
-                       check=True, capture_output=True, timeout=120)
+        subprocess.run(
+            [str(WASM_OPT), str(src), *WASM_OPT_ARGS, "-o", str(tmp)], check=True, capture_output=True, timeout=120
+        )
         os.replace(tmp, cached)
     shutil.copyfile(cached, dest)
 

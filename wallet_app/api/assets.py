@@ -15,7 +15,11 @@ class BalanceOut(TokenOut):
     balance: str = Field(description="integer string in the token's smallest unit")
 
 
-@router.get("/assets", response_model=list[BalanceOut], responses=ERRORS,
-            description="A chain that does not answer contributes no items.")
+@router.get(
+    "/assets",
+    response_model=list[BalanceOut],
+    responses=ERRORS,
+    description="A chain that does not answer contributes no items.",
+)
 def get_assets(user: CurrentUser) -> list[dict]:
     return tokens.asset_balances(user)

@@ -13,8 +13,10 @@ from wallet_app.services import accounts, google, sessions
 
 router = APIRouter(prefix="/auth", tags=["auth"])
 
-_AUTH_ERRORS: dict[int | str, dict[str, Any]] = {401: {"description": "token or code refused"},
-                                                  502: {"description": "provider unreachable"}}
+_AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"description": "token or code refused"},
+    502: {"description": "provider unreachable"},
+}
 
 
 def set_session_cookie(response: Response, raw_token: str) -> None:
@@ -32,9 +34,7 @@ def set_session_cookie(response: Response, raw_token: str) -> None:
 
 def clear_session_cookie(response: Response) -> None:
     s = get_settings()
-    response.delete_cookie(
-        sessions.SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=not s.dev_mode
-    )
+    response.delete_cookie(sessions.SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=not s.dev_mode)
 
 
 def _login(identity: google.Identity, locale: str, request: Request, response: Response) -> dict:

@@ -29,7 +29,8 @@ def get_info(user: CurrentUser) -> dict:
 
 
 @router.post(
-    "/touch", response_model=BackupTouchOut,
+    "/touch",
+    response_model=BackupTouchOut,
     responses={**_401, 409: {"description": "no wallet address registered yet"}},
 )
 def post_touch(user: CurrentUser) -> dict:

@@ -19,8 +19,11 @@ def get_me(user: CurrentUser) -> dict:
     return accounts.me_payload(user)
 
 
-@router.post("/address", response_model=MeOut,
-             responses={**_401, 400: {"description": "invalid_address or bad_checksum (services.eth)"}})
+@router.post(
+    "/address",
+    response_model=MeOut,
+    responses={**_401, 400: {"description": "invalid_address or bad_checksum (services.eth)"}},
+)
 def post_address(body: AddressIn, user: CurrentUser) -> dict:
     return accounts.me_payload(accounts.set_address(stored_id(user), body.address))
 

@@ -11,9 +11,12 @@ from wallet_app.services import payments
 router = APIRouter(prefix="/payment", tags=["payment"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-           401: {"description": "no live session"}, 400: {"description": "detail: a machine code"},
-           404: {"description": "unknown_payment"}, 409: {"description": "quote_mismatch, payment_id_used, no_address"},
-           503: {"description": "rpc_unavailable"}}
+    401: {"description": "no live session"},
+    400: {"description": "detail: a machine code"},
+    404: {"description": "unknown_payment"},
+    409: {"description": "quote_mismatch, payment_id_used, no_address"},
+    503: {"description": "rpc_unavailable"},
+}
 
 
 class QuoteOut(BaseModel):
@@ -56,8 +59,18 @@ def get_available(
 
 @router.post("/execute", response_model=ExecuteOut, responses=_ERRORS)
 def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
-    return {"id": payments.execute(user, body.chain_id, body.merchant_address, body.token_address, body.amount,
-                                   body.payment_id, body.deadline, body.signature)}
+    return {
+        "id": payments.execute(
+            user,
+            body.chain_id,
+            body.merchant_address,
+            body.token_address,
+            body.amount,
+            body.payment_id,
+            body.deadline,
+            body.signature,
+        )
+    }
 
 
 @router.get("/status", response_model=StatusOut, response_model_exclude_none=True, responses=_ERRORS)

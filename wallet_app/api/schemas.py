@@ -26,8 +26,9 @@ class GoogleCodeIn(BaseModel):
 
 
 class AddressIn(BaseModel):
-    address: str = Field(max_length=64, description="0x followed by 40 hex digits (mixed case must pass EIP-55); "
-                                                    "stored lowercase")
+    address: str = Field(
+        max_length=64, description="0x followed by 40 hex digits (mixed case must pass EIP-55); stored lowercase"
+    )
 
 
 class LocaleIn(BaseModel):

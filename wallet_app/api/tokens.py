@@ -32,22 +32,36 @@ class TokenMetadataOut(BaseModel):
     token_decimals: int
 
 
-@router.get("/tokens", response_model=list[TokenOut], responses=ERRORS,
-            summary="The signed-in user's token list",
-            description="Every chain's configured tokens plus the tokens the user added (POST /tokens).")
+@router.get(
+    "/tokens",
+    response_model=list[TokenOut],
+    responses=ERRORS,
+    summary="The signed-in user's token list",
+    description="Every chain's configured tokens plus the tokens the user added (POST /tokens).",
+)
 def get_tokens(user: CurrentUser) -> list[dict]:
     return tokens.user_tokens(user)
 
 
-@router.post("/tokens", response_model=TokenOut, responses=ERRORS, summary="Add a token to the user's list",
-             description="Probes the address on the chain (name, symbol, decimals). Errors: not_a_contract, "
-                         "not_erc20, invalid_address, unsupported_chain. Adding the same token again returns it.")
+@router.post(
+    "/tokens",
+    response_model=TokenOut,
+    responses=ERRORS,
+    summary="Add a token to the user's list",
+    description="Probes the address on the chain (name, symbol, decimals). Errors: not_a_contract, "
+    "not_erc20, invalid_address, unsupported_chain. Adding the same token again returns it.",
+)
 def post_token(body: AddTokenIn, user: CurrentUser) -> dict:
     return tokens.add_token(user, body.chain_id, body.token_address)
 
 
-@router.get("/token/metadata", response_model=TokenMetadataOut, responses=ERRORS,
-            description="Reads name, symbol and decimals from the chain; the zero address gives the native coin.")
-def get_token_metadata(user: CurrentUser, chain_id: Annotated[str, Query()],
-                       token_address: Annotated[str, Query()] = "") -> dict:
+@router.get(
+    "/token/metadata",
+    response_model=TokenMetadataOut,
+    responses=ERRORS,
+    description="Reads name, symbol and decimals from the chain; the zero address gives the native coin.",
+)
+def get_token_metadata(
+    user: CurrentUser, chain_id: Annotated[str, Query()], token_address: Annotated[str, Query()] = ""
+) -> dict:
     return tokens.token_metadata(chain_id, token_address)

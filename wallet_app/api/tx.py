@@ -42,8 +42,12 @@ def post_build(body: BuildTxIn, user: CurrentUser) -> dict:
     return transfers.build_transfer(user, body.chain_id, body.token_address, body.to, body.amount)
 
 
-@router.post("/submit", response_model=SubmitOut, responses=ERRORS,
-             description="Refuses a transaction not signed by the session's address (sender_mismatch) or for an "
-                         "unknown chain (unsupported_chain); broadcasts once and records an activity entry.")
+@router.post(
+    "/submit",
+    response_model=SubmitOut,
+    responses=ERRORS,
+    description="Refuses a transaction not signed by the session's address (sender_mismatch) or for an "
+    "unknown chain (unsupported_chain); broadcasts once and records an activity entry.",
+)
 def post_submit(body: SubmitIn, user: CurrentUser) -> dict:
     return transfers.submit_signed(user, body.raw_tx)

@@ -14,15 +14,21 @@ def alert_dialog() -> rx.Component:
             rx.alert_dialog.title(t_var(s.dialog_title)),
             rx.alert_dialog.description(
                 # A detail can be a 66-character hash or an error with no spaces: let it wrap.
-                rx.text(s.dialog_texts[s.lang], s.dialog_detail, role="alert", word_break="break-word",
-                        overflow_wrap="anywhere"),
+                rx.text(
+                    s.dialog_texts[s.lang],
+                    s.dialog_detail,
+                    role="alert",
+                    word_break="break-word",
+                    overflow_wrap="anywhere",
+                ),
             ),
             rx.flex(
                 rx.cond(
                     s.dialog_cancel,
                     rx.alert_dialog.cancel(
-                        rx.button(t("cancel"), variant="soft", color_scheme="gray",
-                                  size="3", on_click=s.dialog_dismiss),
+                        rx.button(
+                            t("cancel"), variant="soft", color_scheme="gray", size="3", on_click=s.dialog_dismiss
+                        ),
                     ),
                 ),
                 rx.alert_dialog.action(rx.button(t_var(s.dialog_ok_label), size="3", on_click=s.dialog_ok)),
@@ -51,8 +57,7 @@ def full_screen_spinner(visible: rx.Var, label: rx.Var | str = "") -> rx.Compone
 
 
 def spinner(label: rx.Var | str = "") -> rx.Component:
-    return rx.hstack(rx.spinner(), rx.text(label, size="2", color_scheme="gray"),
-                     align="center", role="status")
+    return rx.hstack(rx.spinner(), rx.text(label, size="2", color_scheme="gray"), align="center", role="status")
 
 
 def selector(items: rx.Var | list, value: rx.Var, on_change, label: rx.Var | str, **props) -> rx.Component:

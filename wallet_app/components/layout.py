@@ -60,8 +60,9 @@ def bottom_nav() -> rx.Component:
     )
 
 
-def page(*children: rx.Component, title_key: str | None = None, gated: bool = True,
-         signed_in: bool = True) -> rx.Component:
+def page(
+    *children: rx.Component, title_key: str | None = None, gated: bool = True, signed_in: bool = True
+) -> rx.Component:
     """Frame a page. A gated page stays hidden until the session check has run, so a redirect
     never flashes a page the user may not see. Pages outside the signed-in area (/ and
     /onboarding: signed_in=False) carry no navigation, device check or restore prompt, which
@@ -97,8 +98,7 @@ def _signed_in_parts() -> list[rx.Component]:
     return [
         bottom_nav(),
         # The device check runs on every signed-in page but / and /onboarding (where nav shows).
-        rx.cond(SessionState.show_nav,
-                device_check(owner=SessionState.address, on_check=SessionState.device_checked)),
+        rx.cond(SessionState.show_nav, device_check(owner=SessionState.address, on_check=SessionState.device_checked)),
         # Its restore prompt (new device with a backup): the PIN and the Drive token stay in JS.
         rx.cond(
             SessionState.show_nav & SessionState.restore_open,

@@ -13,12 +13,17 @@ from wallet_app.state.session import SessionState
 
 # ---------------------------------------------------------------- components
 
+
 def _skeleton_row() -> rx.Component:
     return rx.hstack(
-        rx.vstack(rx.skeleton(rx.text("tUSD"), width="64px"), rx.skeleton(rx.text("Token name"), width="140px"),
-                  spacing="1"),
+        rx.vstack(
+            rx.skeleton(rx.text("tUSD"), width="64px"), rx.skeleton(rx.text("Token name"), width="140px"), spacing="1"
+        ),
         rx.skeleton(rx.text("0.00"), width="72px"),
-        justify="between", align="center", width="100%", padding_y="10px",
+        justify="between",
+        align="center",
+        width="100%",
+        padding_y="10px",
     )
 
 
@@ -26,13 +31,20 @@ def _token_row(row: ObjectVar[dict[str, str]]) -> rx.Component:
     return rx.hstack(
         rx.vstack(
             rx.text(row["symbol"], weight="bold", size="3"),
-            rx.text(row["name"], " · ", row["chain"], size="2", color_scheme="gray", trim="both",
-                    class_name="token-name"),
+            rx.text(
+                row["name"], " · ", row["chain"], size="2", color_scheme="gray", trim="both", class_name="token-name"
+            ),
             spacing="1",
             min_width="0",
         ),
-        rx.text(row["balance"], size="4", weight="medium", text_align="right",
-                style={"font_variant_numeric": "tabular-nums"}, class_name="token-balance"),
+        rx.text(
+            row["balance"],
+            size="4",
+            weight="medium",
+            text_align="right",
+            style={"font_variant_numeric": "tabular-nums"},
+            class_name="token-balance",
+        ),
         justify="between",
         align="center",
         width="100%",
@@ -50,8 +62,14 @@ def token_list() -> rx.Component:
         rx.hstack(
             rx.heading(t("tokens"), size="4", as_="h2"),
             rx.hstack(
-                rx.icon_button(rx.icon("refresh-cw"), variant="ghost", size="3", aria_label=t("assets_refresh"),
-                               on_click=s.load, disabled=s.loading),
+                rx.icon_button(
+                    rx.icon("refresh-cw"),
+                    variant="ghost",
+                    size="3",
+                    aria_label=t("assets_refresh"),
+                    on_click=s.load,
+                    disabled=s.loading,
+                ),
                 rx.button(rx.icon("plus"), t("add_token"), variant="soft", size="3", on_click=s.open_add),
                 spacing="3",
                 align="center",
@@ -88,27 +106,43 @@ def _address_form() -> rx.Component:
             rx.text(t("add_token_address"), size="2", weight="medium", as_="label", html_for="add-token-address"),
             # Uncontrolled: the address travels only with the form's submit, so no late keystroke
             # event can overtake a probe (submit compares it with the probed one).
-            rx.input(default_value=s.token_address, id="add-token-address",
-                     name="token_address", placeholder=t("add_token_address_hint"), size="3", width="100%",
-                     disabled=s.busy, font_family="var(--code-font-family)", auto_complete="off",
-                     spell_check=False, auto_capitalize="off"),
+            rx.input(
+                default_value=s.token_address,
+                id="add-token-address",
+                name="token_address",
+                placeholder=t("add_token_address_hint"),
+                size="3",
+                width="100%",
+                disabled=s.busy,
+                font_family="var(--code-font-family)",
+                auto_complete="off",
+                spell_check=False,
+                auto_capitalize="off",
+            ),
             rx.cond(
                 s.add_error.length() > 0,
                 rx.callout.root(
                     rx.callout.icon(rx.icon("triangle-alert")),
                     # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
                     rx.callout.text(s.add_error[SessionState.lang]),  # type: ignore[call-overload]
-                    color_scheme="red", role="alert", width="100%", id="add-token-error",
+                    color_scheme="red",
+                    role="alert",
+                    width="100%",
+                    id="add-token-error",
                 ),
             ),
             rx.cond(
                 s.probed,
                 rx.card(
-                    rx.vstack(_meta_line("add_token_name", s.meta_name, "add-token-name"),
-                              _meta_line("add_token_symbol", s.meta_symbol, "add-token-symbol"),
-                              _meta_line("add_token_decimals", s.meta_decimals, "add-token-decimals"),
-                              spacing="2", width="100%"),
-                    width="100%", id="add-token-meta",
+                    rx.vstack(
+                        _meta_line("add_token_name", s.meta_name, "add-token-name"),
+                        _meta_line("add_token_symbol", s.meta_symbol, "add-token-symbol"),
+                        _meta_line("add_token_decimals", s.meta_decimals, "add-token-decimals"),
+                        spacing="2",
+                        width="100%",
+                    ),
+                    width="100%",
+                    id="add-token-meta",
                 ),
             ),
             rx.cond(s.busy, rx.hstack(rx.spinner(), rx.text(t("add_token_probing"), size="2"), role="status")),
@@ -116,10 +150,12 @@ def _address_form() -> rx.Component:
             width="100%",
         ),
         rx.flex(
-            rx.dialog.close(rx.button(t("cancel"), size="3", variant="soft", color_scheme="gray",
-                                      disabled=s.busy, type="button")),
-            rx.button(rx.cond(s.probed, t("add_token_add"), t("add_token_probe")), size="3", type="submit",
-                      disabled=s.busy),
+            rx.dialog.close(
+                rx.button(t("cancel"), size="3", variant="soft", color_scheme="gray", disabled=s.busy, type="button")
+            ),
+            rx.button(
+                rx.cond(s.probed, t("add_token_add"), t("add_token_probe")), size="3", type="submit", disabled=s.busy
+            ),
             gap="3",
             justify="end",
             margin_top="16px",

@@ -43,6 +43,7 @@ def reset() -> None:
 
 # ---- a wallet address was registered (accounts.set_address)
 
+
 def add_address_hook(hook: Callable[[str], object]) -> None:
     if hook not in _address_hooks:
         _address_hooks.append(hook)
@@ -57,6 +58,7 @@ def address_registered(address: str) -> None:
 
 
 # ---- the identity provider (services.google)
+
 
 def set_identity_provider(provider: Callable[[], IdentityProvider | None]) -> None:
     """`provider()` answers None to fall back to Google."""
@@ -78,6 +80,7 @@ def identity_provider(google_client_id: str, google_client_secret: str) -> Ident
 
 # ---- a ready-made merchant link offered on /card ("" when none)
 
+
 def set_merchant_link(provider: Callable[[], str]) -> None:
     global _merchant_link
     _merchant_link = provider
@@ -88,6 +91,7 @@ def merchant_link() -> str:
 
 
 # ---- the relayer's key when RELAYER_PRIVATE_KEY is not set
+
 
 def set_relayer_key(provider: Callable[[], str | None]) -> None:
     global _relayer_key

@@ -44,21 +44,23 @@ def content_security_policy(script_hashes: list[str], google: bool, wasm: bool =
         style.append("https://accounts.google.com/gsi/style")
     if wasm:
         script.append("'wasm-unsafe-eval'")
-    return "; ".join([
-        "default-src 'self'",
-        "script-src " + " ".join(script),
-        "style-src " + " ".join(style),
-        "img-src 'self' data: blob:",
-        "font-src 'self' data:",
-        "connect-src " + " ".join(connect),
-        "frame-src " + " ".join(frame),
-        "worker-src 'self'",
-        "manifest-src 'self'",
-        "object-src 'none'",
-        "base-uri 'self'",
-        "form-action 'self'",
-        "frame-ancestors 'none'",
-    ])
+    return "; ".join(
+        [
+            "default-src 'self'",
+            "script-src " + " ".join(script),
+            "style-src " + " ".join(style),
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            "connect-src " + " ".join(connect),
+            "frame-src " + " ".join(frame),
+            "worker-src 'self'",
+            "manifest-src 'self'",
+            "object-src 'none'",
+            "base-uri 'self'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    )
 
 
 def cache_control(path: str) -> str | None:

@@ -26,8 +26,11 @@ def _identity_provider() -> extensions.IdentityProvider | None:
     if not get_settings().dev_mode:
         return None
     return extensions.IdentityProvider(
-        issuer=idp.issuer(), accepted_issuers=(idp.issuer(),), gsi_script_url=idp.PREFIX + "/gsi/client",
-        client_id=idp.DEV_CLIENT_ID, client_secret=idp.DEV_CLIENT_SECRET,
+        issuer=idp.issuer(),
+        accepted_issuers=(idp.issuer(),),
+        gsi_script_url=idp.PREFIX + "/gsi/client",
+        client_id=idp.DEV_CLIENT_ID,
+        client_secret=idp.DEV_CLIENT_SECRET,
     )
 
 

@@ -89,8 +89,16 @@ class Anvil:
                 s.bind(("127.0.0.1", self.port))
             except OSError as e:
                 raise AnvilError(f"port {self.port} is in use") from e
-        cmd = [anvil_binary(), "--host", "127.0.0.1", "--port", str(self.port),
-               "--chain-id", str(self.chain_id), *self.extra_args]
+        cmd = [
+            anvil_binary(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--chain-id",
+            str(self.chain_id),
+            *self.extra_args,
+        ]
         if self.state_file:
             self.state_file.parent.mkdir(parents=True, exist_ok=True)
             cmd += ["--state", str(self.state_file), "--state-interval", str(self.state_interval)]
@@ -129,7 +137,8 @@ class Anvil:
                     pass
                 if time.monotonic() > deadline:
                     raise AnvilError(
-                        f"anvil did not answer on {self.url} within {self.start_timeout}s: {self._output()}")
+                        f"anvil did not answer on {self.url} within {self.start_timeout}s: {self._output()}"
+                    )
                 time.sleep(0.05)  # polling interval, not a fixed wait
 
     def stop(self, timeout: float = 10.0) -> None:

@@ -65,8 +65,9 @@ def _bad_request(message: str, location: str | None = None) -> DriveError:
 
 
 def _not_found(file_id: str) -> DriveError:
-    return DriveError(404, f"File not found: {file_id}.", "notFound", "NOT_FOUND", location="fileId",
-                      locationType="parameter")
+    return DriveError(
+        404, f"File not found: {file_id}.", "notFound", "NOT_FOUND", location="fileId", locationType="parameter"
+    )
 
 
 # --- pure parsers (table-tested) -----------------------------------------------------------
@@ -175,7 +176,7 @@ def parse_multipart_related(content_type: str, body: bytes) -> tuple[dict, bytes
         pos = i + 2 + len(dash)
     parts: list[tuple[dict[str, str], bytes]] = []
     while True:
-        if body[pos:pos + 2] == b"--":
+        if body[pos : pos + 2] == b"--":
             break
         eol = body.find(b"\r\n", pos)
         if eol < 0 or body[pos:eol].strip(b" \t"):
@@ -183,7 +184,7 @@ def parse_multipart_related(content_type: str, body: bytes) -> tuple[dict, bytes
         end = body.find(b"\r\n" + dash, eol + 2)
         if end < 0:
             raise ValueError("multipart closing boundary missing")
-        parts.append(_split_part(body[eol + 2:end]))
+        parts.append(_split_part(body[eol + 2 : end]))
         pos = end + 2 + len(dash)
     if len(parts) != 2:
         raise ValueError("expected two parts: metadata and media")
@@ -282,7 +283,10 @@ def _subject(request: Request) -> str:
             401,
             "Request is missing required authentication credential. Expected OAuth 2 access token, "
             "login cookie or other valid authentication credential.",
-            "required", "UNAUTHENTICATED", location="Authorization", locationType="header",
+            "required",
+            "UNAUTHENTICATED",
+            location="Authorization",
+            locationType="header",
         )
     sub = idp.user_for_access_token(token.strip(), DRIVE_SCOPE)
     if sub is None:
@@ -290,7 +294,10 @@ def _subject(request: Request) -> str:
             401,
             "Request had invalid authentication credentials. Expected OAuth 2 access token, "
             "login cookie or other valid authentication credential.",
-            "authError", "UNAUTHENTICATED", location="Authorization", locationType="header",
+            "authError",
+            "UNAUTHENTICATED",
+            location="Authorization",
+            locationType="header",
         )
     return sub
 
@@ -339,15 +346,20 @@ def build_router() -> APIRouter:
             sub = _subject(request)
             spaces = request.query_params.get("spaces", "drive").split(",")
             if APP_DATA not in spaces:
-                raise DriveError(403, "The granted scopes do not give access to all of the requested spaces.",
-                                 "insufficientScopes", "PERMISSION_DENIED")
+                raise DriveError(
+                    403,
+                    "The granted scopes do not give access to all of the requested spaces.",
+                    "insufficientScopes",
+                    "PERMISSION_DENIED",
+                )
             try:
                 query = parse_query(request.query_params.get("q"))
             except ValueError:
                 raise _bad_request("Invalid Value", "q") from None
             tree = _fields(request, DEFAULT_LIST_FIELDS)
             files = [
-                f for f in _list_meta(sub)
+                f
+                for f in _list_meta(sub)
                 if ("name" not in query or f["name"] == query["name"]) and not query.get("trashed", False)
             ]
             files.sort(key=lambda f: f["modifiedTime"], reverse=True)
@@ -365,8 +377,11 @@ def build_router() -> APIRouter:
                 raise _not_found(file_id)
             if request.query_params.get("alt") == "media":
                 content = (_user_dir(sub) / f"{file_id}.bin").read_bytes()
-                return Response(content, media_type=meta.get("mimeType") or "application/octet-stream",
-                                headers={"Cache-Control": "no-store"})
+                return Response(
+                    content,
+                    media_type=meta.get("mimeType") or "application/octet-stream",
+                    headers={"Cache-Control": "no-store"},
+                )
             return JSONResponse(select_fields(meta, _fields(request, DEFAULT_FILE_FIELDS)))
         except DriveError as e:
             return e.response()
@@ -395,14 +410,16 @@ def _create_file(request: Request, sub: str, body: bytes) -> Response:
         _upload_type(request, ("multipart",))
         tree = _fields(request, DEFAULT_FILE_FIELDS)
         try:
-            metadata, content, media_type = parse_multipart_related(
-                request.headers.get("content-type", ""), body
-            )
+            metadata, content, media_type = parse_multipart_related(request.headers.get("content-type", ""), body)
         except ValueError as e:
             raise _bad_request(f"Malformed multipart body: {e}") from None
         if metadata.get("parents") != [APP_DATA]:
-            raise DriveError(403, "The granted scopes do not give access to all of the requested spaces.",
-                             "insufficientScopes", "PERMISSION_DENIED")
+            raise DriveError(
+                403,
+                "The granted scopes do not give access to all of the requested spaces.",
+                "insufficientScopes",
+                "PERMISSION_DENIED",
+            )
         now = _rfc3339_now()
         meta = {
             "kind": "drive#file",
@@ -430,15 +447,17 @@ def _update_file(file_id: str, request: Request, sub: str, body: bytes) -> Respo
             content, media_type, metadata = body, request.headers.get("content-type"), {}
         else:
             try:
-                metadata, content, media_type = parse_multipart_related(
-                    request.headers.get("content-type", ""), body
-                )
+                metadata, content, media_type = parse_multipart_related(request.headers.get("content-type", ""), body)
             except ValueError as e:
                 raise _bad_request(f"Malformed multipart body: {e}") from None
         if "parents" in metadata:
-            raise DriveError(403, "The parents field is not directly writable in update requests. "
-                             "Use the addParents and removeParents parameters instead.",
-                             "fieldNotWritable", "PERMISSION_DENIED")
+            raise DriveError(
+                403,
+                "The parents field is not directly writable in update requests. "
+                "Use the addParents and removeParents parameters instead.",
+                "fieldNotWritable",
+                "PERMISSION_DENIED",
+            )
         if "name" in metadata:
             meta["name"] = _check_name(metadata["name"])
         meta["mimeType"] = metadata.get("mimeType") or media_type or meta["mimeType"]

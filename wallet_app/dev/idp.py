@@ -178,8 +178,7 @@ _AUTH_PARAMS = ("client_id", "redirect_uri", "response_type", "scope", "state", 
 
 def _page(title: str, body: str, metas: dict[str, str] | None = None, status: int = 200) -> HTMLResponse:
     head_metas = "".join(
-        f'<meta name="{html.escape(k)}" content="{html.escape(v, quote=True)}">'
-        for k, v in (metas or {}).items()
+        f'<meta name="{html.escape(k)}" content="{html.escape(v, quote=True)}">' for k, v in (metas or {}).items()
     )
     doc = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -192,14 +191,14 @@ def _page(title: str, body: str, metas: dict[str, str] | None = None, status: in
 
 
 def _error_page(message: str) -> HTMLResponse:
-    return _page("Development sign-in", f'<h1>Development sign-in</h1><p role="alert">{html.escape(message)}</p>',
-                 status=400)
+    return _page(
+        "Development sign-in", f'<h1>Development sign-in</h1><p role="alert">{html.escape(message)}</p>', status=400
+    )
 
 
 def _form_page(params: dict[str, str], error: str | None = None) -> HTMLResponse:
     hidden = "".join(
-        f'<input type="hidden" name="{k}" value="{html.escape(params.get(k, ""), quote=True)}">'
-        for k in _AUTH_PARAMS
+        f'<input type="hidden" name="{k}" value="{html.escape(params.get(k, ""), quote=True)}">' for k in _AUTH_PARAMS
     )
     alert = f'<p role="alert" class="error">{html.escape(error)}</p>' if error else ""
     scope = html.escape(params.get("scope", ""))
@@ -210,7 +209,7 @@ def _form_page(params: dict[str, str], error: str | None = None) -> HTMLResponse
 <form method="post" action="{PREFIX}/authorize">{hidden}
 <label for="email">E-mail</label>
 <input id="email" name="email" type="email" required autofocus autocomplete="email"
- value="{html.escape(params.get('login_hint', ''), quote=True)}">
+ value="{html.escape(params.get("login_hint", ""), quote=True)}">
 <div class="actions"><button type="submit" id="continue">Continue</button>
 <button type="button" id="cancel">Cancel</button></div>
 </form>"""
@@ -269,7 +268,12 @@ def _grant(params: dict[str, str], email: str) -> HTMLResponse:
         message["state"] = params["state"]
     resp = _result_page(message)
     resp.set_cookie(
-        ACCOUNT_COOKIE, email, max_age=30 * 24 * 3600, path=PREFIX, httponly=True, samesite="lax",
+        ACCOUNT_COOKIE,
+        email,
+        max_age=30 * 24 * 3600,
+        path=PREFIX,
+        httponly=True,
+        samesite="lax",
         secure=get_settings().public_origin.startswith("https://"),
     )
     return resp

@@ -21,8 +21,10 @@ def merchant_link_base(chains: list[ChainConfig]) -> str:
             continue
         for token in chain.tokens:
             if token.token_symbol == DEV_TOKEN_SYMBOL:
-                return (f"{routes.PAYMENT}?merchant={DEV_MERCHANT}&chain_id={DEV_CHAIN_ID}"
-                        f"&token={token.token_address}&amount={DEV_AMOUNT}")
+                return (
+                    f"{routes.PAYMENT}?merchant={DEV_MERCHANT}&chain_id={DEV_CHAIN_ID}"
+                    f"&token={token.token_address}&amount={DEV_AMOUNT}"
+                )
     return ""
 
 

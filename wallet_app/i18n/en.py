@@ -52,8 +52,9 @@ EN: dict[str, str] = {
     "copy_address": "Copy address",
     "working": "Working…",
     "creating_wallet": "Creating your wallet… This takes a few seconds.",
-    "replace_wallet_confirm": ("This account already has a wallet. "
-                               "I understand that a new wallet replaces it for this account."),
+    "replace_wallet_confirm": (
+        "This account already has a wallet. I understand that a new wallet replaces it for this account."
+    ),
     "onboarding_failed": "Onboarding failed: ",
     "pin_dialog_title": "Enter your PIN",
     "pin_dialog_hint": "Enter your 6-digit PIN to continue.",

@@ -52,8 +52,9 @@ KO: dict[str, str] = {
     "copy_address": "주소 복사",
     "working": "처리하는 중…",
     "creating_wallet": "지갑을 만드는 중입니다… 몇 초 걸립니다.",
-    "replace_wallet_confirm": ("이 계정에는 이미 지갑이 있습니다. "
-                               "새 지갑이 이 계정의 기존 지갑을 대신한다는 것을 이해했습니다."),
+    "replace_wallet_confirm": (
+        "이 계정에는 이미 지갑이 있습니다. 새 지갑이 이 계정의 기존 지갑을 대신한다는 것을 이해했습니다."
+    ),
     "onboarding_failed": "지갑 만들기에 실패했습니다: ",
     "pin_dialog_title": "PIN 입력",
     "pin_dialog_hint": "계속하려면 6자리 PIN을 입력하세요.",

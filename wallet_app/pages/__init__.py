@@ -45,6 +45,5 @@ def add_pages(app, pages: tuple[Page, ...]) -> None:
     from wallet_app.state.session import SessionState
 
     for page in pages:
-        app.add_page(page.view, route=page.route, title=APP_TITLE,
-                     on_load=[SessionState.check_session, *page.on_load])
+        app.add_page(page.view, route=page.route, title=APP_TITLE, on_load=[SessionState.check_session, *page.on_load])
     app.add_page(not_found.not_found_page, route="404", title=APP_TITLE, on_load=SessionState.check_session)

@@ -14,17 +14,18 @@ from wallet_app.state.session import SessionState
 
 # ---------------------------------------------------------------- components
 
+
 def _localized(item: ObjectVar[dict[str, str]], field: str) -> rx.Var:
     return rx.cond(SessionState.lang == "ko", item[f"{field}_ko"], item[f"{field}_en"])
 
 
 def _status_badge(status: rx.Var) -> rx.Component:
     def badge(value: str, color: str) -> tuple:
-        return value, rx.badge(t(f"activity_status_{value}"), color_scheme=color, size="2", variant="soft",
-                               class_name="activity-status")
+        return value, rx.badge(
+            t(f"activity_status_{value}"), color_scheme=color, size="2", variant="soft", class_name="activity-status"
+        )
 
-    return rx.match(status, badge("ok", "green"), badge("failed", "red"), badge("submitted", "amber"),
-                    rx.fragment())
+    return rx.match(status, badge("ok", "green"), badge("failed", "red"), badge("submitted", "amber"), rx.fragment())
 
 
 def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
@@ -37,8 +38,12 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
                 align="center",
                 width="100%",
             ),
-            rx.text(_localized(item, "summary"), size="3", class_name="activity-summary",
-                    style={"font_variant_numeric": "tabular-nums"}),
+            rx.text(
+                _localized(item, "summary"),
+                size="3",
+                class_name="activity-summary",
+                style={"font_variant_numeric": "tabular-nums"},
+            ),
             rx.cond(
                 item["tx_hash"] != "",
                 rx.hstack(
@@ -58,8 +63,11 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
 
 def _skeleton() -> rx.Component:
     return rx.card(
-        rx.vstack(rx.skeleton(rx.text("Transfer"), width="90px"), rx.skeleton(rx.text("Sent 0 to 0x0000…0000"),
-                                                                               width="220px"), spacing="2"),
+        rx.vstack(
+            rx.skeleton(rx.text("Transfer"), width="90px"),
+            rx.skeleton(rx.text("Sent 0 to 0x0000…0000"), width="220px"),
+            spacing="2",
+        ),
         width="100%",
     )
 
@@ -80,5 +88,10 @@ def activity_page() -> rx.Component:
     )
 
 
-PAGE = Page(route=routes.ACTIVITY, title_key="activity_title", view=activity_page,
-            nav=NavEntry("nav_activity", "list", 3), on_load=(ActivityState.load,))
+PAGE = Page(
+    route=routes.ACTIVITY,
+    title_key="activity_title",
+    view=activity_page,
+    nav=NavEntry("nav_activity", "list", 3),
+    on_load=(ActivityState.load,),
+)

@@ -17,8 +17,12 @@ def card_page() -> rx.Component:
         rx.cond(
             CardState.dev_link != "",
             rx.link(
-                rx.hstack(rx.icon("flask-conical", size=18), rx.text(t("dev_merchant_link"), size="2"),
-                          align="center", spacing="2"),
+                rx.hstack(
+                    rx.icon("flask-conical", size=18),
+                    rx.text(t("dev_merchant_link"), size="2"),
+                    align="center",
+                    spacing="2",
+                ),
                 href=CardState.dev_link + "&lang=" + SessionState.lang,
                 id="dev-merchant-link",
                 min_height="44px",
@@ -30,5 +34,10 @@ def card_page() -> rx.Component:
     )
 
 
-PAGE = Page(route=routes.CARD, title_key="card_title", view=card_page, nav=NavEntry("nav_card", "credit-card", 2),
-            on_load=(CardState.load,))
+PAGE = Page(
+    route=routes.CARD,
+    title_key="card_title",
+    view=card_page,
+    nav=NavEntry("nav_card", "credit-card", 2),
+    on_load=(CardState.load,),
+)

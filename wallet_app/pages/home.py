@@ -14,8 +14,14 @@ from wallet_app.state.session import SessionState
 
 def _copy_button(label_key: str, **props) -> rx.Component:
     # Copy failures are silent (specification section 8).
-    return rx.icon_button(rx.icon("copy"), variant="ghost", size="3", aria_label=t(label_key),
-                          on_click=rx.set_clipboard(SessionState.address), **props)
+    return rx.icon_button(
+        rx.icon("copy"),
+        variant="ghost",
+        size="3",
+        aria_label=t(label_key),
+        on_click=rx.set_clipboard(SessionState.address),
+        **props,
+    )
 
 
 def receive_dialog() -> rx.Component:
@@ -24,14 +30,18 @@ def receive_dialog() -> rx.Component:
             rx.dialog.title(t("receive_title")),
             rx.vstack(
                 receive_qr(text=SessionState.address, errors=error_messages()),
-                rx.code(SessionState.address, size="2", variant="ghost", word_break="break-all",
-                        text_align="center"),
+                rx.code(SessionState.address, size="2", variant="ghost", word_break="break-all", text_align="center"),
                 align="center",
                 spacing="3",
             ),
             rx.flex(
-                rx.button(rx.icon("copy"), t("copy"), size="3", variant="soft",
-                          on_click=rx.set_clipboard(SessionState.address)),
+                rx.button(
+                    rx.icon("copy"),
+                    t("copy"),
+                    size="3",
+                    variant="soft",
+                    on_click=rx.set_clipboard(SessionState.address),
+                ),
                 rx.dialog.close(rx.button(t("close"), size="3")),
                 gap="3",
                 justify="end",
@@ -48,8 +58,9 @@ def home_page() -> rx.Component:
     return page(
         rx.card(
             rx.hstack(
-                rx.code(SessionState.short_address, size="4", variant="ghost", title=SessionState.address,
-                        id="home-address"),
+                rx.code(
+                    SessionState.short_address, size="4", variant="ghost", title=SessionState.address, id="home-address"
+                ),
                 _copy_button("copy_address"),
                 align="center",
                 justify="between",
@@ -59,9 +70,14 @@ def home_page() -> rx.Component:
         ),
         rx.grid(
             rx.button(rx.icon("arrow-up-right"), t("send"), size="4", on_click=rx.redirect(routes.SEND)),
-            # mypy types an @rx.event handler as the EventNamespace class (its __new__ returns an EventCallback).
-            rx.button(rx.icon("qr-code"), t("receive"), size="4", variant="soft",
-                      on_click=HomeState.set_receive_open(True)),  # type: ignore[operator]
+            rx.button(
+                rx.icon("qr-code"),
+                t("receive"),
+                size="4",
+                variant="soft",
+                # mypy types an @rx.event handler as the EventNamespace class (its __new__ returns an EventCallback).
+                on_click=HomeState.set_receive_open(True),  # type: ignore[operator]
+            ),
             columns="2",
             spacing="3",
             width="100%",
@@ -72,5 +88,11 @@ def home_page() -> rx.Component:
     )
 
 
-PAGE = Page(route=routes.HOME, title_key="home_title", view=home_page, nav=NavEntry("nav_home", "house", 1),
-            on_load=(TokenListState.load,), needs_address=True)
+PAGE = Page(
+    route=routes.HOME,
+    title_key="home_title",
+    view=home_page,
+    nav=NavEntry("nav_home", "house", 1),
+    on_load=(TokenListState.load,),
+    needs_address=True,
+)

@@ -17,8 +17,9 @@ def login_page() -> rx.Component:
     return page(
         rx.vstack(
             rx.hstack(rx.spacer(), language_switch(), width="100%"),
-            rx.center(rx.image(src="/icon-192.png", width="72px", height="72px", alt=""), width="100%",
-                      padding_top="10vh"),
+            rx.center(
+                rx.image(src="/icon-192.png", width="72px", height="72px", alt=""), width="100%", padding_top="10vh"
+            ),
             rx.heading(t(PAGE.title_key), size="8", as_="h1", text_align="center", width="100%"),
             rx.text(t("subtitle"), size="3", color_scheme="gray", text_align="center", width="100%"),
             rx.box(height="24px"),
@@ -46,5 +47,6 @@ def login_page() -> rx.Component:
     )
 
 
-PAGE = Page(route=routes.LOGIN, title_key="app_title", view=login_page, access="public",
-            on_load=(LoginState.load_config,))
+PAGE = Page(
+    route=routes.LOGIN, title_key="app_title", view=login_page, access="public", on_load=(LoginState.load_config,)
+)

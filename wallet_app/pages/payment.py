@@ -28,21 +28,28 @@ def _overlay() -> rx.Component:
     return rx.cond(
         s.running & ~s.pin_open,
         rx.center(
-            rx.card(rx.vstack(
-                rx.spinner(size="3"),
-                rx.text(t_var(s.phase), size="3", weight="medium", id="pay-phase"),
-                rx.cond(
-                    s.approve_hash != "",
-                    rx.text(t("pay_approve_sent"),
+            rx.card(
+                rx.vstack(
+                    rx.spinner(size="3"),
+                    rx.text(t_var(s.phase), size="3", weight="medium", id="pay-phase"),
+                    rx.cond(
+                        s.approve_hash != "",
+                        rx.text(
+                            t("pay_approve_sent"),
                             rx.code(s.approve_hash_short, title=s.approve_hash, white_space="nowrap"),
-                            size="2", id="pay-approve-hash"),
+                            size="2",
+                            id="pay-approve-hash",
+                        ),
+                    ),
+                    align="center",
+                    spacing="3",
+                    role="status",
+                    padding="24px",
+                    text_align="center",
                 ),
-                align="center",
-                spacing="3",
-                role="status",
-                padding="24px",
-                text_align="center",
-            ), max_width="340px", margin="16px"),
+                max_width="340px",
+                margin="16px",
+            ),
             position="fixed",
             inset="0",
             z_index="1000",
@@ -60,8 +67,13 @@ def payment_page() -> rx.Component:
             rx.vstack(
                 rx.text(t("pay_amount"), size="2", color_scheme="gray"),
                 rx.hstack(
-                    rx.text(_dash(s.amount_display), size="8", weight="bold", id="pay-amount",
-                            style={"font_variant_numeric": "tabular-nums"}),
+                    rx.text(
+                        _dash(s.amount_display),
+                        size="8",
+                        weight="bold",
+                        id="pay-amount",
+                        style={"font_variant_numeric": "tabular-nums"},
+                    ),
                     rx.text(s.token_symbol, size="5", color_scheme="gray"),
                     align="baseline",
                     spacing="2",
@@ -72,16 +84,24 @@ def payment_page() -> rx.Component:
                 padding_y="12px",
             ),
             rx.separator(size="4"),
-            _row("pay_merchant", rx.hstack(
-                rx.code(_dash(s.merchant_short), size="3", variant="ghost", title=s.merchant, id="pay-merchant"),
-                rx.cond(
-                    s.merchant != "",
-                    rx.icon_button(rx.icon("copy", size=18), variant="ghost", size="3",
-                                   aria_label=t("pay_copy_merchant"), on_click=rx.set_clipboard(s.merchant)),
+            _row(
+                "pay_merchant",
+                rx.hstack(
+                    rx.code(_dash(s.merchant_short), size="3", variant="ghost", title=s.merchant, id="pay-merchant"),
+                    rx.cond(
+                        s.merchant != "",
+                        rx.icon_button(
+                            rx.icon("copy", size=18),
+                            variant="ghost",
+                            size="3",
+                            aria_label=t("pay_copy_merchant"),
+                            on_click=rx.set_clipboard(s.merchant),
+                        ),
+                    ),
+                    align="center",
+                    spacing="2",
                 ),
-                align="center",
-                spacing="2",
-            )),
+            ),
             _row("pay_network", rx.text(_dash(s.chain_name), size="3", id="pay-network")),
             _row("pay_token", rx.text(_dash(s.token_symbol), size="3", id="pay-token")),
             spacing="2",
@@ -93,13 +113,16 @@ def payment_page() -> rx.Component:
         details,
         rx.cond(
             s.problem != "",
-            rx.callout(t_var(s.problem), icon="triangle-alert", color_scheme="red", role="alert", width="100%",
-                       id="pay-error"),
+            rx.callout(
+                t_var(s.problem), icon="triangle-alert", color_scheme="red", role="alert", width="100%", id="pay-error"
+            ),
             rx.text(t("pay_hint"), size="2", color_scheme="gray"),
         ),
         rx.button(
-            rx.icon("send"), t("pay_submit"),
-            size="4", width="100%",
+            rx.icon("send"),
+            t("pay_submit"),
+            size="4",
+            width="100%",
             disabled=s.running | (s.problem != "") | ~s.loaded,
             loading=s.running,
             on_click=PaymentState.submit,

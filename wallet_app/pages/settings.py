@@ -27,8 +27,7 @@ def settings_page() -> rx.Component:
             rx.text(t("backup_explain"), size="2", color_scheme="gray"),
             rx.hstack(
                 rx.text(t("last_backup"), color_scheme="gray"),
-                local_time(seconds=SettingsState.last_backup_at, locale=SessionState.lang, empty="-",
-                           id="last-backup"),
+                local_time(seconds=SettingsState.last_backup_at, locale=SessionState.lang, empty="-", id="last-backup"),
                 justify="between",
                 align="center",
                 width="100%",
@@ -48,5 +47,10 @@ def settings_page() -> rx.Component:
     )
 
 
-PAGE = Page(route=routes.SETTINGS, title_key="settings_title", view=settings_page,
-            nav=NavEntry("nav_settings", "settings", 4), on_load=(SettingsState.load,))
+PAGE = Page(
+    route=routes.SETTINGS,
+    title_key="settings_title",
+    view=settings_page,
+    nav=NavEntry("nav_settings", "settings", 4),
+    on_load=(SettingsState.load,),
+)

@@ -15,8 +15,14 @@ from wallet_app.state.sign import SignState
 def _row(label_key: str, value, mono: bool = False, **props) -> rx.Component:
     return rx.vstack(
         rx.text(t(label_key), size="1", color_scheme="gray"),
-        rx.text(value, size="2", word_break="break-all", color="var(--gray-12)",
-                font_family="var(--code-font-family)" if mono else None, **props),
+        rx.text(
+            value,
+            size="2",
+            word_break="break-all",
+            color="var(--gray-12)",
+            font_family="var(--code-font-family)" if mono else None,
+            **props,
+        ),
         spacing="0",
         width="100%",
     )
@@ -27,19 +33,29 @@ def _transfer_summary() -> rx.Component:
     return rx.vstack(
         rx.vstack(
             rx.text(t("sign_asset"), size="1", color_scheme="gray"),
-            rx.hstack(rx.text(s["token_symbol"], weight="bold", size="4"),
-                      rx.text(s["token_name"], size="2", color_scheme="gray"), align="baseline", spacing="2"),
+            rx.hstack(
+                rx.text(s["token_symbol"], weight="bold", size="4"),
+                rx.text(s["token_name"], size="2", color_scheme="gray"),
+                align="baseline",
+                spacing="2",
+            ),
             spacing="0",
         ),
         rx.vstack(
             rx.text(t("sign_token_address"), size="1", color_scheme="gray"),
             rx.hstack(
-                rx.code(SignState.short_token, variant="ghost", size="3", title=s["token_address"],
-                        id="sign-token-address"),
+                rx.code(
+                    SignState.short_token, variant="ghost", size="3", title=s["token_address"], id="sign-token-address"
+                ),
                 # Copy failures are silent (specification section 8).
-                rx.icon_button(rx.icon("copy", size=18), variant="ghost", aria_label=t("sign_copy_token"),
-                               width="44px", height="44px",  # touch target without a giant icon
-                               on_click=rx.set_clipboard(s["token_address"])),
+                rx.icon_button(
+                    rx.icon("copy", size=18),
+                    variant="ghost",
+                    aria_label=t("sign_copy_token"),
+                    width="44px",
+                    height="44px",  # touch target without a giant icon
+                    on_click=rx.set_clipboard(s["token_address"]),
+                ),
                 align="center",
                 spacing="3",
             ),
@@ -48,8 +64,15 @@ def _transfer_summary() -> rx.Component:
         _row("sign_recipient", s["recipient"], mono=True, id="sign-recipient"),
         rx.vstack(
             rx.text(t("sign_amount"), size="1", color_scheme="gray"),
-            rx.text(s["amount"], " ", s["token_symbol"], size="6", weight="bold", id="sign-amount",
-                    style={"font-variant-numeric": "tabular-nums"}),
+            rx.text(
+                s["amount"],
+                " ",
+                s["token_symbol"],
+                size="6",
+                weight="bold",
+                id="sign-amount",
+                style={"font-variant-numeric": "tabular-nums"},
+            ),
             spacing="0",
         ),
         spacing="3",
@@ -89,8 +112,11 @@ def _request() -> rx.Component:
         rx.card(
             rx.vstack(
                 rx.badge(t_var(s.kind_key), size="2", variant="soft", id="sign-kind"),
-                rx.cond(s.summary["kind"] == "transfer", _transfer_summary(),
-                        _row("sign_target", s.tx["to"], mono=True, id="sign-target")),
+                rx.cond(
+                    s.summary["kind"] == "transfer",
+                    _transfer_summary(),
+                    _row("sign_target", s.tx["to"], mono=True, id="sign-target"),
+                ),
                 spacing="3",
                 width="100%",
             ),
@@ -98,17 +124,39 @@ def _request() -> rx.Component:
             size="3",
         ),
         _details(),
-        rx.cond(s.tx_hash != "", rx.callout.root(
-            rx.callout.icon(rx.icon("circle-check")),
-            rx.callout.text(t("sign_submitted"), rx.el.br(),
-                            rx.code(s.tx_hash, variant="ghost", word_break="break-all", id="sign-tx-hash")),
-            color_scheme="green", width="100%")),
+        rx.cond(
+            s.tx_hash != "",
+            rx.callout.root(
+                rx.callout.icon(rx.icon("circle-check")),
+                rx.callout.text(
+                    t("sign_submitted"),
+                    rx.el.br(),
+                    rx.code(s.tx_hash, variant="ghost", word_break="break-all", id="sign-tx-hash"),
+                ),
+                color_scheme="green",
+                width="100%",
+            ),
+        ),
         rx.cond(s.submitting, rx.hstack(rx.spinner(), rx.text(t("sign_submitting"), size="2"), role="status")),
-        rx.button(rx.icon("pen-line"), t("confirm"), size="4", width="100%", on_click=s.open_pin,
-                  disabled=s.submitting | s.done),
-        pin_dialog(open=s.pin_open, title=t("pin_dialog_title"), owner=SessionState.address, action="sign_tx",
-                   payload=s.payload, messages=messages(), errors=error_messages(),
-                   on_done=s.signed, on_close=s.close_pin),
+        rx.button(
+            rx.icon("pen-line"),
+            t("confirm"),
+            size="4",
+            width="100%",
+            on_click=s.open_pin,
+            disabled=s.submitting | s.done,
+        ),
+        pin_dialog(
+            open=s.pin_open,
+            title=t("pin_dialog_title"),
+            owner=SessionState.address,
+            action="sign_tx",
+            payload=s.payload,
+            messages=messages(),
+            errors=error_messages(),
+            on_done=s.signed,
+            on_close=s.close_pin,
+        ),
         spacing="4",
         width="100%",
     )

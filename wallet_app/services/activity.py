@@ -81,26 +81,60 @@ def record_submitted(user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str
             info = tokens.token_info(user, chain, to)
         except AppError:  # the node went away after the broadcast: record the entry without symbol
             info = None
-        fields = {"type": kind, "token_address": to, "token_symbol": info and info.token_symbol,
-                  "token_decimals": info and info.token_decimals, "amount": str(amount), "counterparty": counterparty}
+        fields = {
+            "type": kind,
+            "token_address": to,
+            "token_symbol": info and info.token_symbol,
+            "token_decimals": info and info.token_decimals,
+            "amount": str(amount),
+            "counterparty": counterparty,
+        }
     elif to and tx.data in ("0x", "") and tx.value > 0:
-        fields = {"type": "transfer", "token_address": ZERO_ADDRESS, "token_symbol": chain.native_symbol,
-                  "token_decimals": chain.native_decimals, "amount": str(tx.value), "counterparty": to}
-    record_activity(stored_id(user), chain_id=chain.chain_id, tx_hash=tx_hash,
-                    data={"to": to, "value": str(tx.value), "selector": tx.data[:10]}, **fields)
+        fields = {
+            "type": "transfer",
+            "token_address": ZERO_ADDRESS,
+            "token_symbol": chain.native_symbol,
+            "token_decimals": chain.native_decimals,
+            "amount": str(tx.value),
+            "counterparty": to,
+        }
+    record_activity(
+        stored_id(user),
+        chain_id=chain.chain_id,
+        tx_hash=tx_hash,
+        data={"to": to, "value": str(tx.value), "selector": tx.data[:10]},
+        **fields,
+    )
 
 
-def record_activity(user_id: int, type: str, *, chain_id: int | None = None, tx_hash: str | None = None,
-                    token_address: str | None = None, token_symbol: str | None = None,
-                    token_decimals: int | None = None, amount: int | str | None = None,
-                    counterparty: str | None = None, status: str = "submitted", data: dict | None = None) -> int:
+def record_activity(
+    user_id: int,
+    type: str,
+    *,
+    chain_id: int | None = None,
+    tx_hash: str | None = None,
+    token_address: str | None = None,
+    token_symbol: str | None = None,
+    token_decimals: int | None = None,
+    amount: int | str | None = None,
+    counterparty: str | None = None,
+    status: str = "submitted",
+    data: dict | None = None,
+) -> int:
     """Adds an activity entry (also for other flows, e.g. payments); returns its id."""
     with get_session() as db:
         row = crud.add_activity(
-            db, user_id=user_id, type=type, chain_id=chain_id, tx_hash=tx_hash,
-            token_address=token_address.lower() if token_address else None, token_symbol=token_symbol,
-            token_decimals=token_decimals, amount=str(amount) if amount is not None else None,
-            counterparty=counterparty.lower() if counterparty else None, status=status,
+            db,
+            user_id=user_id,
+            type=type,
+            chain_id=chain_id,
+            tx_hash=tx_hash,
+            token_address=token_address.lower() if token_address else None,
+            token_symbol=token_symbol,
+            token_decimals=token_decimals,
+            amount=str(amount) if amount is not None else None,
+            counterparty=counterparty.lower() if counterparty else None,
+            status=status,
             data=json.dumps(data, separators=(",", ":")) if data is not None else None,
         )
         db.commit()
@@ -145,8 +179,20 @@ def activities(user: User | int, refresh: bool = True) -> list[dict]:
             _refresh_pending(rows)
         except AppError as e:
             log.warning("activity refresh skipped: %s", e)
-    return [{
-        "id": r.id, "type": r.type, "summary": activity_summary(r), "chain_id": r.chain_id, "tx_hash": r.tx_hash,
-        "token_address": r.token_address, "token_symbol": r.token_symbol, "token_decimals": r.token_decimals,
-        "amount": r.amount, "counterparty": r.counterparty, "status": r.status, "created_at": r.created_at,
-    } for r in rows]
+    return [
+        {
+            "id": r.id,
+            "type": r.type,
+            "summary": activity_summary(r),
+            "chain_id": r.chain_id,
+            "tx_hash": r.tx_hash,
+            "token_address": r.token_address,
+            "token_symbol": r.token_symbol,
+            "token_decimals": r.token_decimals,
+            "amount": r.amount,
+            "counterparty": r.counterparty,
+            "status": r.status,
+            "created_at": r.created_at,
+        }
+        for r in rows
+    ]

@@ -104,6 +104,7 @@ class DecodedTx:
 
 # ---------------------------------------------------------------- configuration
 
+
 def _checksum(value: Any, what: str) -> str:
     try:
         return parse_address(value, allow_zero=True)
@@ -115,7 +116,7 @@ def _resolve(value: Any, deployments: dict | None, what: str) -> str | None:
     """A literal address, or a "deployments:a.b" placeholder; None when not deployed yet."""
     if isinstance(value, str) and value.startswith(PLACEHOLDER_PREFIX):
         node: Any = deployments
-        for part in value[len(PLACEHOLDER_PREFIX):].split("."):
+        for part in value[len(PLACEHOLDER_PREFIX) :].split("."):
             node = node.get(part) if isinstance(node, dict) else None
         return _checksum(node, what) if node is not None else None
     return _checksum(value, what)
@@ -139,18 +140,31 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
                 if addr is None:
                     multicall = None  # an undeployed token means the chain is not set up yet
                     break
-                tokens.append(TokenInfo(addr, str(t["token_symbol"]), str(t.get("token_name") or t["token_symbol"]),
-                                        int(t["token_decimals"])))
+                tokens.append(
+                    TokenInfo(
+                        addr,
+                        str(t["token_symbol"]),
+                        str(t.get("token_name") or t["token_symbol"]),
+                        int(t["token_decimals"]),
+                    )
+                )
             if multicall is None:
                 log.warning("chain %s left out: contracts not deployed (%s missing or incomplete)", chain_id, dep_file)
                 continue
-            chains.append(ChainConfig(
-                chain_id=chain_id, chain_name=str(raw["chain_name"]), rpc_url=str(raw["rpc_url"]),
-                multicall_address=multicall, payment_contract=payment,
-                native_symbol=str(raw.get("native_symbol", "ETH")), native_name=str(raw.get("native_name", "Ether")),
-                native_decimals=int(raw.get("native_decimals", 18)), explorer_url=raw.get("explorer_url"),
-                tokens=tuple(tokens),
-            ))
+            chains.append(
+                ChainConfig(
+                    chain_id=chain_id,
+                    chain_name=str(raw["chain_name"]),
+                    rpc_url=str(raw["rpc_url"]),
+                    multicall_address=multicall,
+                    payment_contract=payment,
+                    native_symbol=str(raw.get("native_symbol", "ETH")),
+                    native_name=str(raw.get("native_name", "Ether")),
+                    native_decimals=int(raw.get("native_decimals", 18)),
+                    explorer_url=raw.get("explorer_url"),
+                    tokens=tuple(tokens),
+                )
+            )
         except (KeyError, TypeError, ValueError) as e:
             raise AppError("bad_config", f"{path}: chain entry {raw.get('chain_id')!r}: {e!r}") from e
     return chains
@@ -191,8 +205,9 @@ def web3_for(chain: ChainConfig) -> Web3:
     with _cache_lock:
         if key not in _clients:
             # web3's own retry would also resend eth_sendRawTransaction; we retry reads ourselves.
-            provider = Web3.HTTPProvider(chain.rpc_url, request_kwargs={"timeout": RPC_TIMEOUT_SECONDS},
-                                         exception_retry_configuration=None)
+            provider = Web3.HTTPProvider(
+                chain.rpc_url, request_kwargs={"timeout": RPC_TIMEOUT_SECONDS}, exception_retry_configuration=None
+            )
             w3 = Web3(provider)
             # The validation middleware asks eth_chainId before every call; the chain id is
             # configuration here, and signed transactions carry their own (checked below).
@@ -223,9 +238,11 @@ def contract(name: str) -> type[Contract]:
 
 @cache
 def _selectors() -> dict[str, bytes]:
-    return {"aggregate3": artifacts.selector("Multicall3", "aggregate3"),
-            "getEthBalance": artifacts.selector("Multicall3", "getEthBalance"),
-            "balanceOf": artifacts.selector(ERC20, "balanceOf")}
+    return {
+        "aggregate3": artifacts.selector("Multicall3", "aggregate3"),
+        "getEthBalance": artifacts.selector("Multicall3", "getEthBalance"),
+        "balanceOf": artifacts.selector(ERC20, "balanceOf"),
+    }
 
 
 def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple[bool, bytes]]:
@@ -282,7 +299,8 @@ def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
         raise AppError("not_a_contract", f"no contract at {addr} on chain {chain.chain_id}")
     sel = lambda fn: bytes.fromhex(contract(ERC20).encode_abi(fn, [])[2:])  # noqa: E731
     (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(
-        chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))])
+        chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))]
+    )
     symbol = _decode_string(r_s) if ok_s else None
     decimals = int.from_bytes(r_d, "big") if ok_d and len(r_d) == 32 else None
     if not symbol or decimals is None or decimals > 255:
@@ -293,12 +311,14 @@ def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
 
 # ---------------------------------------------------------------- transactions
 
+
 def build_erc20_transfer(chain: ChainConfig, sender: str, token: str, to: str, amount_units: int) -> dict[str, str]:
     """An unsigned legacy (type 0) ERC-20 transfer, numbers as decimal strings (design.md section 4)."""
     sender, token, to = parse_address(sender), parse_address(token), parse_address(to, allow_zero=True)
     amount_units = parse_uint256(amount_units)
-    return _build_token_call(chain, sender, token, contract(ERC20).encode_abi("transfer", [to, amount_units]),
-                             "transfer")
+    return _build_token_call(
+        chain, sender, token, contract(ERC20).encode_abi("transfer", [to, amount_units]), "transfer"
+    )
 
 
 def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, what: str) -> dict[str, str]:
@@ -311,8 +331,15 @@ def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, wh
     except (ContractLogicError, Web3RPCError) as e:
         # Typically the balance is too low or the token refuses the call.
         raise AppError("estimate_failed", f"{what} would fail: {e}") from e
-    return {"chain_id": str(chain.chain_id), "to": token, "data": data, "value": "0",
-            "nonce": str(nonce), "gas_limit": str(gas), "gas_price": str(gas_price)}
+    return {
+        "chain_id": str(chain.chain_id),
+        "to": token,
+        "data": data,
+        "value": "0",
+        "nonce": str(nonce),
+        "gas_limit": str(gas),
+        "gas_price": str(gas_price),
+    }
 
 
 def _raw_bytes(raw_tx: str | bytes) -> bytes:
@@ -345,9 +372,13 @@ def decode_raw_tx(raw_tx: str | bytes) -> DecodedTx:
     return DecodedTx(
         sender=checksum(sender),
         chain_id=(v - 35) // 2 if v >= 35 else None,
-        nonce=as_int(nonce), gas_price=as_int(gas_price), gas_limit=as_int(gas),
-        to=checksum("0x" + to.hex()) if to else None, value=as_int(value),
-        data="0x" + data.hex(), tx_hash="0x" + keccak(raw).hex(),
+        nonce=as_int(nonce),
+        gas_price=as_int(gas_price),
+        gas_limit=as_int(gas),
+        to=checksum("0x" + to.hex()) if to else None,
+        value=as_int(value),
+        data="0x" + data.hex(),
+        tx_hash="0x" + keccak(raw).hex(),
     )
 
 
@@ -371,12 +402,15 @@ def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | N
 
 # ---------------------------------------------------------------- allowances (merchant payments)
 
+
 def erc20_allowance_and_balance(chain: ChainConfig, owner: str, token: str, spender: str) -> tuple[int, int]:
     """(allowance(owner, spender), balanceOf(owner)) in one multicall; not_erc20 if the token does not answer."""
     owner, token, spender = parse_address(owner), parse_address(token), parse_address(spender)
     erc20 = contract(ERC20)
-    calls = [(token, bytes.fromhex(erc20.encode_abi("allowance", [owner, spender])[2:])),
-             (token, bytes.fromhex(erc20.encode_abi("balanceOf", [owner])[2:]))]
+    calls = [
+        (token, bytes.fromhex(erc20.encode_abi("allowance", [owner, spender])[2:])),
+        (token, bytes.fromhex(erc20.encode_abi("balanceOf", [owner])[2:])),
+    ]
     (ok_a, r_a), (ok_b, r_b) = _aggregate(chain, calls)
     if not (ok_a and ok_b and len(r_a) == 32 and len(r_b) == 32):
         raise AppError("not_erc20", f"{token} does not answer allowance()/balanceOf() like an ERC-20")
@@ -387,5 +421,6 @@ def build_erc20_approve(chain: ChainConfig, owner: str, token: str, spender: str
     """An unsigned legacy (type 0) approve(spender, amount), same shape as build_erc20_transfer."""
     owner, token, spender = parse_address(owner), parse_address(token), parse_address(spender)
     amount_units = parse_uint256(amount_units, allow_zero=True)
-    return _build_token_call(chain, owner, token, contract(ERC20).encode_abi("approve", [spender, amount_units]),
-                             "approve")
+    return _build_token_call(
+        chain, owner, token, contract(ERC20).encode_abi("approve", [spender, amount_units]), "approve"
+    )

@@ -37,8 +37,9 @@ def is_zero(address: str | None) -> bool:
     return isinstance(address, str) and address.lower() == ZERO_ADDRESS
 
 
-def parse_address(value: Any, *, code: str = "invalid_address", allow_zero: bool = False,
-                  empty_is_zero: bool = False) -> str:
+def parse_address(
+    value: Any, *, code: str = "invalid_address", allow_zero: bool = False, empty_is_zero: bool = False
+) -> str:
     """A checksummed address. `empty_is_zero`: blank or None means the zero address (the
     native coin's token address); the zero address itself needs `allow_zero`."""
     if empty_is_zero and (value is None or (isinstance(value, str) and not value.strip())):

@@ -138,9 +138,7 @@ async def verify_id_token(id_token: str) -> Identity:
             token = jwt.decode(id_token, await _key_set(meta["jwks_uri"]), algorithms=["RS256"])
         except InvalidKeyIdError:
             # Unknown kid: the provider may have rotated its keys since we cached them.
-            token = jwt.decode(
-                id_token, await _key_set(meta["jwks_uri"], refresh=True), algorithms=["RS256"]
-            )
+            token = jwt.decode(id_token, await _key_set(meta["jwks_uri"], refresh=True), algorithms=["RS256"])
         claims = token.claims
         _claims_registry(browser_client_id()).validate(claims)
     except JoseError as exc:
@@ -169,9 +167,7 @@ async def exchange_code(code: str) -> Identity:
             transport=_transport,
             timeout=HTTP_TIMEOUT,
         ) as client:
-            token = await client.fetch_token(
-                meta["token_endpoint"], grant_type="authorization_code", code=code
-            )
+            token = await client.fetch_token(meta["token_endpoint"], grant_type="authorization_code", code=code)
     except OAuthError as exc:
         # e.g. invalid_grant: a used, expired or foreign code.
         raise AppError("code_exchange_refused", str(exc.error)) from exc

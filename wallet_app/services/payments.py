@@ -47,13 +47,18 @@ UINT48_MAX = 2**48 - 1
 GAS_MARGIN_PERCENT = 25
 
 PAY_TYPES = [
-    {"name": "merchant", "type": "address"}, {"name": "token", "type": "address"},
-    {"name": "from", "type": "address"}, {"name": "amount", "type": "uint256"},
-    {"name": "paymentRef", "type": "bytes32"}, {"name": "deadline", "type": "uint48"},
+    {"name": "merchant", "type": "address"},
+    {"name": "token", "type": "address"},
+    {"name": "from", "type": "address"},
+    {"name": "amount", "type": "uint256"},
+    {"name": "paymentRef", "type": "bytes32"},
+    {"name": "deadline", "type": "uint48"},
 ]
 DOMAIN_TYPES = [
-    {"name": "name", "type": "string"}, {"name": "version", "type": "string"},
-    {"name": "chainId", "type": "uint256"}, {"name": "verifyingContract", "type": "address"},
+    {"name": "name", "type": "string"},
+    {"name": "version", "type": "string"},
+    {"name": "chainId", "type": "uint256"},
+    {"name": "verifyingContract", "type": "address"},
 ]
 
 
@@ -77,8 +82,12 @@ def pay_typed_data(chain_id: int, verifying_contract: str, message: dict) -> dic
     return {
         "types": {"EIP712Domain": DOMAIN_TYPES, "Pay": PAY_TYPES},
         "primaryType": "Pay",
-        "domain": {"name": "NewblPayment2", "version": "1", "chainId": chain_id,
-                   "verifyingContract": verifying_contract},
+        "domain": {
+            "name": "NewblPayment2",
+            "version": "1",
+            "chainId": chain_id,
+            "verifyingContract": verifying_contract,
+        },
         "message": message,
     }
 
@@ -123,8 +132,12 @@ def quote(user: User, chain_id: object, token_address: object, amount: object, m
     owner = _user_address(user)
     allowance, balance = chains.erc20_allowance_and_balance(chain, owner, token, contract)
 
-    result: dict[str, Any] = {"available": False, "transaction": None, "verifying_contract": contract,
-              "payment_id": _quote_id(user, owner, chain.chain_id, token, units, merchant_addr)}
+    result: dict[str, Any] = {
+        "available": False,
+        "transaction": None,
+        "verifying_contract": contract,
+        "payment_id": _quote_id(user, owner, chain.chain_id, token, units, merchant_addr),
+    }
     if balance < units:
         result["reason"] = "insufficient_balance"
     elif allowance < units:
@@ -147,8 +160,14 @@ class _QuoteRequest(TypedDict):
 def _quote_id(user: User, owner: str, chain_id: int, token: str, units: int, merchant: str | None) -> str:
     """The unused quote for the same request when there is a fresh one, else a new one."""
     ttl = get_settings().payment_quote_ttl_seconds
-    request = _QuoteRequest(user_id=stored_id(user), chain_id=chain_id, token_address=token.lower(),
-                            amount=str(units), from_address=owner.lower(), merchant_address=merchant)
+    request = _QuoteRequest(
+        user_id=stored_id(user),
+        chain_id=chain_id,
+        token_address=token.lower(),
+        amount=str(units),
+        from_address=owner.lower(),
+        merchant_address=merchant,
+    )
     with get_session() as db:
         row = crud.find_open_quote(db, **request, created_after=now_epoch() - ttl)
         if row is None:
@@ -160,8 +179,16 @@ def _quote_id(user: User, owner: str, chain_id: int, token: str, units: int, mer
 # ---------------------------------------------------------------- execute
 
 
-def execute(user: User, chain_id: object, merchant_address: object, token_address: object, amount: object,
-            payment_id: object, deadline: object, signature: object) -> str:
+def execute(
+    user: User,
+    chain_id: object,
+    merchant_address: object,
+    token_address: object,
+    amount: object,
+    payment_id: object,
+    deadline: object,
+    signature: object,
+) -> str:
     """Checks everything, relays pay() once per payment_id, returns the id (= payment_id)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
@@ -177,8 +204,11 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
         row = crud.get_payment(db, pid)
     if row is None or row.user_id != user.id:
         raise AppError("unknown_payment")
-    if (row.chain_id, row.token_address, row.amount) != (chain.chain_id, token.lower(), str(units)) \
-            or row.from_address != owner.lower():
+    if (row.chain_id, row.token_address, row.amount) != (
+        chain.chain_id,
+        token.lower(),
+        str(units),
+    ) or row.from_address != owner.lower():
         raise AppError("quote_mismatch", "chain, token or amount differ from the quote")
     if row.merchant_address is not None and row.merchant_address != merchant.lower():
         if row.status != "quoted":
@@ -192,8 +222,7 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
         raise AppError("expired", "deadline has passed")
     if dl > now + get_settings().payment_max_deadline_seconds or dl > UINT48_MAX:
         raise AppError("invalid_deadline", "deadline too far in the future")
-    message = {"merchant": merchant, "token": token, "from": owner, "amount": units,
-               "paymentRef": pid, "deadline": dl}
+    message = {"merchant": merchant, "token": token, "from": owner, "amount": units, "paymentRef": pid, "deadline": dl}
     signer = recover_pay_signer(chain.chain_id, contract, message, sig)
     if signer is None or signer.lower() != owner.lower():
         raise AppError("bad_signer", "the Pay message is not signed by the session's address")
@@ -204,8 +233,7 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
     data = chains.contract("NewblPayment2").encode_abi("pay", [struct, sig])
     w3 = chains.web3_for(chain)
     try:
-        gas = w3.eth.estimate_gas({"from": relayer.relayer_account().address, "to": contract,
-                                   "data": data})
+        gas = w3.eth.estimate_gas({"from": relayer.relayer_account().address, "to": contract, "data": data})
     except (ContractCustomError, ContractLogicError) as e:
         raise AppError(relayer.revert_reason(e.data), "pay() would revert") from e
     except Web3RPCError as e:
@@ -228,9 +256,16 @@ def execute(user: User, chain_id: object, merchant_address: object, token_addres
         db.commit()
     # The activity entry (services.activity owns the table); relayer keeps its tx_hash and status current.
     activity_id = activity.record_activity(
-        stored_id(user), "payment", chain_id=chain.chain_id, token_address=token, amount=units, counterparty=merchant,
-        data={"payment_id": pid}, token_symbol=info.token_symbol if info else None,
-        token_decimals=info.token_decimals if info else None)
+        stored_id(user),
+        "payment",
+        chain_id=chain.chain_id,
+        token_address=token,
+        amount=units,
+        counterparty=merchant,
+        data={"payment_id": pid},
+        token_symbol=info.token_symbol if info else None,
+        token_decimals=info.token_decimals if info else None,
+    )
     with get_session() as db:
         crud.set_payment_activity(db, row_id, activity_id)
         db.commit()

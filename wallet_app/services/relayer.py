@@ -138,10 +138,20 @@ def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
         return SendOutcome.REJECTED, msg
 
 
-def _sign(acct: LocalAccount, chain: ChainConfig, to: str, data: str, gas: int, gas_price: int,
-          nonce: int) -> tuple[str, str]:
-    signed = acct.sign_transaction({"chainId": chain.chain_id, "nonce": nonce, "to": HexStr(to), "data": HexStr(data),
-                                    "value": 0, "gas": gas, "gasPrice": gas_price})
+def _sign(
+    acct: LocalAccount, chain: ChainConfig, to: str, data: str, gas: int, gas_price: int, nonce: int
+) -> tuple[str, str]:
+    signed = acct.sign_transaction(
+        {
+            "chainId": chain.chain_id,
+            "nonce": nonce,
+            "to": HexStr(to),
+            "data": HexStr(data),
+            "value": 0,
+            "gas": gas,
+            "gasPrice": gas_price,
+        }
+    )
     return "0x" + bytes(signed.raw_transaction).hex(), "0x" + bytes(signed.hash).hex()
 
 
@@ -284,8 +294,9 @@ def _failure_reason(w3, row: Payment, receipt) -> str:
         return "expired"
     try:  # replay the call on the state before that block to learn which error it was
         tx = w3.eth.get_transaction(receipt["transactionHash"])
-        w3.eth.call({"from": tx["from"], "to": tx["to"], "data": tx["input"], "gas": tx["gas"]},
-                    receipt["blockNumber"] - 1)
+        w3.eth.call(
+            {"from": tx["from"], "to": tx["to"], "data": tx["input"], "gas": tx["gas"]}, receipt["blockNumber"] - 1
+        )
     except Exception as e:  # noqa: BLE001 (any revert shape)
         return revert_reason(getattr(e, "data", None))
     return "reverted"
@@ -388,8 +399,9 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                         row.sent_at = now()
                         counts["resent"] += 1
                     else:
-                        log.warning("re-send of payment %s (nonce %s) gave %s: %s",
-                                    row.payment_id, row.nonce, outcome, msg)
+                        log.warning(
+                            "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
+                        )
                 elif now() - row.sent_at >= stuck_after:
                     _replace(chain, acct, row, gas_price_now, now)
                     counts["replaced"] += 1

@@ -53,8 +53,9 @@ def _seed(db: Session, user_id: int, chains: list[ChainConfig]) -> list[UserToke
     if missing:
         try:
             for chain_id, t in missing:
-                crud.add_user_token(db, user_id, chain_id, t.token_address, t.token_symbol, t.token_name,
-                                    t.token_decimals)
+                crud.add_user_token(
+                    db, user_id, chain_id, t.token_address, t.token_symbol, t.token_name, t.token_decimals
+                )
             db.commit()
         except IntegrityError:
             db.rollback()  # a concurrent request seeded them
@@ -102,8 +103,9 @@ def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:
     info = chain_svc.token_metadata(chain, address)
     with get_session() as db:
         try:
-            row = crud.add_user_token(db, stored_id(u), chain.chain_id, address, info.token_symbol, info.token_name,
-                                      info.token_decimals)
+            row = crud.add_user_token(
+                db, stored_id(u), chain.chain_id, address, info.token_symbol, info.token_name, info.token_decimals
+            )
             db.commit()
         except IntegrityError:
             db.rollback()  # the same token added concurrently
@@ -156,8 +158,9 @@ def asset_balances(user: User | int) -> list[dict]:
         except AppError as e:
             log.warning("balances of chain %s unavailable: %s", c.chain_id, e)
             return []
-        return [{**_token_dict(c, t), "balance": str(found[t.token_address])}
-                for t in tokens if t.token_address in found]
+        return [
+            {**_token_dict(c, t), "balance": str(found[t.token_address])} for t in tokens if t.token_address in found
+        ]
 
     groups = list(per_chain.values())
     if len(groups) == 1:

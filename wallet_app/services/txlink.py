@@ -100,6 +100,7 @@ def decode_tx(text: Any) -> dict[str, str]:
 
 # ---------------------------------------------------------------- the Send form (section 5)
 
+
 def check_send_form(chain_id: str, token: dict | None, recipient: str, amount: str) -> tuple[int, str, int]:
     """(chain_id, token_address, amount in smallest units). `token` is an entry of the user's
     token list ({token_address, token_decimals, ...}). The recipient's format is checked by

@@ -29,6 +29,7 @@ POLL_MAX = 15  # pending entries are re-read at most this often per page load (3
 
 # ---------------------------------------------------------------- pure helpers (table-tested)
 
+
 def _amount(entry: dict) -> str | None:
     try:
         decimals = int(entry["token_decimals"])
@@ -80,6 +81,7 @@ def _load(user) -> list[dict[str, str]]:
 
 
 # ---------------------------------------------------------------- state
+
 
 class ActivityState(SignedInState):
     loading: bool = True

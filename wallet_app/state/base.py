@@ -32,8 +32,9 @@ class SignedInState(SessionState):
         if error.code == "not_authenticated":
             return self._to_login()
         spec = error.spec
-        self._show_dialog(spec.key, title=title or spec.title, params=error.params, for_route=redirect_to,
-                          prefix=prefix)
+        self._show_dialog(
+            spec.key, title=title or spec.title, params=error.params, for_route=redirect_to, prefix=prefix
+        )
         if redirect_to:
             return rx.redirect(redirect_to)
         return None

@@ -31,13 +31,15 @@ def balance_rows(items: list[dict]) -> list[dict[str, str]]:
             balance = format_balance(item["balance"], int(item["token_decimals"]))
         except (KeyError, TypeError, ValueError):
             continue  # a malformed item is left out rather than breaking the list
-        rows.append({
-            "key": f"{item.get('chain_id')}:{item.get('token_address')}",
-            "symbol": str(item.get("token_symbol") or ""),
-            "name": str(item.get("token_name") or ""),
-            "chain": str(item.get("chain_name") or ""),
-            "balance": balance,
-        })
+        rows.append(
+            {
+                "key": f"{item.get('chain_id')}:{item.get('token_address')}",
+                "symbol": str(item.get("token_symbol") or ""),
+                "name": str(item.get("token_name") or ""),
+                "chain": str(item.get("chain_name") or ""),
+                "balance": balance,
+            }
+        )
     return rows
 
 

@@ -91,11 +91,25 @@ def amount_units(amount: str, decimals: int | None) -> tuple[int, str]:
     return (units, "") if units > 0 else (0, "pay_invalid_amount")
 
 
-def pin_payload_for_pay(chain_id: int, verifying_contract: str, merchant: str, token: str, owner: str,
-                        units: int, payment_id: str, deadline: int) -> str:
+def pin_payload_for_pay(
+    chain_id: int,
+    verifying_contract: str,
+    merchant: str,
+    token: str,
+    owner: str,
+    units: int,
+    payment_id: str,
+    deadline: int,
+) -> str:
     """The sign_typed payload {domain, types, message} of the PIN dialog (amount as a decimal string)."""
-    message = {"merchant": merchant, "token": token, "from": checksum(owner),
-               "amount": str(units), "paymentRef": payment_id, "deadline": deadline}
+    message = {
+        "merchant": merchant,
+        "token": token,
+        "from": checksum(owner),
+        "amount": str(units),
+        "paymentRef": payment_id,
+        "deadline": deadline,
+    }
     typed = payments.pay_typed_data(chain_id, verifying_contract, message)
     return json.dumps({"domain": typed["domain"], "types": {"Pay": typed["types"]["Pay"]}, "message": message})
 
@@ -172,8 +186,11 @@ class PaymentState(SignedInState):
         self.chain_name = link.chain.chain_name if link.chain else ""
         self.token = link.token
         self.token_symbol = info.token_symbol if info else short_address(link.token)
-        self.amount_display = (amounts.format_balance(units, info.token_decimals, max_decimals=info.token_decimals)
-                               if info and units else link.amount.strip())
+        self.amount_display = (
+            amounts.format_balance(units, info.token_decimals, max_decimals=info.token_decimals)
+            if info and units
+            else link.amount.strip()
+        )
         self.problem = problem
         self._units = units
         self._reset_flow()
@@ -234,8 +251,16 @@ class PaymentState(SignedInState):
         self._payment_id = quote["payment_id"]
         self._verifying_contract = quote["verifying_contract"]
         self._deadline = int(time.time()) + DEADLINE_SECONDS
-        self.pin_payload = pin_payload_for_pay(self.chain_id, self._verifying_contract, self.merchant, self.token,
-                                               self.address, self._units, self._payment_id, self._deadline)
+        self.pin_payload = pin_payload_for_pay(
+            self.chain_id,
+            self._verifying_contract,
+            self.merchant,
+            self.token,
+            self.address,
+            self._units,
+            self._payment_id,
+            self._deadline,
+        )
         self.pin_action = "sign_typed"
         self.pin_title = "pay_pin_sign"
         self._step = Step.PAY_PIN
@@ -343,8 +368,15 @@ class PaymentState(SignedInState):
             if user is None:
                 self._reset_flow()
                 return self._to_login()
-            args = (self.chain_id, self.merchant, self.token, str(self._units), self._payment_id, self._deadline,
-                    signature)
+            args = (
+                self.chain_id,
+                self.merchant,
+                self.token,
+                str(self._units),
+                self._payment_id,
+                self._deadline,
+                signature,
+            )
         try:
             # The server answers the same id for a repeat of this payment_id and sends nothing twice.
             pay_id = await asyncio.to_thread(payments.execute, user, *args)

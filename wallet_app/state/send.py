@@ -38,8 +38,11 @@ class SendState(SignedInState):
 
     @rx.var
     def token_items(self) -> list[list[str]]:
-        return [[x["token_address"], f'{x["token_symbol"]} · {x["token_name"]}']
-                for x in self.tokens if x["chain_id"] == self.chain_id]
+        return [
+            [x["token_address"], f"{x['token_symbol']} · {x['token_name']}"]
+            for x in self.tokens
+            if x["chain_id"] == self.chain_id
+        ]
 
     @rx.event
     async def load(self):
@@ -57,9 +60,15 @@ class SendState(SignedInState):
             chains, user_tokens = [], []
         self.chains = [{"chain_id": str(c["chain_id"]), "chain_name": c["chain_name"]} for c in chains]
         self._tokens = user_tokens
-        self.tokens = [{"chain_id": str(x["chain_id"]), "token_address": x["token_address"],
-                        "token_symbol": x["token_symbol"] or "", "token_name": x["token_name"] or ""}
-                       for x in user_tokens]
+        self.tokens = [
+            {
+                "chain_id": str(x["chain_id"]),
+                "token_address": x["token_address"],
+                "token_symbol": x["token_symbol"] or "",
+                "token_name": x["token_name"] or "",
+            }
+            for x in user_tokens
+        ]
         self.loaded = True
         return None
 
@@ -75,8 +84,9 @@ class SendState(SignedInState):
 
     @rx.event
     def set_token(self, value: str):
-        if isinstance(value, str) and any(x["token_address"] == value and x["chain_id"] == self.chain_id
-                                          for x in self.tokens):
+        if isinstance(value, str) and any(
+            x["token_address"] == value and x["chain_id"] == self.chain_id for x in self.tokens
+        ):
             self.token_address = value
 
     @rx.event
@@ -112,7 +122,8 @@ class SendState(SignedInState):
             return
         try:
             chain_id, token_address, units = txlink.check_send_form(
-                self.chain_id, self._selected_token(), self.recipient, self.amount)
+                self.chain_id, self._selected_token(), self.recipient, self.amount
+            )
             recipient = parse_address(self.recipient, code="invalid_recipient")
         except AppError as e:
             yield self._fail(e, prefix="send_amount_format_error" if e.code in AMOUNT_CODES else "")
@@ -120,8 +131,7 @@ class SendState(SignedInState):
         self.building = True
         yield
         try:
-            tx = await asyncio.to_thread(transfers.build_transfer, user, chain_id, token_address, recipient,
-                                         str(units))
+            tx = await asyncio.to_thread(transfers.build_transfer, user, chain_id, token_address, recipient, str(units))
             link = txlink.encode_tx(tx)
         except AppError as e:
             self.building = False

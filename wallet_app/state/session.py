@@ -90,9 +90,18 @@ class SessionState(rx.State):
             return rx.redirect(routes.LOGIN, replace=True)
         return None
 
-    def _show_dialog(self, message: str, detail: str = "", title: str = "notice", cancel: bool = False,
-                     ok_route: str = "", ok_label: str = "ok", params: dict | None = None,
-                     for_route: str = "", prefix: str = "") -> None:
+    def _show_dialog(
+        self,
+        message: str,
+        detail: str = "",
+        title: str = "notice",
+        cancel: bool = False,
+        ok_route: str = "",
+        ok_label: str = "ok",
+        params: dict | None = None,
+        for_route: str = "",
+        prefix: str = "",
+    ) -> None:
         """Open the shared dialog. `for_route`: raised together with a redirect to that route;
         `prefix`: a catalogue key shown before the message."""
         for key in (message, title, ok_label):
@@ -138,7 +147,8 @@ class SessionState(rx.State):
         self.checked = True
         path = routes.normalize_path(self.router.url.path)
         self.dialog_open, self._dialog_pending = dialog_after_load(
-            self.dialog_open, self.dialog_route, self._dialog_pending, path)
+            self.dialog_open, self.dialog_route, self._dialog_pending, path
+        )
         target = routes.redirect_for(_pages(), path, self.logged_in, bool(self.address))
         if target:
             return rx.redirect(target, replace=True)
@@ -209,9 +219,15 @@ class SessionState(rx.State):
         elif result == "ADDRESS_MISMATCH":
             self._show_dialog("restore_address_mismatch", title="error")
         else:
-            detail = result[len("error:"):] if result.startswith("error:") else ""
-            self._show_dialog("recovery_failed", detail, title="error", cancel=True, ok_route=routes.ONBOARDING,
-                              ok_label="continue_onboarding")
+            detail = result[len("error:") :] if result.startswith("error:") else ""
+            self._show_dialog(
+                "recovery_failed",
+                detail,
+                title="error",
+                cancel=True,
+                ok_route=routes.ONBOARDING,
+                ok_label="continue_onboarding",
+            )
 
     @rx.event
     def restore_cancel(self):

@@ -35,13 +35,14 @@ def summarize(tx: dict[str, str], user_tokens: list[dict]) -> dict[str, str]:
                 decimals = x.get("token_decimals")
                 if isinstance(decimals, int) and not isinstance(decimals, bool):
                     return {
-                        "kind": "transfer", "token_symbol": x["token_symbol"] or "",
+                        "kind": "transfer",
+                        "token_symbol": x["token_symbol"] or "",
                         "token_name": x["token_name"] or "",
-                        "token_address": x["token_address"], "recipient": checksum(recipient),
+                        "token_address": x["token_address"],
+                        "recipient": checksum(recipient),
                         "amount": format_balance(units, decimals, max_decimals=decimals),
                     }
-    return {"kind": "other", "token_symbol": "", "token_name": "", "token_address": "", "recipient": "",
-            "amount": ""}
+    return {"kind": "other", "token_symbol": "", "token_name": "", "token_address": "", "recipient": "", "amount": ""}
 
 
 class SignState(SignedInState):

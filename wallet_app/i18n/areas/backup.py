@@ -3,8 +3,9 @@ error texts of drive.js / backup.js / vault.js codes are in areas/errors.py (err
 
 EN: dict[str, str] = {
     "backup_now": "Back up",
-    "backup_explain": ("An encrypted copy of your wallet goes to your Google Drive app-data folder. "
-                       "Your PIN unlocks it."),
+    "backup_explain": (
+        "An encrypted copy of your wallet goes to your Google Drive app-data folder. Your PIN unlocks it."
+    ),
     "backup_dialog_title": "Back up to Google Drive",
     "backup_dialog_hint": "Enter your 6-digit PIN. Google will ask for Drive access.",
     "backup_failed": "Backup failed: ",
