@@ -31,11 +31,12 @@ build: setup
 run: setup
 	$(ENV) python -m wallet_app.serve --port $(PORT)
 
-# The build first: it installs .web/node_modules, whose React and Radix the QR unit's test bundle uses.
-test: setup chromium build
+# The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
+# whose React and Radix the QR unit's test bundle uses.
+test: setup chromium lint build
 	$(ENV) python -m pytest -q tests
 
-# ruff (lint and format check) and mypy over the project's Python.
+# ruff (lint and format check) and mypy over the app's Python (wallet_app, custom_components, contracts).
 lint: setup
 	$(ENV) ruff check wallet_app custom_components contracts && \
 	  ruff format --check wallet_app custom_components contracts && mypy
