@@ -122,6 +122,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     "SIGNER_MISMATCH": _client("err_SIGNER_MISMATCH"),
     "INVALID_TX": _client("err_INVALID_TX"),
     "INVALID_TYPED_DATA": _client("err_INVALID_TYPED_DATA"),
+    "REQUEST_MISMATCH": _client("err_REQUEST_MISMATCH"),  # keyring.js: the payload differs from what was shown
     "SIGN_FAILED": _client("err_SIGN_FAILED"),  # wallet.jsx: a signing error without a code
     # backup files (errors.js ERRORS; backup.js)
     "INVALID_HEADER": _client("err_INVALID_HEADER"),

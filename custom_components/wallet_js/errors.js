@@ -24,6 +24,7 @@ export const ERRORS = Object.freeze({
   SIGNER_MISMATCH: 'Signer address does not match the active owner',
   INVALID_TX: 'invalid transaction',
   INVALID_TYPED_DATA: 'Invalid typed data',
+  REQUEST_MISMATCH: 'The request does not match what you confirmed.',
 });
 
 export class VaultError extends Error {

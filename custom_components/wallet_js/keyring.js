@@ -2,7 +2,7 @@
 // PIN -> phrase -> ethers Wallet -> fn(wallet) -> references dropped.
 // Results (raw transactions, signatures) are public and may go to the server.
 
-import { HDNodeWallet, TypedDataEncoder, Wallet } from 'ethers';
+import { HDNodeWallet, TypedDataEncoder, Wallet, getAddress } from 'ethers';
 import { DERIVATION_PATH, loadMaterials, normalizeOwner, unwrapMnemonic } from './vault.js';
 import { VaultError } from './errors.js';
 
@@ -64,7 +64,11 @@ export function legacyTxRequest(tx) {
 
 /** Signs a built transaction as legacy type 0 (EIP-155). Returns the raw 0x hex. */
 export async function signLegacyTx(owner, pin, tx) {
-  const request = legacyTxRequest(tx); // before the KDF: a bad tx costs nothing
+  return signTxRequest(owner, pin, legacyTxRequest(tx)); // checked before the KDF: a bad tx costs nothing
+}
+
+/** Signs a request from legacyTxRequest as it is: the very object a summary was computed from. */
+export async function signTxRequest(owner, pin, request) {
   return withUnlocked(owner, pin, (wallet) => wallet.signTransaction(request));
 }
 
@@ -84,4 +88,121 @@ function typedDataParts(domain, types, message) {
 export async function signTypedData(owner, pin, domain, types, message) {
   const t = typedDataParts(domain, types, message);
   return withUnlocked(owner, pin, (wallet) => wallet.signTypedData(domain, t, message));
+}
+
+// ---------------------------------------------------------------- re-checks (what is signed is what was shown)
+// `chains` is the build-time table of the bundle (wallet_app/services/chain_table.py):
+// chain id (decimal string) -> {payment_contract, native_symbol, native_decimals}.
+// `expect` is what the page showed: {chainId, merchant, token, units} (units: decimal string).
+
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
+const APPROVE_SELECTOR = '0x095ea7b3'; // approve(address,uint256)
+export const PAY_DOMAIN_NAME = 'NewblPayment2';
+export const PAY_DOMAIN_VERSION = '1';
+export const MAX_DEADLINE_AHEAD_SECONDS = 600;
+export const PAY_TYPES = Object.freeze([
+  ['merchant', 'address'], ['token', 'address'], ['from', 'address'],
+  ['amount', 'uint256'], ['paymentRef', 'bytes32'], ['deadline', 'uint48'],
+]);
+
+function mismatch() {
+  return new VaultError('REQUEST_MISMATCH');
+}
+
+function sameAddress(a, b) {
+  return typeof a === 'string' && typeof b === 'string' && ADDRESS_RE.test(a) && ADDRESS_RE.test(b)
+    && a.toLowerCase() === b.toLowerCase();
+}
+
+/** A non-negative integer (number, bigint or decimal string) as a BigInt, else null. */
+function bigOrNull(value) {
+  if (typeof value === 'bigint') return value >= 0n ? value : null;
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? BigInt(value) : null;
+  return typeof value === 'string' && DEC_RE.test(value) && value.length <= 78 ? BigInt(value) : null;
+}
+
+function sameNumber(a, b) {
+  const x = bigOrNull(a);
+  return x !== null && x === bigOrNull(b);
+}
+
+/** The chain's payment contract from the shipped table; REQUEST_MISMATCH when it has none. */
+export function paymentContract(chains, chainId) {
+  const entry = chains && bigOrNull(chainId) !== null ? chains[String(bigOrNull(chainId))] : null;
+  const contract = entry && entry.payment_contract;
+  if (!contract || !ADDRESS_RE.test(contract)) throw mismatch();
+  return contract;
+}
+
+/**
+ * What a transaction request (legacyTxRequest) does, decoded from the request itself:
+ * {chainId, to, value, native_symbol, native_decimals}; the symbol is '' for a chain not in the table.
+ */
+export function txSummary(request, chains) {
+  const entry = (chains && chains[String(request.chainId)]) || {};
+  return {
+    chainId: request.chainId,
+    to: getAddress(request.to),
+    value: request.value,
+    nativeSymbol: entry.native_symbol || '',
+    nativeDecimals: Number.isInteger(entry.native_decimals) ? entry.native_decimals : 18,
+  };
+}
+
+const word = (hex) => hex.toLowerCase().replace(/^0x/, '').padStart(64, '0');
+
+/**
+ * The /payment approve: `to` is the link's token, value 0, the chain the link's, and the data
+ * exactly approve(the chain's payment contract, the payment amount). Returns {spender, amount}
+ * (as decoded from the request); REQUEST_MISMATCH otherwise.
+ */
+export function checkApprove(request, expect, chains) {
+  if (!expect || !sameNumber(request.chainId, expect.chainId)) throw mismatch();
+  const spender = paymentContract(chains, expect.chainId);
+  const units = bigOrNull(expect.units);
+  if (units === null || units === 0n || !sameAddress(request.to, expect.token) || request.value !== 0n) {
+    throw mismatch();
+  }
+  const data = `${APPROVE_SELECTOR}${word(spender)}${word(units.toString(16))}`;
+  if (request.data !== data) throw mismatch();
+  return { spender: getAddress(spender), amount: units };
+}
+
+/**
+ * The Pay typed data against what the page showed: fixed domain name/version, the link's chain,
+ * that chain's payment contract, the Pay type as it is, message merchant/token/amount equal to
+ * the link's, `from` the owner, deadline in the future and at most 10 minutes ahead.
+ * Returns the types for signing; REQUEST_MISMATCH otherwise.
+ */
+export function checkPayTyped(typed, expect, owner, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
+  const { domain, types, message } = typed || {};
+  if (!domain || !types || !message || !expect) throw mismatch();
+  const contract = paymentContract(chains, expect.chainId);
+  const domainKeys = Object.keys(domain).sort().join(',');
+  if (domainKeys !== 'chainId,name,verifyingContract,version' || domain.name !== PAY_DOMAIN_NAME
+      || domain.version !== PAY_DOMAIN_VERSION || !sameNumber(domain.chainId, expect.chainId)
+      || !sameAddress(domain.verifyingContract, contract)) {
+    throw mismatch();
+  }
+  const names = Object.keys(types).filter((k) => k !== 'EIP712Domain');
+  const pay = types.Pay;
+  if (names.join(',') !== 'Pay' || !Array.isArray(pay) || pay.length !== PAY_TYPES.length
+      || pay.some((f, i) => !f || f.name !== PAY_TYPES[i][0] || f.type !== PAY_TYPES[i][1])) {
+    throw mismatch();
+  }
+  const deadline = bigOrNull(message.deadline);
+  const now = BigInt(nowSeconds);
+  if (!sameAddress(message.merchant, expect.merchant) || !sameAddress(message.token, expect.token)
+      || !sameAddress(message.from, owner) || !sameNumber(message.amount, expect.units)
+      || bigOrNull(expect.units) === 0n || deadline === null || deadline <= now
+      || deadline > now + BigInt(MAX_DEADLINE_AHEAD_SECONDS)) {
+    throw mismatch();
+  }
+  return typedDataParts(domain, types, message);
+}
+
+/** checkPayTyped, then the EIP-712 signature of exactly that typed data. */
+export async function signPay(owner, pin, typed, expect, chains) {
+  const t = checkPayTyped(typed, expect, owner, chains);
+  return withUnlocked(owner, pin, (wallet) => wallet.signTypedData(typed.domain, t, typed.message));
 }

@@ -1,0 +1,154 @@
+"""keyring.js re-checks in real Chromium (issue 11 item 5): the /payment approve and the Pay typed
+data are signed only when they equal what the page showed and the bundle's chains table says;
+a good payload's signature equals eth-account's, every tampered field is refused with
+REQUEST_MISMATCH before the PIN is even tried."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from eth_account import Account
+from eth_account.messages import encode_typed_data
+
+from pyhelpers import private_key
+
+from jshelpers import ABANDON, fails, new_wallet, ok
+
+CHAIN_ID = 31337
+CONTRACT = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
+TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
+MERCHANT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+OTHER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+UNITS = 2_500_000
+CHAINS = {str(CHAIN_ID): {"payment_contract": CONTRACT, "native_symbol": "ETH", "native_decimals": 18},
+          "31338": {"payment_contract": None, "native_symbol": "ETH", "native_decimals": 18}}
+EXPECT = {"chainId": CHAIN_ID, "merchant": MERCHANT, "token": TOKEN, "units": str(UNITS)}
+PAY_TYPES = [
+    {"name": "merchant", "type": "address"}, {"name": "token", "type": "address"},
+    {"name": "from", "type": "address"}, {"name": "amount", "type": "uint256"},
+    {"name": "paymentRef", "type": "bytes32"}, {"name": "deadline", "type": "uint48"},
+]
+MISMATCH = ("REQUEST_MISMATCH", "The request does not match what you confirmed.")
+
+
+def approve_data(spender: str, amount: int) -> str:
+    return "0x095ea7b3" + spender[2:].lower().rjust(64, "0") + f"{amount:064x}"
+
+
+APPROVE = {"chain_id": str(CHAIN_ID), "to": TOKEN, "data": approve_data(CONTRACT, UNITS), "value": "0",
+           "nonce": "3", "gas_limit": "60000", "gas_price": "1000000000"}
+
+
+def sign_approve(owner, tx, expect=EXPECT, chains=CHAINS):
+    """checkApprove on the request, then signs that same request: what the approve PIN dialog does."""
+    body = """const r = nb.keyring.legacyTxRequest(a.tx);
+              const shown = nb.keyring.checkApprove(r, a.expect, a.chains);
+              const raw = await nb.keyring.signTxRequest(a.owner, '123456', r);
+              return [shown.spender, shown.amount.toString(), raw];"""
+    return {"owner": owner, "tx": tx, "expect": expect, "chains": chains}, body
+
+
+def test_good_approve_signs_exactly_what_was_checked(page):
+    owner = new_wallet(page)["address"]
+    arg, body = sign_approve(owner, APPROVE)
+    spender, amount, raw = ok(page, body, arg)
+    assert (spender, amount) == (CONTRACT, str(UNITS))
+    expected = Account.sign_transaction({
+        "chainId": CHAIN_ID, "to": TOKEN, "data": APPROVE["data"], "value": 0, "nonce": 3, "gas": 60000,
+        "gasPrice": 1_000_000_000}, private_key(ABANDON))
+    assert raw == "0x" + expected.raw_transaction.hex().removeprefix("0x")
+
+
+@pytest.mark.parametrize("name, patch, expect, chains", [
+    ("unlimited amount", {"data": approve_data(CONTRACT, 2**256 - 1)}, EXPECT, CHAINS),
+    ("more than the payment", {"data": approve_data(CONTRACT, UNITS + 1)}, EXPECT, CHAINS),
+    ("less than the payment", {"data": approve_data(CONTRACT, UNITS - 1)}, EXPECT, CHAINS),
+    ("other spender", {"data": approve_data(OTHER, UNITS)}, EXPECT, CHAINS),
+    ("other function (transfer)", {"data": "0xa9059cbb" + approve_data(CONTRACT, UNITS)[10:]}, EXPECT, CHAINS),
+    ("extra calldata", {"data": approve_data(CONTRACT, UNITS) + "00"}, EXPECT, CHAINS),
+    ("other token", {"to": OTHER}, EXPECT, CHAINS),
+    ("native value", {"value": "1"}, EXPECT, CHAINS),
+    ("other chain id", {"chain_id": "1"}, EXPECT, CHAINS),
+    ("chain without a payment contract", {"chain_id": "31338"}, {**EXPECT, "chainId": 31338}, CHAINS),
+    ("chain not in the table", {}, EXPECT, {}),
+])
+def test_tampered_approve_is_refused(page, name, patch, expect, chains):
+    owner = new_wallet(page)["address"]
+    arg, body = sign_approve(owner, {**APPROVE, **patch}, expect, chains)
+    r = fails(page, body, arg)
+    assert (r["code"], r["message"]) == MISMATCH, name
+
+
+def pay_typed(owner: str, deadline: int | None = None) -> dict:
+    return {
+        "domain": {"name": "NewblPayment2", "version": "1", "chainId": CHAIN_ID, "verifyingContract": CONTRACT},
+        "types": {"Pay": [dict(f) for f in PAY_TYPES]},
+        "message": {"merchant": MERCHANT, "token": TOKEN, "from": owner, "amount": str(UNITS),
+                    "paymentRef": "0x" + "ab" * 32, "deadline": deadline or int(time.time()) + 300},
+    }
+
+
+SIGN_PAY = "return nb.keyring.signPay(a.owner, '123456', a.typed, a.expect, a.chains);"
+
+
+def test_good_pay_signature_equals_eth_account(page):
+    owner = new_wallet(page)["address"]
+    typed = pay_typed(owner)
+    sig = ok(page, SIGN_PAY, {"owner": owner, "typed": typed, "expect": EXPECT, "chains": CHAINS})
+    message = {**typed["message"], "amount": UNITS, "paymentRef": bytes.fromhex("ab" * 32)}
+    signable = encode_typed_data(domain_data=typed["domain"], message_types={"Pay": PAY_TYPES}, message_data=message)
+    assert sig == "0x" + Account.sign_message(signable, private_key(ABANDON)).signature.hex().removeprefix("0x")
+
+
+def _set(typed: dict, path: str, value) -> dict:
+    part, key = path.split(".")
+    typed[part][key] = value
+    return typed
+
+
+@pytest.mark.parametrize("path, value", [
+    ("domain.name", "NewblPayment3"),
+    ("domain.version", "2"),
+    ("domain.chainId", 1),
+    ("domain.chainId", "31337x"),
+    ("domain.verifyingContract", OTHER),
+    ("domain.salt", "0x" + "00" * 32),
+    ("message.merchant", OTHER),
+    ("message.token", OTHER),
+    ("message.amount", str(UNITS + 1)),
+    ("message.amount", str(2**256 - 1)),
+    ("message.from", OTHER),
+    ("message.deadline", "now+601"),
+    ("message.deadline", "now-1"),
+    ("types.Pay", list(reversed(PAY_TYPES))),
+    ("types.Other", [{"name": "x", "type": "uint256"}]),
+])
+def test_tampered_pay_is_refused(page, path, value):
+    owner = new_wallet(page)["address"]
+    if isinstance(value, str) and value.startswith("now"):
+        value = int(time.time()) + int(value[3:])
+    typed = _set(pay_typed(owner), path, value)
+    r = fails(page, SIGN_PAY, {"owner": owner, "typed": typed, "expect": EXPECT, "chains": CHAINS})
+    assert (r["code"], r["message"]) == MISMATCH, path
+
+
+@pytest.mark.parametrize("expect, chains", [
+    ({**EXPECT, "chainId": 1}, CHAINS),  # the link's chain differs from the typed data's
+    ({**EXPECT, "merchant": OTHER}, CHAINS),
+    ({**EXPECT, "units": "0"}, CHAINS),
+    (EXPECT, {str(CHAIN_ID): {**CHAINS[str(CHAIN_ID)], "payment_contract": OTHER}}),  # the bundle's table decides
+    (EXPECT, {}),
+])
+def test_pay_checked_against_the_page_and_the_table(page, expect, chains):
+    owner = new_wallet(page)["address"]
+    r = fails(page, SIGN_PAY, {"owner": owner, "typed": pay_typed(owner), "expect": expect, "chains": chains})
+    assert (r["code"], r["message"]) == MISMATCH
+
+
+def test_tx_summary_is_decoded_from_the_request(page):
+    tx = {**APPROVE, "to": MERCHANT.lower(), "data": "0x", "value": "1500000000000000000"}
+    got = ok(page, """const s = nb.keyring.txSummary(nb.keyring.legacyTxRequest(a.tx), a.chains);
+                      return [s.to, s.value.toString(), s.nativeSymbol, s.nativeDecimals];""",
+             {"tx": tx, "chains": CHAINS})
+    assert got == [MERCHANT, "1500000000000000000", "ETH", 18]
