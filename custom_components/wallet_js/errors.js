@@ -53,8 +53,12 @@ export class ClientError extends Error {
 export function errorText(errors, code, params = {}) {
   const texts = errors || {};
   const own = typeof code === 'string' && Object.prototype.hasOwnProperty.call(texts, code);
-  const text = String((own ? texts[code] : texts.UNKNOWN) || '');
-  return text.replace(/\{(\w+)\}/g, (_, name) => {
+  return fillText((own ? texts[code] : texts.UNKNOWN) || '', params);
+}
+
+/** `text` with its {placeholders} filled from `params` (a missing one stays empty). */
+export function fillText(text, params = {}) {
+  return String(text || '').replace(/\{(\w+)\}/g, (_, name) => {
     const value = params && params[name];
     return value === undefined || value === null ? '' : String(value);
   });

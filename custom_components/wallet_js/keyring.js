@@ -2,7 +2,7 @@
 // PIN -> phrase -> ethers Wallet -> fn(wallet) -> references dropped.
 // Results (raw transactions, signatures) are public and may go to the server.
 
-import { HDNodeWallet, TypedDataEncoder, Wallet, getAddress } from 'ethers';
+import { HDNodeWallet, TypedDataEncoder, Wallet, formatUnits, getAddress } from 'ethers';
 import { DERIVATION_PATH, loadMaterials, normalizeOwner, unwrapMnemonic } from './vault.js';
 import { VaultError } from './errors.js';
 
@@ -142,11 +142,23 @@ export function txSummary(request, chains) {
   const entry = (chains && chains[String(request.chainId)]) || {};
   return {
     chainId: request.chainId,
-    to: getAddress(request.to),
+    to: checksumAddress(request.to),
     value: request.value,
     nativeSymbol: entry.native_symbol || '',
     nativeDecimals: Number.isInteger(entry.native_decimals) ? entry.native_decimals : 18,
   };
+}
+
+/** The EIP-55 form of an address (any case in). */
+export function checksumAddress(address) {
+  if (typeof address !== 'string' || !ADDRESS_RE.test(address)) throw mismatch();
+  return getAddress(address.toLowerCase());
+}
+
+/** `value` (smallest units) in whole units without a trailing '.0' (1500000n, 6 -> '1.5'). */
+export function formatAmount(value, decimals) {
+  const text = formatUnits(value, decimals);
+  return text.endsWith('.0') ? text.slice(0, -2) : text;
 }
 
 const word = (hex) => hex.toLowerCase().replace(/^0x/, '').padStart(64, '0');
@@ -165,7 +177,7 @@ export function checkApprove(request, expect, chains) {
   }
   const data = `${APPROVE_SELECTOR}${word(spender)}${word(units.toString(16))}`;
   if (request.data !== data) throw mismatch();
-  return { spender: getAddress(spender), amount: units };
+  return { spender: checksumAddress(spender), amount: units };
 }
 
 /**

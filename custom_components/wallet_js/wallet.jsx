@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from "react";
 import { Button, Checkbox, Dialog, Flex, Grid, Text } from "@radix-ui/themes";
 
-import { errorText, errorTextOf } from "./errors.js";
+import { errorText, errorTextOf, fillText } from "./errors.js";
 
 const PIN_LENGTH = 6;
 const loadVault = () => import("./vault.js");
@@ -133,21 +133,51 @@ export function CreateWallet({ messages, errors, replaceAddress, onCreated, onEr
   );
 }
 
-// The actions the PIN dialog can run. Each returns a public string for Python.
+const short = (address) => `${address.slice(0, 6)}…${address.slice(-4)}`;
+
+// What the PIN dialog can do: prepare(keyring, input) parses and checks the payload once,
+// gives the summary lines shown (computed from that very parsed payload) and sign(pin), which
+// signs exactly it. input: {owner, payload, expect, chains, token, messages}. Results are public.
 const ACTIONS = {
   // Unlock only: proves the PIN opens this device's wallet.
-  unlock: async (owner, pin) => {
-    const keyring = await loadKeyring();
-    return keyring.withUnlocked(owner, pin, (wallet) => wallet.address.toLowerCase());
+  unlock: (keyring, { owner }) => ({
+    lines: [],
+    sign: (pin) => keyring.withUnlocked(owner, pin, (wallet) => wallet.address.toLowerCase()),
+  }),
+  // Any built transaction: the dialog shows its recipient and native value as decoded here.
+  sign_tx: (keyring, { owner, payload, chains, messages }) => {
+    const request = keyring.legacyTxRequest(JSON.parse(payload));
+    const s = keyring.txSummary(request, chains);
+    return {
+      lines: [
+        fillText(messages.pin_tx_to, { address: s.to }),
+        fillText(messages.pin_tx_value, { amount: keyring.formatAmount(s.value, s.nativeDecimals), symbol: s.nativeSymbol }),
+      ],
+      sign: (pin) => keyring.signTxRequest(owner, pin, request),
+    };
   },
-  sign_tx: async (owner, pin, payload) => {
-    const keyring = await loadKeyring();
-    return keyring.signLegacyTx(owner, pin, JSON.parse(payload));
+  // /payment's approve: exactly approve(the chain's payment contract, the payment amount) on the link's token.
+  sign_approve: (keyring, { owner, payload, expect, chains, token, messages }) => {
+    const request = keyring.legacyTxRequest(JSON.parse(payload));
+    const { spender, amount } = keyring.checkApprove(request, expect, chains);
+    return {
+      lines: [fillText(messages.pin_allow_spend, {
+        contract: short(spender), amount: keyring.formatAmount(amount, token.decimals), symbol: token.symbol,
+      })],
+      sign: (pin) => keyring.signTxRequest(owner, pin, request),
+    };
   },
-  sign_typed: async (owner, pin, payload) => {
-    const keyring = await loadKeyring();
-    const { domain, types, message } = JSON.parse(payload);
-    return keyring.signTypedData(owner, pin, domain, types, message);
+  // /payment's Pay typed data, checked against the link and the bundle's chains table (again when signing).
+  sign_pay: (keyring, { owner, payload, expect, chains, token, messages }) => {
+    const typed = JSON.parse(payload);
+    keyring.checkPayTyped(typed, expect, owner, chains);
+    return {
+      lines: [fillText(messages.pin_pay_summary, {
+        merchant: keyring.checksumAddress(typed.message.merchant),
+        amount: keyring.formatAmount(BigInt(typed.message.amount), token.decimals), symbol: token.symbol,
+      })],
+      sign: (pin) => keyring.signPay(owner, pin, typed, expect, chains),
+    };
   },
 };
 
@@ -172,7 +202,7 @@ export function PinInput({ inputRef, label, disabled, onLength }) {
 // The PIN modal shared by the signing and backup/restore dialogs: title, description, optional
 // hint, the PIN field, error/working lines, Cancel and Confirm. Closing is blocked while busy;
 // Confirm needs 6 digits and `ready`.
-export function PinModal({ open, busy, ready = true, working, title, description, hint, error, testId,
+export function PinModal({ open, busy, ready = true, working, title, description, hint, summary, error, testId,
                            inputRef, onLength, messages, onConfirm, onClose, length }) {
   return (
     <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
@@ -181,6 +211,13 @@ export function PinModal({ open, busy, ready = true, working, title, description
         <Dialog.Title>{title}</Dialog.Title>
         <Dialog.Description size="2">{description}</Dialog.Description>
         {hint ? <Text as="p" size="2" color="gray" mt="2">{hint}</Text> : null}
+        {summary && summary.length ? (
+          <Flex direction="column" gap="1" mt="3" data-testid="pin-summary">
+            {summary.map((line, i) => (
+              <Text key={i} as="p" size="3" weight="medium" style={{ overflowWrap: "anywhere" }}>{line}</Text>
+            ))}
+          </Flex>
+        ) : null}
         <form onSubmit={(e) => { e.preventDefault(); onConfirm(); }}>
           <PinInput inputRef={inputRef} label={messages.pin_label} disabled={busy} onLength={onLength} />
           {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
@@ -196,26 +233,44 @@ export function PinModal({ open, busy, ready = true, working, title, description
   );
 }
 
-// Asks for the PIN and runs ACTIONS[action]; onDone gets the public result.
-export function PinDialog({ open, title, owner, action, payload, messages, errors, onDone, onClose }) {
+// Asks for the PIN and runs ACTIONS[action]: the payload is parsed and checked when the dialog
+// opens (a mismatch shows its error and Confirm stays off), the summary shown is computed from
+// that parsed payload, and the PIN signs exactly it. onDone gets the public result.
+// expect* props: what the page showed (the link's chain, merchant, token, amount in smallest units).
+export function PinDialog({ open, title, owner, action, payload, chains, expectChainId, expectMerchant, expectToken,
+                            expectUnits, tokenSymbol, tokenDecimals, messages, errors, onDone, onClose }) {
   const input = useRef(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
   const [length, setLength] = useState(0);
+  const [prepared, setPrepared] = useState(null);
 
   useEffect(() => {
-    if (!open) { setError(""); setBusy(false); setLength(0); }
-  }, [open]);
+    setPrepared(null);
+    if (!open) { setError(""); setBusy(false); setLength(0); return undefined; }
+    let live = true;
+    const prepare = ACTIONS[action];
+    const expect = { chainId: expectChainId, merchant: expectMerchant, token: expectToken, units: expectUnits };
+    const token = { symbol: tokenSymbol || "", decimals: Number.isInteger(tokenDecimals) ? tokenDecimals : 18 };
+    loadKeyring()
+      .then((keyring) => {
+        if (!prepare) throw new Error("unknown action");
+        return prepare(keyring, { owner, payload, expect, chains: chains || {}, token, messages });
+      })
+      .then((p) => { if (live) { setPrepared(p); setError(""); } })
+      .catch((e) => live && setError(errorTextOf(errors, e, "SIGN_FAILED")));
+    return () => { live = false; };
+  }, [open, action, payload, owner, chains, expectChainId, expectMerchant, expectToken, expectUnits, tokenSymbol,
+      tokenDecimals]);
 
   const confirm = async () => {
     const pin = input.current ? input.current.value : "";
     if (!/^[0-9]{6}$/.test(pin)) { setError(errorText(errors, "PIN_FORMAT")); return; }
-    const run = ACTIONS[action];
-    if (!run) { setError(errorText(errors, "SIGN_FAILED")); return; }
+    if (!prepared) return;
     setBusy(true);
     setError("");
     try {
-      const result = await run(owner, pin, payload);
+      const result = await prepared.sign(pin);
       if (input.current) input.current.value = "";
       setLength(0);
       setBusy(false);
@@ -229,9 +284,10 @@ export function PinDialog({ open, title, owner, action, payload, messages, error
   };
 
   return (
-    <PinModal open={open} busy={busy} working={busy} title={title || messages.pin_dialog_title}
-      description={messages.pin_dialog_hint} error={error} inputRef={input} onLength={setLength}
-      length={length} messages={messages} onConfirm={confirm} onClose={onClose} />
+    <PinModal open={open} busy={busy} working={busy} ready={!!prepared} title={title || messages.pin_dialog_title}
+      description={messages.pin_dialog_hint} summary={prepared ? prepared.lines : null} error={error}
+      inputRef={input} onLength={setLength} length={length} messages={messages} onConfirm={confirm}
+      onClose={onClose} testId="pin-dialog" />
   );
 }
 

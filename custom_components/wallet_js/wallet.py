@@ -27,8 +27,11 @@ class CreateWallet(rx.Component):
 
 
 class PinDialog(rx.Component):
-    """Asks for the PIN and runs `action` (unlock, sign_tx, sign_typed) on `payload` in JS;
-    on_done gets the public result (address, raw transaction or signature)."""
+    """Asks for the PIN and runs `action` on `payload` in JS; on_done gets the public result
+    (address, raw transaction or signature). Actions: unlock; sign_tx (any built transaction,
+    its recipient and value shown as decoded in JS); sign_approve and sign_pay (/payment: the
+    approve and the Pay typed data, refused with REQUEST_MISMATCH unless they equal the expect_*
+    values the page showed and the chain's payment contract in `chains`)."""
 
     library = _LIBRARY
     tag = "PinDialog"
@@ -39,6 +42,15 @@ class PinDialog(rx.Component):
     owner: rx.Var[str]
     action: rx.Var[str]
     payload: rx.Var[str]
+    # The bundle's build-time chains table (wallet_app.services.chain_table.chains_var()).
+    chains: rx.Var[dict[str, dict]]
+    # What the page showed (sign_approve, sign_pay): the link's chain, merchant, token, amount in smallest units.
+    expect_chain_id: rx.Var[int]
+    expect_merchant: rx.Var[str]
+    expect_token: rx.Var[str]
+    expect_units: rx.Var[str]
+    token_symbol: rx.Var[str]
+    token_decimals: rx.Var[int]
     messages: rx.Var[dict[str, str]]
     errors: rx.Var[dict[str, str]]
 

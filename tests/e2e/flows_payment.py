@@ -83,3 +83,9 @@ def payment_rows(server, merchant: str) -> list[dict]:
         con.row_factory = sqlite3.Row
         rows = con.execute("SELECT * FROM payments WHERE merchant_address = ?", (merchant.lower(),)).fetchall()
     return [dict(r) for r in rows]
+
+
+def payment_contract(server, chain_id: int = DEV_CHAIN_ID) -> str:
+    """The chain's payment contract as deployed for the app server (its deployments file)."""
+    deployments = Path(server_env(server)["DEPLOYMENTS_DIR"]) / f"deployments-{chain_id}.json"
+    return Web3.to_checksum_address(json.loads(deployments.read_text())["payment"])

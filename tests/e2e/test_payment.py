@@ -7,17 +7,21 @@ shown once, in en and ko (issue 10)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 
 import pytest
 from eth_account import Account
 from playwright.sync_api import expect
+from web3 import Web3
 
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
-from tests.e2e.flows import create_wallet, expect_alert, new_email
+from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
 from tests.e2e.flows_payment import (
-    chain_web3, enter_pin, erc20_balance, merchant_link, payment_rows, token_address, wait_for_balance,
+    chain_web3, enter_pin, erc20_balance, merchant_link, payment_contract, payment_rows, server_env,
+    token_address, wait_for_balance,
 )
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tUSD (6 decimals)
@@ -41,15 +45,25 @@ def test_pay_merchant_link(page, app_server, screenshot, browser_issues):
     expect(page.locator("#pay-amount")).to_have_text("1.5")
     expect(page.locator("#pay-token")).to_have_text("tUSD")
     expect(page.locator("#pay-network")).to_have_text("Newbl Dev (anvil)")
-    expect(page.locator("#pay-merchant")).to_have_text(f"{merchant[:6]}…{merchant[-4:]}")
-    expect(page.locator("#pay-merchant")).to_have_attribute("title", merchant)
+    # The merchant in full, EIP-55, wrapped inside the 390 px screen (no 4+4 shortening).
+    shown = page.locator("#pay-merchant")
+    expect(shown).to_have_text(merchant)
+    box = shown.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, box
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     screenshot("payment")
 
     page.get_by_role("button", name="Pay", exact=True).click()
+    # The approve dialog says what is approved, decoded in the browser from the transaction it signs.
+    contract = payment_contract(app_server)
+    summary = page.get_by_role("dialog", name="Approve the token").get_by_test_id("pin-summary")
+    expect(summary).to_have_text(f"Allow {contract[:6]}…{contract[-4:]} to spend 1.5 tUSD")
     enter_pin(page, "Approve the token")
     # The approve hash is notified while the quote is polled until the allowance shows.
     expect(page.locator("#pay-approve-hash")).to_have_text(re.compile(r"Approval transaction: 0x[0-9a-f]{8}…[0-9a-f]{8}"))
     screenshot("payment-processing")
+    summary = page.get_by_role("dialog", name="Sign the payment").get_by_test_id("pin-summary")
+    expect(summary).to_have_text(f"Pay 1.5 tUSD to {merchant}", timeout=30_000)
     enter_pin(page, "Sign the payment")
     page.wait_for_url("**/activity**", timeout=60_000)
     # Raised with the redirect, the alert shows on /activity.
@@ -143,18 +157,27 @@ OFFLINE_CHAIN = {
 }
 
 
+# Test only: a sitecustomize that wraps the server's payment service (see its docstring).
+TAMPER_DIR = helpers.REPO_ROOT / "tests" / "e2e" / "tamper"
+
+
 @pytest.fixture(scope="module")
 def late_server(tmp_path_factory):
     """A second app with its own anvil and an extra offline chain without payments: these tests
     move the chain's clock, which must not leak into other tests' payments (their deadlines
-    follow the wall clock)."""
+    follow the wall clock). Its payment service answers as written in its tamper file (empty:
+    unchanged), for the tests of a hostile server."""
     workdir = tmp_path_factory.mktemp("e2e-late")
     chains = helpers.with_free_loopback_ports(json.loads((helpers.REPO_ROOT / "chains.dev.json").read_text()))
     chains_file = workdir / "chains-with-offline.json"
     chains_file.write_text(json.dumps([*chains, OFFLINE_CHAIN]))
+    env = {
+        "CHAINS_FILE": str(chains_file),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(TAMPER_DIR), os.environ.get("PYTHONPATH")) if p),
+        "NB_E2E_TAMPER_FILE": str(workdir / "tamper"),
+    }
     try:
-        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-late-app-server.log",
-                                        {"CHAINS_FILE": str(chains_file)}) as server:
+        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-late-app-server.log", env) as server:
             yield server
     except RuntimeError as e:
         pytest.fail(str(e), pytrace=False)
@@ -277,3 +300,85 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
     finally:
         w3.provider.make_request("evm_setAutomine", [True])
         helpers.close_context(ctx)
+
+
+# ---------------------------------------------------------------- a hostile server: the browser re-checks what it signs
+
+REFUSED = "The request does not match what you confirmed."
+
+
+@pytest.fixture
+def tamper(late_server):
+    """tamper(mode) makes late_server's payment service answer as tests/e2e/tamper describes;
+    tamper.executed() counts the Pay signatures that reached payments.execute. Reset after the test."""
+    path = Path(server_env(late_server)["NB_E2E_TAMPER_FILE"])
+    executed = Path(f"{path}.execute")
+    executed.unlink(missing_ok=True)
+
+    def set_mode(mode: str) -> None:
+        path.write_text(mode)
+
+    set_mode.executed = lambda: len(executed.read_text().splitlines()) if executed.exists() else 0
+    try:
+        yield set_mode
+    finally:
+        path.write_text("")
+
+
+def expect_refused(page, title: str, shot: str | None = None) -> None:
+    """The PIN dialog titled `title` refuses before any PIN: the exact message, Confirm stays
+    off with a full PIN typed; then it is cancelled (`shot`: a screenshot of the refusal)."""
+    dialog = page.get_by_role("dialog", name=title)
+    expect(dialog.get_by_role("alert")).to_have_text(REFUSED, timeout=30_000)
+    if shot:
+        save_screenshot(page, shot)
+    expect(dialog.get_by_test_id("pin-summary")).to_have_count(0)
+    dialog.get_by_label("PIN", exact=True).fill(PIN)
+    expect(dialog.get_by_role("button", name="Confirm")).to_be_disabled()
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()  # the flow stopped
+
+
+def test_tampered_approve_is_refused_and_nothing_is_sent(late_page, late_server, tamper):
+    page = late_page
+    payer = Web3.to_checksum_address(create_wallet(page, new_email("tamper-approve")))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    w3 = chain_web3(late_server)
+    nonce = w3.eth.get_transaction_count(payer, "pending")
+    merchant = Account.create().address
+    for mode in ("approve_unlimited", "approve_spender"):
+        tamper(mode)
+        page.goto(merchant_link(merchant, token, "1.5"))
+        page.get_by_role("button", name="Pay", exact=True).click()
+        expect_refused(page, "Approve the token", shot=f"payment-refused-{mode}")
+        assert w3.eth.get_transaction_count(payer, "pending") == nonce, mode  # no approve reached the chain
+    assert tamper.executed() == 0
+    assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}
+
+
+def test_tampered_pay_domain_is_refused_and_no_signature_is_sent(late_page, late_server, tamper):
+    page = late_page
+    payer = Web3.to_checksum_address(create_wallet(page, new_email("tamper-domain")))
+    token = token_address(page, "tUSD")
+    start = wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    w3 = chain_web3(late_server)
+    nonce = w3.eth.get_transaction_count(payer, "pending")
+    merchant = Account.create().address
+    # Other chainId: the approve is the real one (signed and mined); the Pay typed data is refused.
+    tamper("domain_chain")
+    page.goto(merchant_link(merchant, token, "1.5"))
+    page.get_by_role("button", name="Pay", exact=True).click()
+    enter_pin(page, "Approve the token")
+    expect_refused(page, "Sign the payment")
+    # Other verifyingContract: the allowance is there, straight to the refused Pay dialog.
+    tamper("domain_contract")
+    page.goto(merchant_link(merchant, token, "1.5"))
+    page.get_by_role("button", name="Pay", exact=True).click()
+    expect_refused(page, "Sign the payment")
+    assert tamper.executed() == 0  # no Pay signature reached the server
+    assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}
+    assert w3.eth.get_transaction_count(payer, "pending") == nonce + 1  # the approve only
+    assert erc20_balance(w3, token, merchant) == 0
+    assert erc20_balance(w3, token, payer) == start

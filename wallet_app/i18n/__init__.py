@@ -59,8 +59,7 @@ CATALOGUE_MODULE = "$/public/external/wallet_app/i18n/catalogues.js"
 
 
 def write_catalogue_module(path=CATALOGUE_FILE) -> None:
-    """The browser module with CATALOGUES and ERROR_TEXTS (generated, not committed); rewritten
-    only when it changed, atomically, since several builds may run at once."""
+    """The browser module with CATALOGUES and ERROR_TEXTS (generated, not committed)."""
     error_keys = {code: spec.key for code, spec in REGISTRY.items()}
     text = (
         f"export const CATALOGUES = {json.dumps(CATALOGUES, ensure_ascii=False, sort_keys=True)};\n"
@@ -69,6 +68,12 @@ def write_catalogue_module(path=CATALOGUE_FILE) -> None:
         "export const ERROR_TEXTS = Object.fromEntries(Object.entries(CATALOGUES).map(([lang, texts]) =>\n"
         "  [lang, Object.fromEntries(Object.entries(ERROR_KEYS).map(([code, key]) => [code, texts[key]]))]));\n"
     )
+    write_generated_module(path, text)
+
+
+def write_generated_module(path, text: str) -> None:
+    """A generated browser module under assets/external (not committed): rewritten only when
+    it changed, atomically, since several builds may run at once."""
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return
     path.parent.mkdir(parents=True, exist_ok=True)

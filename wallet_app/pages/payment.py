@@ -10,6 +10,7 @@ from wallet_app.components.layout import page
 from wallet_app.components.ui import label_row
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
+from wallet_app.services.chain_table import chains_var
 from wallet_app.state.payment import PaymentState
 from wallet_app.state.session import SessionState
 
@@ -84,10 +85,17 @@ def payment_page() -> rx.Component:
                 padding_y="12px",
             ),
             rx.separator(size="4"),
-            _row(
-                "pay_merchant",
+            # The merchant in full (EIP-55), wrapped to fit: a 4+4 shortening is what a vanity address imitates.
+            rx.vstack(
+                rx.text(t("pay_merchant"), size="2", color_scheme="gray"),
                 rx.hstack(
-                    rx.code(_dash(s.merchant_short), size="3", variant="ghost", title=s.merchant, id="pay-merchant"),
+                    rx.code(
+                        _dash(s.merchant),
+                        size="3",
+                        variant="ghost",
+                        id="pay-merchant",
+                        style={"overflow_wrap": "anywhere", "flex": "1", "min_width": "0"},
+                    ),
                     rx.cond(
                         s.merchant != "",
                         rx.icon_button(
@@ -100,7 +108,11 @@ def payment_page() -> rx.Component:
                     ),
                     align="center",
                     spacing="2",
+                    width="100%",
                 ),
+                spacing="1",
+                width="100%",
+                padding_y="4px",
             ),
             _row("pay_network", rx.text(_dash(s.chain_name), size="3", id="pay-network")),
             _row("pay_token", rx.text(_dash(s.token_symbol), size="3", id="pay-token")),
@@ -133,6 +145,13 @@ def payment_page() -> rx.Component:
             owner=SessionState.address,
             action=s.pin_action,
             payload=s.pin_payload,
+            chains=chains_var(),
+            expect_chain_id=s.chain_id,
+            expect_merchant=s.merchant,
+            expect_token=s.token,
+            expect_units=s.units,
+            token_symbol=s.token_symbol,
+            token_decimals=s.token_decimals,
             messages=messages(),
             errors=error_messages(),
             on_done=PaymentState.pin_done,

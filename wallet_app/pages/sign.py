@@ -8,6 +8,7 @@ from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
+from wallet_app.services.chain_table import chains_var
 from wallet_app.state.session import SessionState
 from wallet_app.state.sign import SignState
 
@@ -152,6 +153,7 @@ def _request() -> rx.Component:
             owner=SessionState.address,
             action="sign_tx",
             payload=s.payload,
+            chains=chains_var(),
             messages=messages(),
             errors=error_messages(),
             on_done=s.signed,

@@ -101,7 +101,7 @@ def pin_payload_for_pay(
     payment_id: str,
     deadline: int,
 ) -> str:
-    """The sign_typed payload {domain, types, message} of the PIN dialog (amount as a decimal string)."""
+    """The sign_pay payload {domain, types, message} of the PIN dialog (amount as a decimal string)."""
     message = {
         "merchant": merchant,
         "token": token,
@@ -119,11 +119,13 @@ def pin_payload_for_pay(
 
 class PaymentState(SignedInState):
     # What the link asks for (read-only on the page).
-    merchant: str = ""
+    merchant: rx.Field[str] = rx.field("")
     chain_id: int = 0
     chain_name: rx.Field[str] = rx.field("")
     token: str = ""
     token_symbol: rx.Field[str] = rx.field("")
+    token_decimals: int = 0
+    units: str = ""  # the amount in smallest units, what the PIN dialog checks the payload against
     amount_display: rx.Field[str] = rx.field("")
     problem: rx.Field[str] = rx.field("")  # catalogue key of the link's problem
     loaded: bool = False
@@ -133,7 +135,7 @@ class PaymentState(SignedInState):
     phase: rx.Field[str] = rx.field("pay_quoting")  # catalogue key shown by the overlay
     approve_hash: str = ""
     pin_open: bool = False
-    pin_action: str = "sign_tx"
+    pin_action: str = "sign_approve"
     pin_title: rx.Field[str] = rx.field("pay_pin_approve")
     pin_payload: str = ""
 
@@ -143,10 +145,6 @@ class PaymentState(SignedInState):
     _verifying_contract: str = ""
     _deadline: int = 0
     _step: Step = Step.IDLE
-
-    @rx.var
-    def merchant_short(self) -> str:
-        return short_address(self.merchant)
 
     @rx.var
     def approve_hash_short(self) -> str:
@@ -186,6 +184,8 @@ class PaymentState(SignedInState):
         self.chain_name = link.chain.chain_name if link.chain else ""
         self.token = link.token
         self.token_symbol = info.token_symbol if info else short_address(link.token)
+        self.token_decimals = info.token_decimals if info else 0
+        self.units = str(units) if units else ""
         self.amount_display = (
             amounts.format_balance(units, info.token_decimals, max_decimals=info.token_decimals)
             if info and units
@@ -261,7 +261,7 @@ class PaymentState(SignedInState):
             self._payment_id,
             self._deadline,
         )
-        self.pin_action = "sign_typed"
+        self.pin_action = "sign_pay"
         self.pin_title = "pay_pin_sign"
         self._step = Step.PAY_PIN
         self.pin_open = True
@@ -283,7 +283,7 @@ class PaymentState(SignedInState):
                 self._open_pay_pin(quote)
             elif quote.get("transaction"):
                 self.pin_payload = json.dumps(quote["transaction"])
-                self.pin_action = "sign_tx"
+                self.pin_action = "sign_approve"
                 self.pin_title = "pay_pin_approve"
                 self._step = Step.APPROVE_PIN
                 self.pin_open = True

@@ -1,0 +1,16 @@
+"""ko/en texts of the PIN dialog's summary: what it is about to sign, decoded in the browser from
+the very payload it signs (custom_components/wallet_js/wallet.jsx PinDialog)."""
+
+EN: dict[str, str] = {
+    "pin_tx_to": "To: {address}",
+    "pin_tx_value": "Sends {amount} {symbol}",
+    "pin_allow_spend": "Allow {contract} to spend {amount} {symbol}",
+    "pin_pay_summary": "Pay {amount} {symbol} to {merchant}",
+}
+
+KO: dict[str, str] = {
+    "pin_tx_to": "받는 곳: {address}",
+    "pin_tx_value": "{amount} {symbol} 보내기",
+    "pin_allow_spend": "{contract}이(가) {amount} {symbol}을(를) 사용하도록 허용",
+    "pin_pay_summary": "{merchant}에게 {amount} {symbol} 결제",
+}
