@@ -304,7 +304,12 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
 
 # ---------------------------------------------------------------- a hostile server: the browser re-checks what it signs
 
-REFUSED = "The request does not match what you confirmed."
+# The page's texts per language: refusal, Pay button, approve/sign dialog titles, PIN field, Confirm, Cancel.
+TEXTS = {
+    "en": ("The request does not match what you confirmed.", "Pay", "Approve the token", "Sign the payment", "PIN",
+           "Confirm", "Cancel"),
+    "ko": ("요청이 확인하신 내용과 일치하지 않습니다.", "결제하기", "토큰 사용 승인", "결제 서명", "PIN 번호", "확인", "취소"),
+}
 
 
 @pytest.fixture
@@ -325,19 +330,20 @@ def tamper(late_server):
         path.write_text("")
 
 
-def expect_refused(page, title: str, shot: str | None = None) -> None:
-    """The PIN dialog titled `title` refuses before any PIN: the exact message, Confirm stays
-    off with a full PIN typed; then it is cancelled (`shot`: a screenshot of the refusal)."""
-    dialog = page.get_by_role("dialog", name=title)
-    expect(dialog.get_by_role("alert")).to_have_text(REFUSED, timeout=30_000)
+def expect_refused(page, step: str, lang: str = "en", shot: str | None = None) -> None:
+    """The PIN dialog of `step` ('approve' or 'sign') refuses before any PIN: the exact message,
+    Confirm stays off with a full PIN typed; then it is cancelled (`shot`: a screenshot of it)."""
+    refused, pay, approve, sign, pin, confirm, cancel = TEXTS[lang]
+    dialog = page.get_by_role("dialog", name=approve if step == "approve" else sign)
+    expect(dialog.get_by_role("alert")).to_have_text(refused, timeout=30_000)
     if shot:
         save_screenshot(page, shot)
     expect(dialog.get_by_test_id("pin-summary")).to_have_count(0)
-    dialog.get_by_label("PIN", exact=True).fill(PIN)
-    expect(dialog.get_by_role("button", name="Confirm")).to_be_disabled()
-    dialog.get_by_role("button", name="Cancel").click()
+    dialog.get_by_label(pin, exact=True).fill(PIN)
+    expect(dialog.get_by_role("button", name=confirm)).to_be_disabled()
+    dialog.get_by_role("button", name=cancel).click()
     expect(dialog).to_have_count(0)
-    expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()  # the flow stopped
+    expect(page.get_by_role("button", name=pay, exact=True)).to_be_enabled()  # the flow stopped
 
 
 def test_tampered_approve_is_refused_and_nothing_is_sent(late_page, late_server, tamper):
@@ -348,11 +354,11 @@ def test_tampered_approve_is_refused_and_nothing_is_sent(late_page, late_server,
     w3 = chain_web3(late_server)
     nonce = w3.eth.get_transaction_count(payer, "pending")
     merchant = Account.create().address
-    for mode in ("approve_unlimited", "approve_spender"):
+    for mode, lang in (("approve_unlimited", "en"), ("approve_spender", "ko")):
         tamper(mode)
-        page.goto(merchant_link(merchant, token, "1.5"))
-        page.get_by_role("button", name="Pay", exact=True).click()
-        expect_refused(page, "Approve the token", shot=f"payment-refused-{mode}")
+        page.goto(merchant_link(merchant, token, "1.5", lang=lang))
+        page.get_by_role("button", name=TEXTS[lang][1], exact=True).click()
+        expect_refused(page, "approve", lang, shot=f"payment-refused-{mode}")
         assert w3.eth.get_transaction_count(payer, "pending") == nonce, mode  # no approve reached the chain
     assert tamper.executed() == 0
     assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}
@@ -371,12 +377,12 @@ def test_tampered_pay_domain_is_refused_and_no_signature_is_sent(late_page, late
     page.goto(merchant_link(merchant, token, "1.5"))
     page.get_by_role("button", name="Pay", exact=True).click()
     enter_pin(page, "Approve the token")
-    expect_refused(page, "Sign the payment")
-    # Other verifyingContract: the allowance is there, straight to the refused Pay dialog.
+    expect_refused(page, "sign", shot="payment-refused-domain_chain")
+    # Other verifyingContract: the allowance is there, straight to the refused Pay dialog (in Korean).
     tamper("domain_contract")
-    page.goto(merchant_link(merchant, token, "1.5"))
-    page.get_by_role("button", name="Pay", exact=True).click()
-    expect_refused(page, "Sign the payment")
+    page.goto(merchant_link(merchant, token, "1.5", lang="ko"))
+    page.get_by_role("button", name="결제하기", exact=True).click()
+    expect_refused(page, "sign", "ko")
     assert tamper.executed() == 0  # no Pay signature reached the server
     assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}
     assert w3.eth.get_transaction_count(payer, "pending") == nonce + 1  # the approve only
