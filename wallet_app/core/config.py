@@ -49,6 +49,9 @@ class Settings(BaseSettings):
     # A Pay deadline further than this in the future is refused (the client uses now + 300 s).
     payment_max_deadline_seconds: int = 900
 
+    # ---- /sign (issue 11): a link whose gas price is above this multiple of the node's is refused.
+    sign_max_gas_price_multiple: float = 3.0
+
 
 @lru_cache
 def get_settings() -> Settings:
