@@ -27,6 +27,8 @@ GAS_LIMIT = 100_000
 UNLIMITED_TEXT = "Unlimited approval: this address can take all of this token."
 UNKNOWN_TEXT = "Unknown function: check that you trust this site."
 FAIL_TEXT = "This transaction is expected to fail."
+FIRST_TIME = "First time sending to this address."
+LOOKALIKE = "This address looks like one you used before, but it is different."
 ACK_TEXT = "I understand it is expected to fail and want to sign anyway."
 ALLOWANCE_ABI = [{"name": "allowance", "type": "function", "stateMutability": "view",
                   "inputs": [{"name": "o", "type": "address"}, {"name": "s", "type": "address"}],
@@ -74,25 +76,25 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
     # (name, link, summary lines, warnings, refusal or None, fee, balance changes or the simulation's text)
     cases = [
         ("unlimited-approve", link(data=approve_data(attacker, 2**256 - 1)),
-         [f"Approve {attacker} to spend unlimited tUSD"], [UNLIMITED_TEXT], None, fee_text(price),
+         [f"Approve {attacker} to spend unlimited tUSD"], [UNLIMITED_TEXT, FIRST_TIME], None, fee_text(price),
          "No balance changes."),
         ("token-transfer", link(data=transfer_data(attacker, 12_500_000)),
-         [f"Send 12.5 tUSD to {attacker}"], [], None, fee_text(price), ["-12.5 tUSD"]),
+         [f"Send 12.5 tUSD to {attacker}"], [FIRST_TIME], None, fee_text(price), ["-12.5 tUSD"]),
         ("native-drain", link(to=attacker, value=str(balance)),
-         [f"Sends {drain} ETH"], [], "Not enough ETH for the network fee.", fee_text(price), [f"-{drain} ETH"]),
+         [f"Sends {drain} ETH"], [FIRST_TIME], "Not enough ETH for the network fee.", fee_text(price), [f"-{drain} ETH"]),
         ("native-affordable", link(to=attacker, value=str(balance // 10)),
-         [f"Sends {tenth} ETH"], [], None, fee_text(price), [f"-{tenth} ETH"]),
+         [f"Sends {tenth} ETH"], [FIRST_TIME], None, fee_text(price), [f"-{tenth} ETH"]),
         ("gas-price-1e15", link(data=approve_data(attacker, 5_000_000), gas_price=str(10**15)),
-         [f"Approve {attacker} to spend 5 tUSD"], [], "The network fee is unusually high.", "100 ETH",
+         [f"Approve {attacker} to spend 5 tUSD"], [FIRST_TIME], "The network fee is unusually high.", "100 ETH",
          "No balance changes."),
         ("unknown-selector", link(to=attacker, data="0xdeadbeef00"),
-         ["Contract call"], [UNKNOWN_TEXT], None, fee_text(price), "No balance changes."),
+         ["Contract call"], [UNKNOWN_TEXT, FIRST_TIME], None, fee_text(price), "No balance changes."),
         ("zero-to", link(to="0x" + "00" * 20, value="1"),
          ["Sends 0.000000000000000001 ETH"], [],
          "This request has no recipient address (to is missing or the zero address).", fee_text(price),
          ["-0.000000000000000001 ETH"]),
         ("reverting-call", link(data=transfer_data(attacker, tusd_balance + 1)),
-         [f"Send {format_balance(tusd_balance + 1, 6, max_decimals=6)} tUSD to {attacker}"], [], None,
+         [f"Send {format_balance(tusd_balance + 1, 6, max_decimals=6)} tUSD to {attacker}"], [FIRST_TIME], None,
          fee_text(price), FAIL_TEXT),
     ]
     confirm = page.get_by_role("button", name="Confirm")
@@ -137,7 +139,7 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
 
     # Warned, then signed: the unlimited approve goes through once the user confirms with the PIN.
     page.goto(cases[0][1])
-    expect(page.locator(".sign-warning")).to_have_text([UNLIMITED_TEXT])
+    expect(page.locator(".sign-warning")).to_have_text([UNLIMITED_TEXT, FIRST_TIME])
     confirm.click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("PIN").fill(PIN)
@@ -147,4 +149,30 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
     assert receipt["status"] == 1
     allowance = w3.eth.contract(address=token, abi=ALLOWANCE_ABI).functions.allowance(owner, attacker).call()
     assert allowance == 2**256 - 1
+
+    # The attacker is now in the history: a look-alike (same first 4 and last 4 hex digits) is
+    # called out on /sign and on Send; the address itself is not new any more.
+    a = attacker.lower()
+    lookalike = Web3.to_checksum_address("0x" + a[2:6] + ("1" if a[6] == "0" else "0") * 32 + a[-4:])
+    nonce = w3.eth.get_transaction_count(owner)
+    page.goto(link(data=transfer_data(lookalike, 1_000_000)))
+    expect(page.locator("#sign-lines .sign-line")).to_have_text([f"Send 1 tUSD to {lookalike}"])
+    expect(page.locator(".sign-warning")).to_have_text([LOOKALIKE])
+    screenshot("sign-preview-lookalike", full_page=True)
+    page.goto(link(data=transfer_data(attacker, 1_000_000)))
+    expect(page.locator("#sign-lines .sign-line")).to_have_text([f"Send 1 tUSD to {attacker}"])
+    expect(page.locator(".sign-warning")).to_have_text([])
+
+    page.goto("/send")
+    field = page.get_by_label("Recipient address")
+    note = page.locator("#send-recipient-note")
+    for recipient, expected in [(lookalike, LOOKALIKE), (Account.create().address, FIRST_TIME), (attacker, None)]:
+        field.fill(recipient)
+        if expected is None:
+            expect(note).to_have_count(0)
+        else:
+            expect(note).to_have_text(expected)
+    field.fill(lookalike)
+    expect(note).to_have_text(LOOKALIKE)
+    screenshot("send-lookalike")
     browser_issues.assert_clean()

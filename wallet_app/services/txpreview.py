@@ -31,8 +31,8 @@ from web3.types import RPCEndpoint
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
 from wallet_app.models import User
+from wallet_app.services import activity, tokens
 from wallet_app.services import chain as chain_svc
-from wallet_app.services import tokens
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.chain import ChainConfig, TokenInfo
 from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero
@@ -203,6 +203,20 @@ def parse_simulation(answer: Any, owner: str) -> Simulation:
     return Simulation("ok", {k: v for k, v in changes.items() if v})
 
 
+def counterparty(tx: dict[str, str]) -> str | None:
+    """Who the transaction gives to: a token call's recipient or spender, else `to`; None for the zero `to`."""
+    if is_zero(tx["to"]):
+        return None
+    call = token_call(tx["data"])
+    if call is None:
+        return tx["to"]
+    name, args = call
+    return checksum(args[1] if name == "transferFrom" else args[0])
+
+
+RECIPIENT_WARNINGS = {"first_time": "recipient_first_time", "lookalike": "recipient_lookalike"}
+
+
 def change_text(units: int, token: TokenInfo) -> str:
     return f"{'+' if units > 0 else '-'}{_amount(abs(units), token)} {token.token_symbol}"
 
@@ -232,6 +246,10 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview,
     if token_call(tx["data"]) is not None and not is_zero(tx["to"]):
         token = tokens.token_info(user, chain, tx["to"])
     preview = describe(tx, chain, token)
+    who = counterparty(tx)
+    risk = activity.recipient_risk(who, activity.known_counterparties(user)) if who else None
+    if risk:
+        preview.warnings.append(Line(RECIPIENT_WARNINGS[risk]))
     gas_price = chain_svc.gas_price(chain)
     owner = user.address or ZERO_ADDRESS
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)

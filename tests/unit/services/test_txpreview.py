@@ -5,7 +5,7 @@ import pytest
 from eth_abi import encode
 
 from wallet_app.services.chain import ChainConfig, TokenInfo
-from wallet_app.services.txpreview import UNLIMITED, Line, describe, refusal, selectors, token_call
+from wallet_app.services.txpreview import UNLIMITED, Line, counterparty, describe, refusal, selectors, token_call
 from wallet_app.state.sign import line_texts
 
 TOKEN = TokenInfo("0x5FbDB2315678afecb367f032d93F642f64180aa3", "tUSD", "Newbl Test USD", 6)
@@ -111,3 +111,15 @@ def test_line_texts_in_both_languages():
     assert line_texts(Line("sign_warn_unknown"))["en"] == "Unknown function: check that you trust this site."
     assert line_texts(Line("sign_warn_unlimited"))["en"] == "Unlimited approval: this address can take all of this token."
     assert line_texts(Line("sign_line_call", {"selector": "0xdeadbeef"}))["en"] == "Contract call"
+
+
+@pytest.mark.parametrize("data, to, who", [
+    (call("transfer", ["address", "uint256"], [A, 1]), TOKEN.token_address, A),
+    (call("approve", ["address", "uint256"], [A, UNLIMITED]), TOKEN.token_address, A),
+    (call("transferFrom", ["address", "address", "uint256"], [A, B, 1]), TOKEN.token_address, B),
+    ("0xdeadbeef", B, B),
+    ("0x", B, B),
+    ("0x", "0x" + "00" * 20, None),
+])
+def test_counterparty(data, to, who):
+    assert counterparty(tx(data, to=to)) == who
