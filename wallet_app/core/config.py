@@ -51,6 +51,9 @@ class Settings(BaseSettings):
 
     # ---- /sign (issue 11): a link whose gas price is above this multiple of the node's is refused.
     sign_max_gas_price_multiple: float = 3.0
+    # Development only (ignored once Google sign-in is configured): /sign without the preview and
+    # its checks, the baseline of bench/sign_preview.py.
+    dev_sign_preview_off: bool = False
 
 
 @lru_cache

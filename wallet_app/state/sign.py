@@ -17,6 +17,7 @@ import re
 import reflex as rx
 
 from wallet_app import routes
+from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES, LANGUAGES
 from wallet_app.services import activity, tokens, transfers, txlink, txpreview
@@ -121,7 +122,11 @@ class SignState(SignedInState):
             user_tokens = await asyncio.to_thread(tokens.user_tokens, user)
         except AppError:
             user_tokens = []  # the summary falls back to 'other'
-        preview, refused = await txpreview.load(user, chain, tx)
+        settings = get_settings()
+        if settings.dev_sign_preview_off and settings.dev_mode:  # bench/sign_preview.py's baseline
+            preview, refused = txpreview.Preview([], [], "", chain.chain_name, ""), None
+        else:
+            preview, refused = await txpreview.load(user, chain, tx)
         self.tx = tx
         self.chain_name = preview.chain_name
         self.summary = summarize(tx, user_tokens)
