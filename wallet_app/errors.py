@@ -85,6 +85,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     "sign_no_recipient": _server(400, "err_sign_no_recipient"),
     "fee_too_high": _server(400, "err_fee_too_high"),
     "fee_unaffordable": _server(400, "err_fee_unaffordable"),
+    "sign_tx_mismatch": _server(400, "err_sign_tx_mismatch"),
     "invalid_raw_tx": _server(400, "err_invalid_raw_tx"),
     "wrong_chain": _server(400, "err_wrong_chain"),
     "sender_mismatch": _server(400, "err_sender_mismatch"),

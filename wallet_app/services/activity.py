@@ -46,6 +46,10 @@ def decode_token_call(data: str) -> tuple[str, str, int] | None:
     return kind, to.lower(), amount
 
 
+# recipient_risk's answers -> their catalogue keys (the note on Send, the warning on /sign).
+RECIPIENT_NOTES = {"first_time": "recipient_first_time", "lookalike": "recipient_lookalike"}
+
+
 def recipient_risk(address: str, known: list[str]) -> str | None:
     """Recipient safety (issue 11 item 4), a pure rule: None for an address of the user's history,
     'lookalike' for another address with the same first 4 and last 4 hex digits as one of them

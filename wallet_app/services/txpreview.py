@@ -11,6 +11,9 @@ describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), 
     Approvals of UNLIMITED (2^255) or more are shown as unlimited, with a warning.
 refusal(tx, chain, node_gas_price, native_balance, max_gas_price_multiple) -> AppError or None:
     the zero `to`, a gas price above the multiple of the node's, fee + value above the balance.
+matches(signed, tx) -> the signed transaction (services.chain.decode_raw_tx) is the link's, field by field.
+counterparty(tx) -> who the transaction gives to (a token call's recipient or spender, else `to`),
+    checked by services.activity.recipient_risk against the user's history (item 4).
 parse_simulation(answer, owner) -> Simulation: the owner's balance changes per token (the zero
     address: the native coin) from an eth_simulateV1 answer with traceTransfers (native value
     moves are traced as Transfer logs of 0xeeee…eeee), "reverted", or "unavailable" for any
@@ -34,7 +37,7 @@ from wallet_app.models import User
 from wallet_app.services import activity, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
-from wallet_app.services.chain import ChainConfig, TokenInfo
+from wallet_app.services.chain import ChainConfig, DecodedTx, TokenInfo
 from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero
 
 UNLIMITED = 2**255
@@ -214,7 +217,17 @@ def counterparty(tx: dict[str, str]) -> str | None:
     return checksum(args[1] if name == "transferFrom" else args[0])
 
 
-RECIPIENT_WARNINGS = {"first_time": "recipient_first_time", "lookalike": "recipient_lookalike"}
+def matches(signed: DecodedTx, tx: dict[str, str]) -> bool:
+    """The signed transaction is exactly the one the page showed (every field of the link)."""
+    return (
+        signed.chain_id == int(tx["chain_id"])
+        and (signed.to or "").lower() == tx["to"].lower()
+        and signed.data.lower() == tx["data"].lower()
+        and signed.value == int(tx["value"])
+        and signed.nonce == int(tx["nonce"])
+        and signed.gas_limit == int(tx["gas_limit"])
+        and signed.gas_price == int(tx["gas_price"])
+    )
 
 
 def change_text(units: int, token: TokenInfo) -> str:
@@ -249,7 +262,7 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview,
     who = counterparty(tx)
     risk = activity.recipient_risk(who, activity.known_counterparties(user)) if who else None
     if risk:
-        preview.warnings.append(Line(RECIPIENT_WARNINGS[risk]))
+        preview.warnings.append(Line(activity.RECIPIENT_NOTES[risk]))
     gas_price = chain_svc.gas_price(chain)
     owner = user.address or ZERO_ADDRESS
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)

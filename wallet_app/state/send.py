@@ -20,7 +20,6 @@ from wallet_app.services.eth import parse_address
 from wallet_app.state.base import SignedInState
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
-RECIPIENT_NOTES = {"first_time": "recipient_first_time", "lookalike": "recipient_lookalike"}
 MAX_FIELD = 200  # longer than any address or amount; bounds what a browser can store here
 AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # the amount parser's
 
@@ -111,7 +110,7 @@ class SendState(SignedInState):
     def _note_recipient(self) -> None:
         text = self.recipient.strip()
         risk = activity.recipient_risk(text, self._known) if _ADDRESS.fullmatch(text) else None
-        self.recipient_note = RECIPIENT_NOTES[risk] if risk else ""
+        self.recipient_note = activity.RECIPIENT_NOTES[risk] if risk else ""
 
     @rx.event
     def set_amount(self, value: str):

@@ -5,7 +5,8 @@ address) and the details come from the decoded link; services.txpreview adds the
 (approvals, native value, unknown calls), their warnings, the network fee and the chain's name,
 and refuses links that must not be signed (the refusal is shown; the PIN dialog never opens).
 The PIN dialog signs in the browser (legacy, EIP-155) and hands back only the raw transaction;
-the server checks sender and chain, broadcasts it and records the activity; then the tx hash and /activity.
+the server checks that it is the link's transaction field by field (txpreview.matches), its
+sender and chain, broadcasts it and records the activity; then the tx hash and /activity.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES, LANGUAGES
 from wallet_app.services import activity, tokens, transfers, txlink, txpreview
+from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.eth import checksum, short_address
 from wallet_app.state.base import SignedInState
@@ -163,6 +165,12 @@ class SignState(SignedInState):
         user = await self._require_user()
         if user is None:
             yield self._to_login()
+            return
+        try:  # the server's own check: what was signed is what the page showed
+            if not txpreview.matches(chain_svc.decode_raw_tx(raw_tx), self.tx):
+                raise AppError("sign_tx_mismatch", "the signed transaction differs from the link")
+        except AppError as e:
+            yield self._fail(e)
             return
         self.submitting = True
         yield

@@ -5,7 +5,16 @@ import pytest
 from eth_abi import encode
 
 from wallet_app.services.chain import ChainConfig, TokenInfo
-from wallet_app.services.txpreview import UNLIMITED, Line, counterparty, describe, refusal, selectors, token_call
+from wallet_app.services.txpreview import (
+    UNLIMITED,
+    Line,
+    counterparty,
+    describe,
+    matches,
+    refusal,
+    selectors,
+    token_call,
+)
 from wallet_app.state.sign import line_texts
 
 TOKEN = TokenInfo("0x5FbDB2315678afecb367f032d93F642f64180aa3", "tUSD", "Newbl Test USD", 6)
@@ -123,3 +132,22 @@ def test_line_texts_in_both_languages():
 ])
 def test_counterparty(data, to, who):
     assert counterparty(tx(data, to=to)) == who
+
+
+def test_matches_only_the_transaction_of_the_link():
+    from eth_account import Account
+
+    from wallet_app.services.chain import decode_raw_tx
+
+    key = Account.create().key
+    link = tx(call("approve", ["address", "uint256"], [A, 5]), value="7", gas_price="2000000000")
+
+    def signed(**changes):
+        fields = {"chainId": 31337, "to": TOKEN.token_address, "data": link["data"], "value": 7, "nonce": 0,
+                  "gas": 50000, "gasPrice": 2_000_000_000, **changes}
+        return decode_raw_tx(Account.sign_transaction(fields, key).raw_transaction)
+
+    assert matches(signed(), link)
+    for changes in [{"chainId": 1}, {"to": B}, {"data": call("approve", ["address", "uint256"], [A, UNLIMITED])},
+                    {"value": 8}, {"nonce": 1}, {"gas": 50001}, {"gasPrice": 2_000_000_001}]:
+        assert not matches(signed(**changes), link), changes
