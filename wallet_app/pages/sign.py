@@ -134,7 +134,7 @@ def _preview() -> rx.Component:
             rx.foreach(
                 s.lines,
                 lambda line: rx.text(
-                    _in_lang(line), size="3", weight="medium", word_break="break-all", class_name="sign-line"
+                    _in_lang(line), size="3", weight="medium", overflow_wrap="anywhere", class_name="sign-line"
                 ),
             ),
             spacing="1",
