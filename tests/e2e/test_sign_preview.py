@@ -18,6 +18,7 @@ from web3 import Web3
 
 from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
 from tests.e2e.flows_send import wait_for_asset, web3_of
+from tests.e2e.test_assets import set_language
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.txlink import encode_tx
 
@@ -175,4 +176,13 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
     field.fill(lookalike)
     expect(note).to_have_text(LOOKALIKE)
     screenshot("send-lookalike")
+
+    # The same summary and warnings in Korean.
+    set_language(page, "한국어", "ko")
+    page.goto(link(data=approve_data(lookalike, 2**256 - 1)))
+    expect(page.locator("#sign-lines .sign-line")).to_have_text([f"{lookalike}이(가) 무제한 tUSD을(를) 쓸 수 있도록 승인"])
+    expect(page.locator(".sign-warning")).to_have_text(["무제한 승인: 이 주소가 이 토큰을 모두 가져갈 수 있습니다.",
+                                                        "이 주소는 전에 사용한 주소와 비슷해 보이지만 다른 주소입니다."])
+    expect(page.locator("#sign-changes-status")).to_have_text("잔액 변화가 없습니다.")
+    screenshot("sign-preview-ko", full_page=True)
     browser_issues.assert_clean()
