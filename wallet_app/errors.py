@@ -81,6 +81,11 @@ REGISTRY: dict[str, ErrorSpec] = {
     "rpc_unavailable": _server(503, "err_rpc_unavailable"),
     "estimate_failed": _server(400, "err_estimate_failed"),
     "invalid_tx": _server(400, "err_invalid_tx"),
+    # ---- /sign refusals (services.txpreview.refusal)
+    "sign_no_recipient": _server(400, "err_sign_no_recipient"),
+    "fee_too_high": _server(400, "err_fee_too_high"),
+    "fee_unaffordable": _server(400, "err_fee_unaffordable"),
+    "sign_tx_mismatch": _server(400, "err_sign_tx_mismatch"),
     "invalid_raw_tx": _server(400, "err_invalid_raw_tx"),
     "wrong_chain": _server(400, "err_wrong_chain"),
     "sender_mismatch": _server(400, "err_sender_mismatch"),

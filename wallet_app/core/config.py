@@ -49,6 +49,12 @@ class Settings(BaseSettings):
     # A Pay deadline further than this in the future is refused (the client uses now + 300 s).
     payment_max_deadline_seconds: int = 900
 
+    # ---- /sign (issue 11): a link whose gas price is above this multiple of the node's is refused.
+    sign_max_gas_price_multiple: float = 3.0
+    # Development only (ignored once Google sign-in is configured): /sign without the preview and
+    # its checks, the baseline of bench/sign_preview.py.
+    dev_sign_preview_off: bool = False
+
 
 @lru_cache
 def get_settings() -> Settings:

@@ -6,7 +6,7 @@ from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.ui import form_skeleton
-from wallet_app.i18n import error_messages, messages, t
+from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.state.send import SendState
 
@@ -69,6 +69,17 @@ def _form() -> rx.Component:
                     width="100%",
                     align="center",
                     spacing="2",
+                ),
+                rx.cond(
+                    s.recipient_note != "",
+                    rx.callout.root(
+                        rx.callout.icon(rx.icon("triangle-alert")),
+                        rx.callout.text(t_var(s.recipient_note), id="send-recipient-note"),
+                        color_scheme="orange",
+                        role="status",
+                        size="1",
+                        width="100%",
+                    ),
                 ),
                 spacing="1",
                 width="100%",

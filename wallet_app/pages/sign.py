@@ -81,13 +81,82 @@ def _transfer_summary() -> rx.Component:
     )
 
 
+def _in_lang(texts) -> rx.Var:
+    """A {"en": ..., "ko": ...} text of the state in the current language."""
+    return rx.cond(SessionState.lang == "ko", texts["ko"], texts["en"])
+
+
+def _callout(texts, icon: str, color: str, role: str, **props) -> rx.Component:
+    return rx.callout.root(
+        rx.callout.icon(rx.icon(icon)),
+        rx.callout.text(_in_lang(texts), **props),
+        color_scheme=color,
+        role=role,
+        width="100%",
+    )
+
+
+def _changes() -> rx.Component:
+    """The simulated balance changes of the owner (item 2)."""
+    s = SignState
+    return rx.vstack(
+        rx.text(t("sign_changes"), size="1", color_scheme="gray"),
+        rx.match(
+            s.simulation,
+            ("unavailable", rx.text(t("sign_preview_unavailable"), size="2", id="sign-changes-status")),
+            ("reverted", rx.text(t("sign_will_fail"), size="2", color_scheme="red", id="sign-changes-status")),
+            rx.cond(
+                s.changes.length() > 0,
+                rx.foreach(
+                    s.changes,
+                    lambda c: rx.text(
+                        c,
+                        size="3",
+                        weight="bold",
+                        class_name="sign-change",
+                        style={"font-variant-numeric": "tabular-nums"},
+                    ),
+                ),
+                rx.text(t("sign_changes_none"), size="2", id="sign-changes-status"),
+            ),
+        ),
+        spacing="1",
+        width="100%",
+        id="sign-changes",
+    )
+
+
+def _preview() -> rx.Component:
+    """The decoded lines, the fee and the chain: always visible, not in the details."""
+    s = SignState
+    return rx.vstack(
+        rx.vstack(
+            rx.text(t("sign_summary"), size="1", color_scheme="gray"),
+            rx.foreach(
+                s.lines,
+                lambda line: rx.text(
+                    _in_lang(line), size="3", weight="medium", overflow_wrap="anywhere", class_name="sign-line"
+                ),
+            ),
+            spacing="1",
+            width="100%",
+            id="sign-lines",
+        ),
+        rx.cond(s.selector != "", _row("sign_selector", s.selector, mono=True, id="sign-selector")),
+        _changes(),
+        _row("sign_fee", s.fee, id="sign-fee"),
+        _row("sign_chain", s.chain_name, id="sign-chain"),
+        spacing="3",
+        width="100%",
+    )
+
+
 def _details() -> rx.Component:
     tx = SignState.tx
     return rx.accordion.root(
         rx.accordion.item(
             header=t("sign_details"),
             content=rx.vstack(
-                _row("sign_chain", SignState.chain_name),
                 _row("sign_chain_id", tx["chain_id"], mono=True),
                 _row("sign_nonce", tx["nonce"], mono=True),
                 _row("sign_gas_limit", tx["gas_limit"], mono=True),
@@ -118,11 +187,32 @@ def _request() -> rx.Component:
                     _transfer_summary(),
                     _row("sign_target", s.tx["to"], mono=True, id="sign-target"),
                 ),
+                rx.separator(size="4"),
+                _preview(),
                 spacing="3",
                 width="100%",
             ),
             width="100%",
             size="3",
+        ),
+        rx.foreach(s.warnings, lambda w: _callout(w, "triangle-alert", "orange", "status", class_name="sign-warning")),
+        rx.cond(s.refused, _callout(s.refusal, "octagon-x", "red", "alert", id="sign-refusal")),
+        rx.cond(
+            (s.simulation == "reverted") & ~s.refused,
+            rx.vstack(
+                rx.callout.root(
+                    rx.callout.icon(rx.icon("triangle-alert")),
+                    rx.callout.text(t("sign_will_fail"), id="sign-will-fail"),
+                    color_scheme="red",
+                    role="alert",
+                    width="100%",
+                ),
+                rx.checkbox(
+                    t("sign_fail_ack"), checked=s.fail_ack, on_change=s.set_fail_ack, size="3", id="sign-fail-ack"
+                ),
+                spacing="3",
+                width="100%",
+            ),
         ),
         _details(),
         rx.cond(
@@ -145,7 +235,7 @@ def _request() -> rx.Component:
             size="4",
             width="100%",
             on_click=s.open_pin,
-            disabled=s.submitting | s.done,
+            disabled=s.submitting | s.done | s.blocked,
         ),
         pin_dialog(
             open=s.pin_open,

@@ -46,6 +46,31 @@ def decode_token_call(data: str) -> tuple[str, str, int] | None:
     return kind, to.lower(), amount
 
 
+# recipient_risk's answers -> their catalogue keys (the note on Send, the warning on /sign).
+RECIPIENT_NOTES = {"first_time": "recipient_first_time", "lookalike": "recipient_lookalike"}
+
+
+def recipient_risk(address: str, known: list[str]) -> str | None:
+    """Recipient safety (issue 11 item 4), a pure rule: None for an address of the user's history,
+    'lookalike' for another address with the same first 4 and last 4 hex digits as one of them
+    (address poisoning), else 'first_time'. Case-insensitive; `known` may hold None."""
+    a = address.lower()
+    history = {k.lower() for k in known if k}
+    if a in history:
+        return None
+    if any(k[2:6] == a[2:6] and k[-4:] == a[-4:] for k in history):
+        return "lookalike"
+    return "first_time"
+
+
+def known_counterparties(user: User | int) -> list[str]:
+    """The addresses of the user's activity history (lowercase), newest first."""
+    with get_session() as db:
+        u = accounts.get_user(db, user)
+        rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
+    return [r.counterparty for r in rows if r.counterparty]
+
+
 def activity_summary(row: Activity) -> str:
     """Short English text; the UI renders its own ko/en text from the structured fields."""
     amount = None

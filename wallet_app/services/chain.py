@@ -321,6 +321,12 @@ def build_erc20_transfer(chain: ChainConfig, sender: str, token: str, to: str, a
     )
 
 
+def gas_price(chain: ChainConfig) -> int:
+    """The node's current gas price in wei."""
+    w3 = web3_for(chain)
+    return int(_read(lambda: w3.eth.gas_price))
+
+
 def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, what: str) -> dict[str, str]:
     """An unsigned legacy call of `token` with `data` from `sender`: pending nonce, gas price, estimate."""
     w3 = web3_for(chain)

@@ -1,5 +1,7 @@
 """/send: network, token (filtered by network), recipient, amount.
 
+A well-formed recipient gets the recipient safety note (issue 11 item 4): first time sending to
+it, or a look-alike of an address of the user's history (services.activity.recipient_risk).
 Submit validates (specification section 5), has the server build the unsigned transfer
 (amount in the token's smallest unit) and goes to /sign?tx=<base64url JSON>.
 """
@@ -7,15 +9,17 @@ Submit validates (specification section 5), has the server build the unsigned tr
 from __future__ import annotations
 
 import asyncio
+import re
 
 import reflex as rx
 
 from wallet_app import routes
 from wallet_app.errors import AppError
-from wallet_app.services import tokens, transfers, txlink
+from wallet_app.services import activity, tokens, transfers, txlink
 from wallet_app.services.eth import parse_address
 from wallet_app.state.base import SignedInState
 
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 MAX_FIELD = 200  # longer than any address or amount; bounds what a browser can store here
 AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # the amount parser's
 
@@ -31,6 +35,9 @@ class SendState(SignedInState):
     amount: str = ""
     loaded: bool = False
     building: bool = False
+    # The recipient safety note's catalogue key ("" for none); _known: the history's addresses.
+    recipient_note: rx.Field[str] = rx.field("")
+    _known: list[str] = []
 
     @rx.var
     def chain_items(self) -> list[list[str]]:
@@ -50,6 +57,7 @@ class SendState(SignedInState):
         self.chain_id = self.token_address = self.recipient = self.amount = ""
         self.building = False
         self.loaded = False
+        self.recipient_note = ""
         user = await self._require_user()
         if user is None:
             return self._to_login()
@@ -58,6 +66,10 @@ class SendState(SignedInState):
             user_tokens = await asyncio.to_thread(tokens.user_tokens, user)
         except AppError:  # a failed token list load shows an empty list (section 8)
             chains, user_tokens = [], []
+        try:
+            self._known = await asyncio.to_thread(activity.known_counterparties, user)
+        except AppError:
+            self._known = []
         self.chains = [{"chain_id": str(c["chain_id"]), "chain_name": c["chain_name"]} for c in chains]
         self._tokens = user_tokens
         self.tokens = [
@@ -93,6 +105,12 @@ class SendState(SignedInState):
     def set_recipient(self, value: str):
         if isinstance(value, str):
             self.recipient = value[:MAX_FIELD]
+            self._note_recipient()
+
+    def _note_recipient(self) -> None:
+        text = self.recipient.strip()
+        risk = activity.recipient_risk(text, self._known) if _ADDRESS.fullmatch(text) else None
+        self.recipient_note = activity.RECIPIENT_NOTES[risk] if risk else ""
 
     @rx.event
     def set_amount(self, value: str):
@@ -104,6 +122,7 @@ class SendState(SignedInState):
         """The QR scanner's result: already the first 0x + 40 hex, else the trimmed text."""
         if isinstance(text, str):
             self.recipient = text.strip()[:MAX_FIELD]
+            self._note_recipient()
 
     def _selected_token(self) -> dict | None:
         for x in self._tokens:

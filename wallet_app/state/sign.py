@@ -1,9 +1,12 @@
 """/sign?tx=<base64url JSON>: the signature request.
 
 The summary (asset transfer: symbol, name, token address, recipient, amount; other: the target
-address) and the details come from the decoded link. The PIN dialog signs in the browser
-(legacy, EIP-155) and hands back only the raw transaction; the server checks sender and chain,
-broadcasts it and records the activity; then the tx hash and /activity.
+address) and the details come from the decoded link; services.txpreview adds the decoded lines
+(approvals, native value, unknown calls), their warnings, the network fee and the chain's name,
+and refuses links that must not be signed (the refusal is shown; the PIN dialog never opens).
+The PIN dialog signs in the browser (legacy, EIP-155) and hands back only the raw transaction;
+the server checks that it is the link's transaction field by field (txpreview.matches), its
+sender and chain, broadcasts it and records the activity; then the tx hash and /activity.
 """
 
 from __future__ import annotations
@@ -15,11 +18,15 @@ import re
 import reflex as rx
 
 from wallet_app import routes
+from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
-from wallet_app.services import activity, tokens, transfers, txlink
+from wallet_app.i18n import CATALOGUES, LANGUAGES
+from wallet_app.services import activity, tokens, transfers, txlink, txpreview
+from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.eth import checksum, short_address
 from wallet_app.state.base import SignedInState
+from wallet_app.state.session import texts_for
 
 _RAW_TX = re.compile(r"0x[0-9a-fA-F]{2,100000}")
 
@@ -45,11 +52,33 @@ def summarize(tx: dict[str, str], user_tokens: list[dict]) -> dict[str, str]:
     return {"kind": "other", "token_symbol": "", "token_name": "", "token_address": "", "recipient": "", "amount": ""}
 
 
+def line_texts(line: txpreview.Line) -> dict[str, str]:
+    """A preview line in every language ({"en": ..., "ko": ...})."""
+    out = {}
+    for lang in LANGUAGES:
+        texts = CATALOGUES[lang]
+        params = {k: texts[v] if k in line.keyed else v for k, v in line.params.items()}
+        out[lang] = texts[line.key].format(**params)
+    return out
+
+
 class SignState(SignedInState):
     ready: bool = False
     tx: dict[str, str] = {}
     chain_name: str = ""
     summary: dict[str, str] = {}
+    # The decoded preview (services.txpreview), each text in every language.
+    lines: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    warnings: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    fee: str = ""
+    selector: str = ""
+    # Simulated balance changes ("-12.5 tUSD") and the simulation: ok | reverted | unavailable.
+    changes: rx.Field[list[str]] = rx.field(default_factory=list)
+    simulation: str = ""
+    # A simulation that reverts: the user must tick this before the PIN dialog opens.
+    fail_ack: bool = False
+    # A refused link: its message in every language ({} when it may be signed).
+    refusal: dict[str, str] = {}
     # The built transaction handed to the PIN dialog (public: it is unsigned).
     payload: str = ""
     pin_open: bool = False
@@ -62,6 +91,15 @@ class SignState(SignedInState):
         return "sign_kind_transfer" if self.summary.get("kind") == "transfer" else "sign_kind_other"
 
     @rx.var
+    def refused(self) -> bool:
+        return bool(self.refusal)
+
+    @rx.var
+    def blocked(self) -> bool:
+        """Confirm cannot open the PIN dialog: refused, or expected to fail and not acknowledged."""
+        return bool(self.refusal) or (self.simulation == "reverted" and not self.fail_ack)
+
+    @rx.var
     def short_token(self) -> str:
         return short_address(self.summary.get("token_address", ""))
 
@@ -69,6 +107,8 @@ class SignState(SignedInState):
     async def load(self):
         self.ready = self.pin_open = self.submitting = self.done = False
         self.tx, self.summary, self.payload, self.chain_name, self.tx_hash = {}, {}, "", "", ""
+        self.lines, self.warnings, self.fee, self.selector, self.refusal = [], [], "", "", {}
+        self.changes, self.simulation, self.fail_ack = [], "", False
         user = await self._require_user()
         if user is None:
             return self._to_login()
@@ -77,27 +117,38 @@ class SignState(SignedInState):
         except AppError as e:  # an alert and a redirect to /home (specification section 5)
             return self._fail(e, redirect_to=routes.HOME)
         try:
-            chains = await asyncio.to_thread(tokens.list_chains)
-        except AppError:
-            chains = []
-        chain = next((c for c in chains if str(c["chain_id"]) == tx["chain_id"]), None)
-        if chain is None:
-            return self._fail(AppError("unsupported_chain"), redirect_to=routes.HOME)
+            chain = await asyncio.to_thread(tokens.get_chain, tx["chain_id"])
+        except AppError as e:
+            return self._fail(e, redirect_to=routes.HOME)
         try:
             user_tokens = await asyncio.to_thread(tokens.user_tokens, user)
         except AppError:
             user_tokens = []  # the summary falls back to 'other'
+        settings = get_settings()
+        if settings.dev_sign_preview_off and settings.dev_mode:  # bench/sign_preview.py's baseline
+            preview, refused = txpreview.Preview([], [], "", chain.chain_name, ""), None
+        else:
+            preview, refused = await txpreview.load(user, chain, tx)
         self.tx = tx
-        self.chain_name = chain["chain_name"]
+        self.chain_name = preview.chain_name
         self.summary = summarize(tx, user_tokens)
+        self.lines = [line_texts(x) for x in preview.lines]
+        self.warnings = [line_texts(x) for x in preview.warnings]
+        self.fee, self.selector = preview.fee, preview.selector
+        self.changes, self.simulation = preview.changes, preview.simulation
+        self.refusal = texts_for(refused.spec.key, refused.params) if refused else {}
         self.payload = json.dumps(tx, separators=(",", ":"))
         self.ready = True
         return None
 
     @rx.event
     def open_pin(self):
-        if self.ready and not self.submitting and not self.done:
+        if self.ready and not self.blocked and not self.submitting and not self.done:
             self.pin_open = True
+
+    @rx.event
+    def set_fail_ack(self, value: bool):
+        self.fail_ack = bool(value)
 
     @rx.event
     def close_pin(self):
@@ -107,13 +158,19 @@ class SignState(SignedInState):
     async def signed(self, raw_tx: str):
         """The PIN dialog's result: the signed raw transaction (public)."""
         self.pin_open = False
-        if not self.ready or self.submitting or self.done:
+        if not self.ready or self.blocked or self.submitting or self.done:
             return
         if not isinstance(raw_tx, str) or not _RAW_TX.fullmatch(raw_tx):
             return
         user = await self._require_user()
         if user is None:
             yield self._to_login()
+            return
+        try:  # the server's own check: what was signed is what the page showed
+            if not txpreview.matches(chain_svc.decode_raw_tx(raw_tx), self.tx):
+                raise AppError("sign_tx_mismatch", "the signed transaction differs from the link")
+        except AppError as e:
+            yield self._fail(e)
             return
         self.submitting = True
         yield

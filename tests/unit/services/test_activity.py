@@ -4,6 +4,7 @@ import pytest
 from eth_account import Account
 
 from wallet_app.models import Activity
+from wallet_app.services import activity
 from wallet_app.services.activity import activity_summary, decode_token_call
 from wallet_app.services.chain import ERC20, contract
 
@@ -30,3 +31,25 @@ def test_decode_token_call():
 def test_activity_summary(fields, summary):
     row = Activity(user_id=1, counterparty="0xabcd" + "0" * 32 + "1234", **fields)
     assert activity_summary(row) == summary
+
+
+# ---------------------------------------------------------------- recipient safety (issue 11 item 4)
+
+_USED = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
+
+
+@pytest.mark.parametrize("address, known, risk", [
+    (_USED, [_USED], None),
+    (_USED.upper().replace("0X", "0x"), [_USED], None),  # case does not matter
+    ("0x70997970C51812dc3A010C7d01b50e0d17dc79C8", [None, _USED], None),
+    # Same first 4 and last 4 hex digits, another address: poisoning.
+    ("0x7099" + "0" * 32 + "79c8", [_USED], "lookalike"),
+    ("0x7099" + "f" * 32 + "79C8", ["0x" + "11" * 20, _USED], "lookalike"),
+    # One digit off at either end: just a new address.
+    ("0x7098" + "0" * 32 + "79c8", [_USED], "first_time"),
+    ("0x7099" + "0" * 32 + "79c9", [_USED], "first_time"),
+    ("0x7099" + "0" * 32 + "79c8", [], "first_time"),
+    ("0x" + "11" * 20, [None], "first_time"),
+])
+def test_recipient_risk(address, known, risk):
+    assert activity.recipient_risk(address, known) == risk

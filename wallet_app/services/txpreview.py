@@ -1,0 +1,287 @@
+"""What a /sign transaction does, in words, and whether it is refused (issue 11 items 1 and 3).
+
+Pure functions (table-tested in tests/unit/services/test_txpreview.py), then `load` which
+reads what they need from the chain.
+
+token_call(data) -> (name, args) for the ERC-20 calls the summary decodes (transfer,
+    transferFrom, approve, increaseAllowance) or None.
+describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), warnings,
+    the network fee (gas_limit x gas_price in the native coin) and the chain's name.
+    `token` is the called token's TokenInfo (None: not an ERC-20, the call is 'Contract call').
+    Approvals of UNLIMITED (2^255) or more are shown as unlimited, with a warning.
+refusal(tx, chain, node_gas_price, native_balance, max_gas_price_multiple) -> AppError or None:
+    the zero `to`, a gas price above the multiple of the node's, fee + value above the balance.
+matches(signed, tx) -> the signed transaction (services.chain.decode_raw_tx) is the link's, field by field.
+counterparty(tx) -> who the transaction gives to (a token call's recipient or spender, else `to`),
+    checked by services.activity.recipient_risk against the user's history (item 4).
+parse_simulation(answer, owner) -> Simulation: the owner's balance changes per token (the zero
+    address: the native coin) from an eth_simulateV1 answer with traceTransfers (native value
+    moves are traced as Transfer logs of 0xeeee…eeee), "reverted", or "unavailable" for any
+    error or unexpected shape (item 2; tested with answers recorded from anvil 1.7.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Any
+
+from eth_abi import decode as abi_decode
+from eth_utils import keccak
+from web3.types import RPCEndpoint
+
+from wallet_app.core.config import get_settings
+from wallet_app.errors import AppError
+from wallet_app.models import User
+from wallet_app.services import activity, tokens
+from wallet_app.services import chain as chain_svc
+from wallet_app.services.amounts import format_balance
+from wallet_app.services.chain import ChainConfig, DecodedTx, TokenInfo
+from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero
+
+UNLIMITED = 2**255
+TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
+NATIVE_LOG_ADDRESS = "0x" + "ee" * 20  # eth_simulateV1 traceTransfers: native value moves
+# name -> argument types; the texts of each are sign_line_<name> in the sign catalogue area.
+TOKEN_CALLS: dict[str, tuple[str, ...]] = {
+    "transfer": ("address", "uint256"),
+    "transferFrom": ("address", "address", "uint256"),
+    "approve": ("address", "uint256"),
+    "increaseAllowance": ("address", "uint256"),
+}
+
+
+@cache
+def selectors() -> dict[str, str]:
+    """4-byte selector (0x + 8 hex) -> the ERC-20 call's name."""
+    return {"0x" + keccak(text=f"{n}({','.join(a)})")[:4].hex(): n for n, a in TOKEN_CALLS.items()}
+
+
+@dataclass(frozen=True)
+class Line:
+    """A catalogue text: `key`, its {placeholders} from `params`; the params named in `keyed`
+    hold catalogue keys themselves (e.g. the word 'unlimited')."""
+
+    key: str
+    params: dict[str, str] = field(default_factory=dict)
+    keyed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Preview:
+    lines: list[Line]
+    warnings: list[Line]
+    fee: str  # "0.00005 ETH"
+    chain_name: str
+    selector: str  # "0x12345678" of a call the summary cannot name, else ""
+    # The simulated balance changes ("-12.5 tUSD", "+0.1 ETH") and the simulation's status.
+    changes: list[str] = field(default_factory=list)
+    simulation: str = "unavailable"
+
+
+def token_call(data: str) -> tuple[str, tuple] | None:
+    name = selectors().get(data[:10].lower()) if isinstance(data, str) else None
+    if name is None:
+        return None
+    types = TOKEN_CALLS[name]
+    body = data[10:]
+    if len(body) != 64 * len(types):
+        return None
+    try:
+        return name, tuple(abi_decode(list(types), bytes.fromhex(body)))
+    except Exception:
+        return None
+
+
+def _amount(units: int, token: TokenInfo) -> str:
+    return format_balance(units, token.token_decimals, max_decimals=token.token_decimals)
+
+
+def _token_lines(name: str, args: tuple, token: TokenInfo) -> tuple[list[Line], list[Line]]:
+    symbol = token.token_symbol
+    if name == "transfer":
+        return [
+            Line(
+                "sign_line_transfer",
+                {"amount": _amount(args[1], token), "symbol": symbol, "recipient": checksum(args[0])},
+            )
+        ], []
+    if name == "transferFrom":
+        return [
+            Line(
+                "sign_line_transfer_from",
+                {
+                    "amount": _amount(args[2], token),
+                    "symbol": symbol,
+                    "owner": checksum(args[0]),
+                    "recipient": checksum(args[1]),
+                },
+            )
+        ], []
+    spender, units = checksum(args[0]), args[1]
+    if units >= UNLIMITED:
+        approve = Line(
+            "sign_line_approve", {"spender": spender, "amount": "sign_unlimited", "symbol": symbol}, keyed=("amount",)
+        )
+        return [approve], [Line("sign_warn_unlimited")]
+    return [Line("sign_line_approve", {"spender": spender, "amount": _amount(units, token), "symbol": symbol})], []
+
+
+def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) -> Preview:
+    data, value = tx["data"], int(tx["value"])
+    native = chain.native_token()
+    lines: list[Line] = []
+    warnings: list[Line] = []
+    selector = ""
+    call = token_call(data) if token is not None else None
+    if call is not None and token is not None:
+        lines, warnings = _token_lines(call[0], call[1], token)
+    elif data not in ("", "0x"):
+        selector = data[:10]
+        lines.append(Line("sign_line_call", {"selector": selector}))
+        warnings.append(Line("sign_warn_unknown"))
+    if value > 0 or data in ("", "0x"):
+        lines.append(Line("sign_line_native", {"amount": _amount(value, native), "symbol": native.token_symbol}))
+    fee = int(tx["gas_limit"]) * int(tx["gas_price"])
+    return Preview(
+        lines,
+        warnings,
+        f"{format_balance(fee, native.token_decimals)} {native.token_symbol}",
+        chain.chain_name,
+        selector,
+    )
+
+
+def refusal(
+    tx: dict[str, str], chain: ChainConfig, node_gas_price: int, native_balance: int, max_gas_price_multiple: float
+) -> AppError | None:
+    if is_zero(tx["to"]):
+        return AppError("sign_no_recipient", "to is the zero address")
+    gas_price = int(tx["gas_price"])
+    if gas_price > node_gas_price * max_gas_price_multiple:
+        return AppError("fee_too_high", f"gas price {gas_price} > {max_gas_price_multiple} x {node_gas_price}")
+    if int(tx["gas_limit"]) * gas_price + int(tx["value"]) > native_balance:
+        return AppError("fee_unaffordable", "fee + value above the native balance", symbol=chain.native_symbol)
+    return None
+
+
+@dataclass(frozen=True)
+class Simulation:
+    status: str  # "ok" | "reverted" | "unavailable"
+    changes: dict[str, int]  # lowercase token address (zero address: native coin) -> owner's change
+
+
+UNAVAILABLE = Simulation("unavailable", {})
+
+
+def _topic_address(topic: str) -> str:
+    if not isinstance(topic, str) or len(topic) != 66:
+        raise ValueError("not an address topic")
+    return "0x" + topic[-40:].lower()
+
+
+def parse_simulation(answer: Any, owner: str) -> Simulation:
+    try:
+        call = answer["result"][0]["calls"][0]
+        if call["status"] != "0x1":
+            return Simulation("reverted", {})
+        me = owner.lower()
+        changes: dict[str, int] = {}
+        for log in call["logs"]:
+            topics = log["topics"]
+            if not isinstance(topics, list):
+                raise TypeError("topics must be a list")
+            # ERC-20 Transfer: 3 topics and the amount as data (ERC-721's has 4 topics).
+            if len(topics) != 3 or topics[0] != TRANSFER_TOPIC or len(log["data"]) != 66:
+                continue
+            source, target = _topic_address(topics[1]), _topic_address(topics[2])
+            token = log["address"].lower()
+            token = ZERO_ADDRESS if token == NATIVE_LOG_ADDRESS else token
+            amount = int(log["data"], 16)
+            delta = (amount if target == me else 0) - (amount if source == me else 0)
+            changes[token] = changes.get(token, 0) + delta
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return UNAVAILABLE
+    return Simulation("ok", {k: v for k, v in changes.items() if v})
+
+
+def counterparty(tx: dict[str, str]) -> str | None:
+    """Who the transaction gives to: a token call's recipient or spender, else `to`; None for the zero `to`."""
+    if is_zero(tx["to"]):
+        return None
+    call = token_call(tx["data"])
+    if call is None:
+        return tx["to"]
+    name, args = call
+    return checksum(args[1] if name == "transferFrom" else args[0])
+
+
+def matches(signed: DecodedTx, tx: dict[str, str]) -> bool:
+    """The signed transaction is exactly the one the page showed (every field of the link)."""
+    return (
+        signed.chain_id == int(tx["chain_id"])
+        and (signed.to or "").lower() == tx["to"].lower()
+        and signed.data.lower() == tx["data"].lower()
+        and signed.value == int(tx["value"])
+        and signed.nonce == int(tx["nonce"])
+        and signed.gas_limit == int(tx["gas_limit"])
+        and signed.gas_price == int(tx["gas_price"])
+    )
+
+
+def change_text(units: int, token: TokenInfo) -> str:
+    return f"{'+' if units > 0 else '-'}{_amount(abs(units), token)} {token.token_symbol}"
+
+
+# ---------------------------------------------------------------- reads
+
+
+def simulate(chain: ChainConfig, owner: str, tx: dict[str, str]) -> Simulation:
+    """eth_simulateV1 of `tx` from `owner` on the latest block; unavailable when the node cannot."""
+    call = {
+        "from": owner,
+        "to": tx["to"],
+        "data": tx["data"],
+        "value": hex(int(tx["value"])),
+        "gas": hex(int(tx["gas_limit"])),
+    }
+    params = [{"blockStateCalls": [{"calls": [call]}], "traceTransfers": True}, "latest"]
+    try:
+        answer = chain_svc.web3_for(chain).provider.make_request(RPCEndpoint("eth_simulateV1"), params)
+    except Exception:  # noqa: BLE001 - a node that cannot simulate: 'Preview unavailable.'
+        return UNAVAILABLE
+    return parse_simulation(answer, owner)
+
+
+def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview, AppError | None]:
+    token = None
+    if token_call(tx["data"]) is not None and not is_zero(tx["to"]):
+        token = tokens.token_info(user, chain, tx["to"])
+    preview = describe(tx, chain, token)
+    who = counterparty(tx)
+    risk = activity.recipient_risk(who, activity.known_counterparties(user)) if who else None
+    if risk:
+        preview.warnings.append(Line(activity.RECIPIENT_NOTES[risk]))
+    gas_price = chain_svc.gas_price(chain)
+    owner = user.address or ZERO_ADDRESS
+    balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
+    refused = refusal(tx, chain, gas_price, balance, get_settings().sign_max_gas_price_multiple)
+    sim = simulate(chain, owner, tx)
+    changes = []
+    for address, units in sim.changes.items():
+        info = tokens.token_info(user, chain, address)
+        if info is None:  # a Transfer log of something that is not an ERC-20
+            continue
+        changes.append(change_text(units, info))
+    return replace(preview, changes=changes, simulation=sim.status), refused
+
+
+async def load(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview, AppError | None]:
+    """The preview (with the simulated balance changes) and the refusal (None: may be signed) of
+    a decoded link on a configured chain. A node that does not answer refuses (rpc_unavailable):
+    nothing unchecked is signed."""
+    try:
+        return await asyncio.to_thread(_reads, user, chain, tx)
+    except AppError as e:
+        return describe(tx, chain, None), e
