@@ -10,10 +10,8 @@ import json
 import logging
 from typing import Any
 
-from eth_abi import decode as abi_decode
 from eth_typing import HexStr
 
-from contracts import artifacts
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
@@ -28,22 +26,16 @@ log = logging.getLogger(__name__)
 
 ACTIVITY_LIMIT = 100
 RECEIPT_REFRESH_LIMIT = 10  # pending entries checked per listing (one RPC call each)
-TOKEN_CALLS = ("transfer", "approve")  # ERC-20 calls with (address, uint256) arguments
 
 
 def decode_token_call(data: str) -> tuple[str, str, int] | None:
-    """('transfer'|'approve', counterparty lowercase, amount) for ERC-20 transfer/approve calldata."""
-    if not isinstance(data, str) or not data.startswith("0x") or len(data) != 2 + 8 + 128:
+    """('transfer'|'approve', counterparty lowercase, amount) for ERC-20 transfer/approve calldata:
+    the activity entries of those two; other calls are recorded as plain calls."""
+    call = chain_svc.decode_erc20_call(data)
+    if call is None or call[0] not in ("transfer", "approve"):
         return None
-    selector = data[2:10].lower()
-    kind = next((k for k in TOKEN_CALLS if artifacts.selector(chain_svc.ERC20, k).hex() == selector), None)
-    if kind is None:
-        return None
-    try:
-        to, amount = abi_decode(["address", "uint256"], bytes.fromhex(data[10:]))
-    except Exception:
-        return None
-    return kind, to.lower(), amount
+    name, (counterparty, amount) = call
+    return name, counterparty.lower(), amount
 
 
 # recipient_risk's answers -> their catalogue keys (the note on Send, the warning on /sign).

@@ -236,6 +236,37 @@ def contract(name: str) -> type[Contract]:
     return Web3().eth.contract(abi=artifacts.abi(name))
 
 
+# The ERC-20 calls a signed or built transaction is decoded as: name -> argument types.
+# increaseAllowance is not in OpenZeppelin 5's interface, so the signatures are written out.
+ERC20_CALLS: dict[str, tuple[str, ...]] = {
+    "transfer": ("address", "uint256"),
+    "transferFrom": ("address", "address", "uint256"),
+    "approve": ("address", "uint256"),
+    "increaseAllowance": ("address", "uint256"),
+}
+
+
+@cache
+def erc20_call_selectors() -> dict[str, str]:
+    """4-byte selector (0x + 8 hex) -> the ERC-20 call's name."""
+    return {"0x" + keccak(text=f"{n}({','.join(a)})")[:4].hex(): n for n, a in ERC20_CALLS.items()}
+
+
+def decode_erc20_call(data: Any) -> tuple[str, tuple] | None:
+    """(name, arguments) when `data` is exactly one of ERC20_CALLS, else None."""
+    name = erc20_call_selectors().get(data[:10].lower()) if isinstance(data, str) else None
+    if name is None:
+        return None
+    types = ERC20_CALLS[name]
+    body = data[10:]
+    if len(body) != 64 * len(types):
+        return None
+    try:
+        return name, tuple(abi_decode(list(types), bytes.fromhex(body)))
+    except Exception:
+        return None
+
+
 @cache
 def _selectors() -> dict[str, bytes]:
     return {

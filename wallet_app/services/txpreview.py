@@ -3,8 +3,8 @@
 Pure functions (table-tested in tests/unit/services/test_txpreview.py), then `load` which
 reads what they need from the chain.
 
-token_call(data) -> (name, args) for the ERC-20 calls the summary decodes (transfer,
-    transferFrom, approve, increaseAllowance) or None.
+The ERC-20 calls are decoded by services.chain.decode_erc20_call (transfer, transferFrom, approve,
+increaseAllowance); the texts of each are sign_line_<name> in the sign catalogue area.
 describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), warnings,
     the network fee (gas_limit x gas_price in the native coin) and the chain's name.
     `token` is the called token's TokenInfo (None: not an ERC-20, the call is 'Contract call').
@@ -24,10 +24,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field, replace
-from functools import cache
 from typing import Any
 
-from eth_abi import decode as abi_decode
 from eth_utils import keccak
 from web3.types import RPCEndpoint
 
@@ -37,25 +35,12 @@ from wallet_app.models import User
 from wallet_app.services import activity, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
-from wallet_app.services.chain import ChainConfig, DecodedTx, TokenInfo
+from wallet_app.services.chain import ChainConfig, DecodedTx, TokenInfo, decode_erc20_call
 from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero
 
 UNLIMITED = 2**255
 TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
 NATIVE_LOG_ADDRESS = "0x" + "ee" * 20  # eth_simulateV1 traceTransfers: native value moves
-# name -> argument types; the texts of each are sign_line_<name> in the sign catalogue area.
-TOKEN_CALLS: dict[str, tuple[str, ...]] = {
-    "transfer": ("address", "uint256"),
-    "transferFrom": ("address", "address", "uint256"),
-    "approve": ("address", "uint256"),
-    "increaseAllowance": ("address", "uint256"),
-}
-
-
-@cache
-def selectors() -> dict[str, str]:
-    """4-byte selector (0x + 8 hex) -> the ERC-20 call's name."""
-    return {"0x" + keccak(text=f"{n}({','.join(a)})")[:4].hex(): n for n, a in TOKEN_CALLS.items()}
 
 
 @dataclass(frozen=True)
@@ -78,20 +63,6 @@ class Preview:
     # The simulated balance changes ("-12.5 tUSD", "+0.1 ETH") and the simulation's status.
     changes: list[str] = field(default_factory=list)
     simulation: str = "unavailable"
-
-
-def token_call(data: str) -> tuple[str, tuple] | None:
-    name = selectors().get(data[:10].lower()) if isinstance(data, str) else None
-    if name is None:
-        return None
-    types = TOKEN_CALLS[name]
-    body = data[10:]
-    if len(body) != 64 * len(types):
-        return None
-    try:
-        return name, tuple(abi_decode(list(types), bytes.fromhex(body)))
-    except Exception:
-        return None
 
 
 def _amount(units: int, token: TokenInfo) -> str:
@@ -134,7 +105,7 @@ def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) ->
     lines: list[Line] = []
     warnings: list[Line] = []
     selector = ""
-    call = token_call(data) if token is not None else None
+    call = decode_erc20_call(data) if token is not None else None
     if call is not None and token is not None:
         lines, warnings = _token_lines(call[0], call[1], token)
     elif data not in ("", "0x"):
@@ -210,7 +181,7 @@ def counterparty(tx: dict[str, str]) -> str | None:
     """Who the transaction gives to: a token call's recipient or spender, else `to`; None for the zero `to`."""
     if is_zero(tx["to"]):
         return None
-    call = token_call(tx["data"])
+    call = decode_erc20_call(tx["data"])
     if call is None:
         return tx["to"]
     name, args = call
@@ -256,7 +227,7 @@ def simulate(chain: ChainConfig, owner: str, tx: dict[str, str]) -> Simulation:
 
 def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview, AppError | None]:
     token = None
-    if token_call(tx["data"]) is not None and not is_zero(tx["to"]):
+    if decode_erc20_call(tx["data"]) is not None and not is_zero(tx["to"]):
         token = tokens.token_info(user, chain, tx["to"])
     preview = describe(tx, chain, token)
     who = counterparty(tx)

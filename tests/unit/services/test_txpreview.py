@@ -4,7 +4,7 @@ the native value, unknown calls, the fee, and the refusal rules."""
 import pytest
 from eth_abi import encode
 
-from wallet_app.services.chain import ChainConfig, TokenInfo
+from wallet_app.services.chain import ChainConfig, TokenInfo, decode_erc20_call, erc20_call_selectors
 from wallet_app.services.txpreview import (
     UNLIMITED,
     Line,
@@ -12,8 +12,6 @@ from wallet_app.services.txpreview import (
     describe,
     matches,
     refusal,
-    selectors,
-    token_call,
 )
 from wallet_app.state.sign import line_texts
 
@@ -25,7 +23,7 @@ B = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
 
 
 def call(name: str, types: list[str], args: list) -> str:
-    sel = next(s for s, n in selectors().items() if n == name)
+    sel = next(s for s, n in erc20_call_selectors().items() if n == name)
     return sel + encode(types, args).hex()
 
 
@@ -35,7 +33,7 @@ def tx(data="0x", value="0", gas_limit="50000", gas_price="1000000000", to=TOKEN
 
 
 def test_selectors_are_the_erc20_ones():
-    assert selectors() == {"0xa9059cbb": "transfer", "0x23b872dd": "transferFrom", "0x095ea7b3": "approve",
+    assert erc20_call_selectors() == {"0xa9059cbb": "transfer", "0x23b872dd": "transferFrom", "0x095ea7b3": "approve",
                            "0x39509351": "increaseAllowance"}
 
 
