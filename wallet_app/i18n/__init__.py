@@ -59,14 +59,18 @@ CATALOGUE_MODULE = "$/public/external/wallet_app/i18n/catalogues.js"
 
 
 def write_catalogue_module(path=CATALOGUE_FILE) -> None:
-    """The browser module with CATALOGUES and ERROR_TEXTS (generated, not committed)."""
-    error_keys = {code: spec.key for code, spec in REGISTRY.items()}
+    """The browser module with CATALOGUES and ERROR_TEXTS (generated, not committed). ERROR_TEXTS
+    is derived there, so its texts ship once: a code's text is its catalogue's err_<code>, and the
+    few codes whose registry key is another one are listed."""
+    other_keys = {code: spec.key for code, spec in REGISTRY.items() if spec.key != f"err_{code}"}
     text = (
         f"export const CATALOGUES = {json.dumps(CATALOGUES, ensure_ascii=False, sort_keys=True)};\n"
-        f"export const ERROR_KEYS = {json.dumps(error_keys, sort_keys=True)};\n"
-        # ERROR_TEXTS as wallet_app.i18n has it, derived here: the texts ship once.
-        "export const ERROR_TEXTS = Object.fromEntries(Object.entries(CATALOGUES).map(([lang, texts]) =>\n"
-        "  [lang, Object.fromEntries(Object.entries(ERROR_KEYS).map(([code, key]) => [code, texts[key]]))]));\n"
+        f"export const OTHER_ERROR_KEYS = {json.dumps(other_keys, sort_keys=True)};\n"
+        "export const ERROR_TEXTS = Object.fromEntries(Object.entries(CATALOGUES).map(([lang, texts]) => [lang,\n"
+        "  Object.fromEntries([\n"
+        "    ...Object.keys(texts).filter((k) => k.startsWith('err_')).map((k) => [k.slice(4), texts[k]]),\n"
+        "    ...Object.entries(OTHER_ERROR_KEYS).map(([code, key]) => [code, texts[key]]),\n"
+        "  ])]));\n"
     )
     write_generated_module(path, text)
 

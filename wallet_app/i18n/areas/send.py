@@ -3,9 +3,6 @@
 EN: dict[str, str] = {
     "scan_qr": "Scan QR code",
     "scan_hint": "Point the camera at a QR code.",
-    "camera_permission": "Camera permission is required.",
-    "camera_not_found": "No usable camera found.",
-    "camera_failed": "Failed to access camera.",
     # The Send form.
     "send_network": "Network",
     "send_token": "Token",
@@ -20,16 +17,12 @@ EN: dict[str, str] = {
     "send_need_token": "Please select a token.",
     "send_need_recipient": "Please enter the recipient address.",
     "send_need_amount": "Please enter the amount.",
-    "send_native_blocked": "Sending the native coin is blocked: its decimals are unknown.",
     "send_token_info_missing": "token info missing",
     "send_amount_format_error": "amount format error: ",
 }
 KO: dict[str, str] = {
     "scan_qr": "QR 코드 스캔",
     "scan_hint": "카메라를 QR 코드에 맞춰 주세요.",
-    "camera_permission": "카메라 권한이 필요합니다.",
-    "camera_not_found": "사용할 수 있는 카메라가 없습니다.",
-    "camera_failed": "카메라에 접근하지 못했습니다.",
     "send_network": "네트워크",
     "send_token": "토큰",
     "send_recipient": "받는 주소",
@@ -42,7 +35,6 @@ KO: dict[str, str] = {
     "send_need_token": "토큰을 선택해 주세요.",
     "send_need_recipient": "받는 주소를 입력해 주세요.",
     "send_need_amount": "금액을 입력해 주세요.",
-    "send_native_blocked": "네이티브 코인은 소수 자릿수를 알 수 없어 보낼 수 없습니다.",
     "send_token_info_missing": "토큰 정보 없음",
     "send_amount_format_error": "금액 형식 오류: ",
 }
