@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import psutil
+from eth_account import Account
 from playwright.sync_api import Page, expect
 from web3 import Web3
 
@@ -55,6 +56,20 @@ def enter_pin(page: Page, title: str, pin: str = PIN, label: str = "PIN", confir
     dialog.get_by_label(label, exact=True).fill(pin)
     dialog.get_by_role("button", name=confirm).click()
     expect(dialog).to_have_count(0, timeout=30_000)
+
+
+def approve_until_pay_pin(page: Page, units: int) -> tuple[str, str]:
+    """A new wallet on `page` waits for its tUSD, opens a link paying 1.5 tUSD (`units`) to a new
+    merchant, approves with the PIN and waits for the Pay PIN dialog (it comes once the allowance
+    shows). Returns (merchant, token)."""
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", units)
+    merchant = Account.create().address
+    page.goto(merchant_link(merchant, token, "1.5"))
+    page.get_by_role("button", name="Pay", exact=True).click()
+    enter_pin(page, "Approve the token")
+    expect(page.get_by_role("dialog", name="Sign the payment")).to_be_visible(timeout=30_000)
+    return merchant, token
 
 
 def server_env(server) -> dict[str, str]:

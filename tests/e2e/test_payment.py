@@ -20,8 +20,8 @@ from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
 from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
 from tests.e2e.flows_payment import (
-    chain_web3, enter_pin, erc20_balance, merchant_link, payment_contract, payment_rows, server_env,
-    token_address, wait_for_balance,
+    approve_until_pay_pin, chain_web3, enter_pin, erc20_balance, merchant_link, payment_contract, payment_rows,
+    server_env, token_address, wait_for_balance,
 )
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tUSD (6 decimals)
@@ -242,13 +242,7 @@ def test_expired_payment_alert_shows_its_text_once(late_page, late_server):
     page = late_page
     w3 = chain_web3(late_server)
     create_wallet(page, new_email("expired"))
-    token = token_address(page, "tUSD")
-    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
-    merchant = Account.create().address
-    page.goto(merchant_link(merchant, token, "1.5"))
-    page.get_by_role("button", name="Pay", exact=True).click()
-    enter_pin(page, "Approve the token")
-    expect(page.get_by_role("dialog", name="Sign the payment")).to_be_visible(timeout=30_000)
+    merchant, token = approve_until_pay_pin(page, AMOUNT_UNITS)
     snapshot = w3.provider.make_request("evm_snapshot", [])["result"]
     try:
         w3.provider.make_request("evm_increaseTime", [400])
@@ -272,15 +266,9 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
     try:
         page = ctx.new_page()
         create_wallet(page, new_email("late"))
-        token = token_address(page, "tUSD")
-        wait_for_balance(page, "tUSD", AMOUNT_UNITS)
-        merchant = Account.create().address
-        page.goto(merchant_link(merchant, token, "1.5"))
-        page.get_by_role("button", name="Pay", exact=True).click()
-        enter_pin(page, "Approve the token")
         # The approve is mined (the Pay PIN only comes once the allowance shows); from here blocks
         # wait, so the relayed pay() sits in the mempool while the chain's clock passes the deadline.
-        expect(page.get_by_role("dialog", name="Sign the payment")).to_be_visible(timeout=30_000)
+        merchant, token = approve_until_pay_pin(page, AMOUNT_UNITS)
         w3.provider.make_request("evm_setAutomine", [False])
         enter_pin(page, "Sign the payment")
         expect(page.locator("#pay-phase")).to_have_text("Payment in progress…", timeout=30_000)
