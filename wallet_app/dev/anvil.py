@@ -84,7 +84,9 @@ class Anvil:
 
     def start(self) -> Anvil:
         # Otherwise another node already on the port would answer and pass for this one.
+        # SO_REUSEADDR: connections of a node just stopped (TIME_WAIT) do not count, a listener does.
         with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 s.bind(("127.0.0.1", self.port))
             except OSError as e:
