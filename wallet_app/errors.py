@@ -112,6 +112,9 @@ REGISTRY: dict[str, ErrorSpec] = {
     "relay_error": _server(500, "err_relay_error"),
     "dropped": _server(400, "err_dropped"),
     "relay_nonce_conflict": _server(409, "err_relay_nonce_conflict"),
+    # ---- rate limits and caps (issue 12 RATE: core.ratelimit, services.tokens)
+    "rate_limited": _server(429, "err_rate_limited"),  # params: retry_after (seconds, the Retry-After header)
+    "too_many_tokens": _server(400, "err_too_many_tokens"),  # params: max
     # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)
     "UNKNOWN": _client("err_UNKNOWN"),  # errors.js errorText() for a code not in this registry
     # PIN, local materials, signing (errors.js ERRORS: vault.js, keyring.js)

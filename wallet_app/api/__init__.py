@@ -21,9 +21,11 @@ API_PREFIX = "/api/v1"
 
 
 async def app_error_response(_request: Request, exc: Exception) -> JSONResponse:
-    """Every refused operation: {"detail": code} with the code's status (wallet_app.errors.REGISTRY)."""
+    """Every refused operation: {"detail": code} with the code's status (wallet_app.errors.REGISTRY);
+    rate_limited also says when to come back (Retry-After, integer seconds)."""
     assert isinstance(exc, AppError)
-    return JSONResponse({"detail": exc.code}, status_code=exc.spec.status)
+    headers = {"Retry-After": str(exc.params["retry_after"])} if "retry_after" in exc.params else None
+    return JSONResponse({"detail": exc.code}, status_code=exc.spec.status, headers=headers)
 
 
 def build_api() -> FastAPI:

@@ -2,11 +2,12 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Depends, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from wallet_app.api.deps import session_token
 from wallet_app.api.schemas import GoogleCodeIn, GoogleIdTokenIn, MeOut, OkOut
+from wallet_app.core import ratelimit
 from wallet_app.core.config import get_settings
 from wallet_app.models import stored_id
 from wallet_app.services import accounts, google, sessions
@@ -17,6 +18,7 @@ _AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "token or code refused"},
     502: {"description": "provider unreachable"},
 }
+_SIGN_IN_LIMIT = [Depends(ratelimit.by_client_ip("sign_in"))]  # per client IP (core.ratelimit)
 
 
 def set_session_cookie(response: Response, raw_token: str) -> None:
@@ -45,13 +47,13 @@ def _login(identity: google.Identity, locale: str, request: Request, response: R
     return accounts.me_payload(user)
 
 
-@router.post("/google", response_model=MeOut, responses=_AUTH_ERRORS)
+@router.post("/google", response_model=MeOut, responses=_AUTH_ERRORS, dependencies=_SIGN_IN_LIMIT)
 async def login_with_id_token(body: GoogleIdTokenIn, request: Request, response: Response) -> dict:
     identity = await google.verify_id_token(body.id_token)
     return await run_in_threadpool(_login, identity, body.locale, request, response)
 
 
-@router.post("/google/code", response_model=MeOut, responses=_AUTH_ERRORS)
+@router.post("/google/code", response_model=MeOut, responses=_AUTH_ERRORS, dependencies=_SIGN_IN_LIMIT)
 async def login_with_code(body: GoogleCodeIn, request: Request, response: Response) -> dict:
     identity = await google.exchange_code(body.code)
     return await run_in_threadpool(_login, identity, body.locale, request, response)

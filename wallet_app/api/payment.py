@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from wallet_app.api.deps import CurrentUser
-from wallet_app.services import payments
+from wallet_app.services import accounts, payments
 
 router = APIRouter(prefix="/payment", tags=["payment"])
 
@@ -54,11 +54,13 @@ def get_available(
     amount: str = Query(max_length=80),
     merchant: str | None = Query(default=None, max_length=64, description="optional; ties the quote to a merchant"),
 ) -> dict:
+    accounts.hit("payment_quote", user)
     return payments.quote(user, chain_id, token_address, amount, merchant)
 
 
 @router.post("/execute", response_model=ExecuteOut, responses=_ERRORS)
 def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
+    accounts.hit("payment_execute", user)
     return {
         "id": payments.execute(
             user,

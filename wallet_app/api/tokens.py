@@ -64,4 +64,4 @@ def post_token(body: AddTokenIn, user: CurrentUser) -> dict:
 def get_token_metadata(
     user: CurrentUser, chain_id: Annotated[str, Query()], token_address: Annotated[str, Query()] = ""
 ) -> dict:
-    return tokens.token_metadata(chain_id, token_address)
+    return tokens.token_metadata(user, chain_id, token_address)

@@ -7,7 +7,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from wallet_app import crud
-from wallet_app.core import extensions
+from wallet_app.core import extensions, ratelimit
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import User
@@ -22,11 +22,22 @@ def normalize_locale(value: object) -> str:
     return value
 
 
+def id_of(user: User | int) -> int | None:
+    """The id of a User or of an id (None for anything else)."""
+    found = user if isinstance(user, int) and not isinstance(user, bool) else getattr(user, "id", None)
+    return found if isinstance(found, int) else None
+
+
+def hit(kind: str, user: User | int) -> None:
+    """One rate-limited action of the signed-in user (core.ratelimit, counted per user id)."""
+    ratelimit.hit(kind, f"user:{id_of(user)}")
+
+
 def get_user(db: Session, user: User | int) -> User:
     """The user's current row (a User or its id); not_authenticated when it no longer exists
     (deleted while a session was live)."""
-    user_id = user if isinstance(user, int) and not isinstance(user, bool) else getattr(user, "id", None)
-    row = crud.get_user(db, user_id) if isinstance(user_id, int) else None
+    found = id_of(user)
+    row = crud.get_user(db, found) if found is not None else None
     if row is None:
         raise AppError("not_authenticated", "the user no longer exists")
     return row
@@ -71,6 +82,7 @@ def login_user(google_sub: str, email: str, locale: str) -> User:
 def set_address(user_id: int, address: object) -> User:
     """Register the wallet address (stored lowercase). A different address starts without a
     backup (backups are per address); the address hooks (core.extensions) hear of it."""
+    hit("address", user_id)
     address = eth.parse_address(address).lower()
     with get_session() as db:
         user = get_user(db, user_id)

@@ -17,6 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
 from wallet_app import crud
+from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, UserToken, stored_id
@@ -83,9 +84,10 @@ def user_tokens(user: User | int) -> list[dict]:
     return [_token_dict(c, r) for c, r in rows]
 
 
-def token_metadata(chain_id: Any, token_address: Any) -> dict:
-    """{token_name, token_symbol, token_decimals} read from the chain; the zero (or empty)
-    address gives the chain's native coin."""
+def token_metadata(user: User | int, chain_id: Any, token_address: Any) -> dict:
+    """{token_name, token_symbol, token_decimals} read from the chain for the signed-in user
+    (rate-limited); the zero (or empty) address gives the chain's native coin."""
+    accounts.hit("token_metadata", user)
     chain = get_chain(chain_id)
     info = chain_svc.token_metadata(chain, parse_address(token_address, empty_is_zero=True))
     return {"token_name": info.token_name, "token_symbol": info.token_symbol, "token_decimals": info.token_decimals}
@@ -93,13 +95,18 @@ def token_metadata(chain_id: Any, token_address: Any) -> dict:
 
 def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:
     """Probes the address and adds it to the user's list; adding a token twice returns the
-    existing entry. The zero address adds the chain's native coin."""
+    existing entry. The zero address adds the chain's native coin. Rate-limited; a list holds
+    at most settings.max_tokens_per_user tokens (each one is read on every /assets)."""
+    accounts.hit("token_add", user)
     chain = get_chain(chain_id)
     address = parse_address(token_address, empty_is_zero=True).lower()
     u, rows = _user_token_rows(user)
     for c, r in rows:
         if c.chain_id == chain.chain_id and r.token_address == address:
             return _token_dict(c, r)
+    cap = get_settings().max_tokens_per_user
+    if len(rows) >= cap:
+        raise AppError("too_many_tokens", f"the list already holds {len(rows)} tokens", max=cap)
     info = chain_svc.token_metadata(chain, address)
     with get_session() as db:
         try:

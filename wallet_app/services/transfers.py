@@ -27,7 +27,8 @@ def _address_of(user: User | int) -> tuple[User, str]:
 
 def build_transfer(user: User | int, chain_id: Any, token_address: Any, to: Any, amount: Any) -> dict:
     """An unsigned legacy ERC-20 transfer {chain_id, to, data, value, nonce, gas_limit, gas_price}
-    (decimal strings) from the user's address; `amount` in the token's smallest unit."""
+    (decimal strings) from the user's address; `amount` in the token's smallest unit. Rate-limited."""
+    accounts.hit("tx_build", user)
     _, address = _address_of(user)
     chain = tokens.get_chain(chain_id)
     token = parse_address(token_address, empty_is_zero=True)

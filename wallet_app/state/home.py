@@ -163,7 +163,7 @@ class TokenListState(SignedInState):
             if adding:
                 result = await asyncio.to_thread(tokens.add_token, user, chain_id, value)
             else:
-                result = await asyncio.to_thread(tokens.token_metadata, chain_id, value)
+                result = await asyncio.to_thread(tokens.token_metadata, user, chain_id, value)
         except AppError as e:
             error = e
         except Exception:  # noqa: BLE001 - busy must always be cleared

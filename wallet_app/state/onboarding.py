@@ -27,7 +27,10 @@ class OnboardingState(SignedInState):
         if (user.address or "").lower() != address.lower():
             # The browser's POST /me/address may have failed (that failure is ignored there);
             # the session's websocket registers it instead.
-            user = await asyncio.to_thread(accounts.set_address, stored_id(user), address)
+            try:
+                user = await asyncio.to_thread(accounts.set_address, stored_id(user), address)
+            except AppError as e:
+                return self._fail(e)
         self._apply(user)
         return rx.redirect(routes.HOME, replace=True)
 

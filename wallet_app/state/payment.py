@@ -21,7 +21,7 @@ import reflex as rx
 from wallet_app import routes
 from wallet_app.errors import AppError
 from wallet_app.i18n import normalize_lang
-from wallet_app.services import amounts, payments, tokens, transfers
+from wallet_app.services import accounts, amounts, payments, tokens, transfers
 from wallet_app.services import chain as chains
 from wallet_app.services.chain import ChainConfig
 from wallet_app.services.eth import checksum, parse_address, parse_chain_id, short_address
@@ -240,6 +240,7 @@ class PaymentState(SignedInState):
         async with self:
             args = (self.chain_id, self.token, str(self._units), self.merchant)
         try:
+            await asyncio.to_thread(accounts.hit, "payment_quote", user)
             return await asyncio.to_thread(payments.quote, user, *args)
         except AppError as e:
             async with self:
@@ -379,6 +380,7 @@ class PaymentState(SignedInState):
             )
         try:
             # The server answers the same id for a repeat of this payment_id and sends nothing twice.
+            await asyncio.to_thread(accounts.hit, "payment_execute", user)
             pay_id = await asyncio.to_thread(payments.execute, user, *args)
         except AppError as e:
             async with self:

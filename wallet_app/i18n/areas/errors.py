@@ -61,6 +61,9 @@ EN: dict[str, str] = {
     "err_relay_error": "The payment could not be sent. Please try again.",
     "err_dropped": "The payment transaction was dropped by the network.",
     "err_relay_nonce_conflict": "The payment could not be queued. Please try again.",
+    # rate limits and caps (issue 12 RATE)
+    "err_rate_limited": "Too many requests. Please wait a moment and try again.",
+    "err_too_many_tokens": "Your token list is full: it holds at most {max} tokens.",
     # ---- the browser's own
     "err_UNKNOWN": "Unknown error",
     "err_PIN_FORMAT": "PIN must be 6 digits.",
@@ -154,6 +157,9 @@ KO: dict[str, str] = {
     "err_relay_error": "결제를 보내지 못했습니다. 다시 시도해 주세요.",
     "err_dropped": "네트워크에서 결제 거래가 누락되었습니다.",
     "err_relay_nonce_conflict": "결제를 대기열에 넣지 못했습니다. 다시 시도해 주세요.",
+    # rate limits and caps (issue 12 RATE)
+    "err_rate_limited": "요청이 너무 많습니다. 잠시 후 다시 시도해 주세요.",
+    "err_too_many_tokens": "토큰 목록이 가득 찼습니다. 토큰은 최대 {max}개까지 등록할 수 있습니다.",
     "err_UNKNOWN": "알 수 없는 오류",
     "err_PIN_FORMAT": "PIN은 6자리 숫자여야 합니다.",
     "err_INVALID_PIN": "PIN이 올바르지 않습니다. 다시 시도하세요.",

@@ -1,0 +1,73 @@
+"""Rate limits of the costly actions, on the `limits` library.
+
+`hit(kind, key)` counts one action of `kind` ("sign_in", "token_add", ...) by `key` (a client IP
+or a user id) and raises AppError("rate_limited", retry_after=<seconds>) once the limit of that
+kind (settings.rate_limit_<kind>, e.g. "30/minute" or "5/second;60/minute") is spent. Counters
+live in memory (one process), or in Redis when settings.redis_url is set (shared by every worker).
+
+Callers are the services shared by the REST API and the Reflex handlers, so one limit holds for
+both; the API answers 429 with Retry-After (wallet_app.api.app_error_response).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from functools import lru_cache
+
+from fastapi import Request
+from limits import RateLimitItem, parse_many, storage, strategies
+
+from wallet_app.core.config import Settings, get_settings
+from wallet_app.errors import AppError
+
+log = logging.getLogger(__name__)
+
+KINDS = ("sign_in", "address", "token_metadata", "token_add", "tx_build", "payment_quote", "payment_execute")
+
+_limiter: tuple[Settings, strategies.RateLimiter] | None = None
+
+
+def storage_uri(settings: Settings) -> str:
+    return settings.redis_url or "memory://"
+
+
+@lru_cache
+def limits_of(spec: str) -> list[RateLimitItem]:
+    return parse_many(spec)
+
+
+def _current() -> strategies.RateLimiter:
+    """The limiter of the current settings (new settings, e.g. a test's, start fresh counters)."""
+    global _limiter
+    settings = get_settings()
+    if _limiter is None or _limiter[0] is not settings:
+        _limiter = (settings, strategies.MovingWindowRateLimiter(storage.storage_from_string(storage_uri(settings))))
+    return _limiter[1]
+
+
+def hit(kind: str, key: str | int) -> None:
+    """Counts one `kind` action by `key`; rate_limited (with retry_after in seconds) when over."""
+    spec: str = getattr(get_settings(), f"rate_limit_{kind}")
+    limiter = _current()
+    try:
+        for item in limits_of(spec):
+            if not limiter.hit(item, kind, str(key)):
+                reset = limiter.get_window_stats(item, kind, str(key)).reset_time
+                raise AppError(
+                    "rate_limited", f"{kind} over {item}", retry_after=max(1, math.ceil(reset - time.time()))
+                )
+    except AppError:
+        raise
+    except Exception:  # Redis down: serving unlimited beats refusing everyone
+        log.exception("rate limit storage unavailable; %s not limited", kind)
+
+
+def by_client_ip(kind: str):
+    """A route dependency limiting `kind` per client IP (routes before sign-in)."""
+
+    def check(request: Request) -> None:
+        hit(kind, request.client.host if request.client else "unknown")
+
+    return check
