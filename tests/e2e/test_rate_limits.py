@@ -1,0 +1,85 @@
+"""Issue 12 item 3 in Chromium at 390x844: on a server with low limits, a rate-limited action
+answers 429 with Retry-After and {"detail": "rate_limited"}, and the page shows the localized
+message: the Add token dialog (a page state calling the service) and the sign-in (auth.jsx
+calling /auth/google)."""
+
+from __future__ import annotations
+
+import pytest
+from eth_account import Account
+from playwright.sync_api import expect
+
+from tests.e2e import helpers
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
+from tests.e2e.flows import create_wallet, expect_alert, new_email, sign_in
+
+RATE_LIMITED = "Too many requests. Please wait a moment and try again."
+METADATA_LIMIT = 2
+SIGN_IN_LIMIT = 3
+
+
+@pytest.fixture(scope="module")
+def limited_server(tmp_path_factory):
+    """An app of its own: the low limits must not meet the other tests' users."""
+    env = {"RATE_LIMIT_TOKEN_METADATA": f"{METADATA_LIMIT}/minute", "RATE_LIMIT_SIGN_IN": f"{SIGN_IN_LIMIT}/minute"}
+    try:
+        with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-limited"),
+                                        RESULTS_DIR / "e2e-limited-app-server.log", env) as server:
+            yield server
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@pytest.fixture
+def limited_page(browser, limited_server):
+    ctx = browser.new_context(base_url=limited_server.base_url, **helpers.MOBILE_CONTEXT)
+    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    try:
+        yield ctx.new_page()
+    finally:
+        helpers.close_context(ctx)
+
+
+def assert_limited(response) -> None:
+    assert response.status == 429, response.status
+    assert response.json() == {"detail": "rate_limited"}
+    assert 1 <= int(response.headers["retry-after"]) <= 60
+
+
+def test_token_metadata_limit_shows_the_message(limited_page):
+    page = limited_page
+    create_wallet(page, new_email("limited"))  # one sign-in of this IP's SIGN_IN_LIMIT
+    tokens = {t["token_symbol"]: t["token_address"] for t in page.request.get("/api/v1/tokens").json()}
+
+    page.get_by_role("button", name="Add token").click()
+    dialog = page.get_by_role("dialog")
+    # METADATA_LIMIT = 2 lookups answer: a plain account (no contract), then tUSD.
+    dialog.locator("#add-token-address").fill(Account.create().address)
+    dialog.get_by_role("button", name="Probe", exact=True).click()
+    expect(dialog.get_by_role("alert")).to_have_text("There is no contract at this address on the selected network.")
+    dialog.locator("#add-token-address").fill(tokens["tUSD"])
+    dialog.get_by_role("button", name="Probe", exact=True).click()
+    expect(dialog.locator("#add-token-symbol")).to_have_text("tUSD")
+    # Another address: the submit button (now 'Add') looks it up first, the third lookup.
+    dialog.locator("#add-token-address").fill(tokens["tKRW"])
+    dialog.get_by_role("button", name="Add", exact=True).click()
+    expect(dialog.get_by_role("alert")).to_have_text(RATE_LIMITED)
+    save_screenshot(page, "rate_limited_add_token_en")
+
+    # The same user's REST call is refused by the same counter.
+    assert_limited(page.request.get("/api/v1/token/metadata", params={"chain_id": "31337",
+                                                                      "token_address": tokens["tUSD"]}))
+
+
+def test_sign_in_limit_shows_the_message(limited_page):
+    page = limited_page
+    page.goto("/")
+    for _ in range(SIGN_IN_LIMIT + 1):  # spend what is left of this IP's sign-ins
+        last = page.request.post("/api/v1/auth/google", data={"id_token": "garbage", "locale": "en"})
+        if last.status == 429:
+            break
+    assert_limited(last)
+    sign_in(page, new_email("limited"))
+    expect_alert(page, "Login failed: " + RATE_LIMITED, ok=None)
+    save_screenshot(page, "rate_limited_sign_in_en")
+    assert page.request.get("/api/v1/me").status == 401  # no session was made
