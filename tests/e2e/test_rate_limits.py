@@ -1,7 +1,7 @@
 """Issue 12 item 3 in Chromium at 390x844: on a server with low limits, a rate-limited action
 answers 429 with Retry-After and {"detail": "rate_limited"}, and the page shows the localized
 message: the Add token dialog (a page state calling the service) and the sign-in (auth.jsx
-calling /auth/google)."""
+calling /auth/google), in English and Korean."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
-from tests.e2e.flows import create_wallet, expect_alert, new_email, sign_in
+from tests.e2e.flows import answer_popups_until, create_wallet, expect_alert, new_email, sign_in
 
 RATE_LIMITED = "Too many requests. Please wait a moment and try again."
+RATE_LIMITED_KO = "요청이 너무 많습니다. 잠시 후 다시 시도해 주세요."
 METADATA_LIMIT = 2
 SIGN_IN_LIMIT = 3
 
@@ -82,4 +83,12 @@ def test_sign_in_limit_shows_the_message(limited_page):
     sign_in(page, new_email("limited"))
     expect_alert(page, "Login failed: " + RATE_LIMITED, ok=None)
     save_screenshot(page, "rate_limited_sign_in_en")
+    page.get_by_role("alertdialog").get_by_role("button", name="OK").click()
+
+    page.get_by_role("radio", name="한국어").click()
+    # The provider remembers the account now: its popup may answer by itself.
+    page.get_by_role("button", name="Google로 계속하기").click()
+    answer_popups_until(page, new_email("limited"), lambda: page.get_by_role("alertdialog").count() > 0)
+    expect_alert(page, "로그인에 실패했습니다: " + RATE_LIMITED_KO, title="오류", ok=None)
+    save_screenshot(page, "rate_limited_sign_in_ko")
     assert page.request.get("/api/v1/me").status == 401  # no session was made
