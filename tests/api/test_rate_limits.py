@@ -82,3 +82,11 @@ def test_the_token_list_holds_at_most_50_tokens(chain_env, client, login):
     again = client.post(f"{API}/tokens", json={"chain_id": 31337, "token_address": ZERO_ADDRESS})
     assert (again.status_code, again.json()) == (200, native.json())
     assert len(client.get(f"{API}/tokens").json()) == 50
+
+
+def test_openapi_documents_429_on_the_limited_routes(app):
+    paths = app.openapi()["paths"]
+    documented = {(m.upper(), p.removeprefix(API)) for p, ops in paths.items() for m, op in ops.items()
+                  if "429" in op["responses"]}
+    limited = {(method, path) for method, path, _ in ROUTES.values()}
+    assert documented == limited | {("POST", "/auth/google"), ("POST", "/auth/google/code")}

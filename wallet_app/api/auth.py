@@ -17,6 +17,7 @@ router = APIRouter(prefix="/auth", tags=["auth"])
 _AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "token or code refused"},
     502: {"description": "provider unreachable"},
+    **ratelimit.RESPONSE_429,
 }
 _SIGN_IN_LIMIT = [Depends(ratelimit.by_client_ip("sign_in"))]  # per client IP (core.ratelimit)
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 
 from wallet_app.api.deps import CurrentUser
 from wallet_app.api.schemas import AddressIn, LocaleIn, MeOut
+from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.models import stored_id
 from wallet_app.services import accounts
 
@@ -22,7 +23,7 @@ def get_me(user: CurrentUser) -> dict:
 @router.post(
     "/address",
     response_model=MeOut,
-    responses={**_401, 400: {"description": "invalid_address or bad_checksum (services.eth)"}},
+    responses={**_401, 400: {"description": "invalid_address or bad_checksum (services.eth)"}, **RESPONSE_429},
 )
 def post_address(body: AddressIn, user: CurrentUser) -> dict:
     return accounts.me_payload(accounts.set_address(stored_id(user), body.address))

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
 from wallet_app.api.deps import CurrentUser
+from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.services import accounts, payments
 
 router = APIRouter(prefix="/payment", tags=["payment"])
@@ -46,7 +47,9 @@ class StatusOut(BaseModel):
     reason: str | None = None
 
 
-@router.get("/available", response_model=QuoteOut, response_model_exclude_none=False, responses=_ERRORS)
+@router.get(
+    "/available", response_model=QuoteOut, response_model_exclude_none=False, responses={**_ERRORS, **RESPONSE_429}
+)
 def get_available(
     user: CurrentUser,
     chain_id: str = Query(max_length=20),
@@ -58,7 +61,7 @@ def get_available(
     return payments.quote(user, chain_id, token_address, amount, merchant)
 
 
-@router.post("/execute", response_model=ExecuteOut, responses=_ERRORS)
+@router.post("/execute", response_model=ExecuteOut, responses={**_ERRORS, **RESPONSE_429})
 def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
     accounts.hit("payment_execute", user)
     return {

@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser
+from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.services import tokens
 
 router = APIRouter(tags=["tokens"])
@@ -46,10 +47,11 @@ def get_tokens(user: CurrentUser) -> list[dict]:
 @router.post(
     "/tokens",
     response_model=TokenOut,
-    responses=ERRORS,
+    responses={**ERRORS, **RESPONSE_429},
     summary="Add a token to the user's list",
     description="Probes the address on the chain (name, symbol, decimals). Errors: not_a_contract, "
-    "not_erc20, invalid_address, unsupported_chain. Adding the same token again returns it.",
+    "not_erc20, invalid_address, unsupported_chain, too_many_tokens (a list holds at most 50). Adding the same "
+    "token again returns it.",
 )
 def post_token(body: AddTokenIn, user: CurrentUser) -> dict:
     return tokens.add_token(user, body.chain_id, body.token_address)
@@ -58,7 +60,7 @@ def post_token(body: AddTokenIn, user: CurrentUser) -> dict:
 @router.get(
     "/token/metadata",
     response_model=TokenMetadataOut,
-    responses=ERRORS,
+    responses={**ERRORS, **RESPONSE_429},
     description="Reads name, symbol and decimals from the chain; the zero address gives the native coin.",
 )
 def get_token_metadata(

@@ -5,6 +5,7 @@ from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser
+from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.services import transfers
 
 router = APIRouter(prefix="/tx", tags=["tx"])
@@ -37,7 +38,7 @@ class SubmitOut(BaseModel):
     tx_hash: str
 
 
-@router.post("/build", response_model=BuiltTxOut, responses=ERRORS)
+@router.post("/build", response_model=BuiltTxOut, responses={**ERRORS, **RESPONSE_429})
 def post_build(body: BuildTxIn, user: CurrentUser) -> dict:
     return transfers.build_transfer(user, body.chain_id, body.token_address, body.to, body.amount)
 

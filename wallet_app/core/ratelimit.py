@@ -15,6 +15,7 @@ import logging
 import math
 import time
 from functools import lru_cache
+from typing import Any
 
 from fastapi import Request
 from limits import RateLimitItem, parse_many, storage, strategies
@@ -27,6 +28,12 @@ log = logging.getLogger(__name__)
 KINDS = ("sign_in", "address", "token_metadata", "token_add", "tx_build", "payment_quote", "payment_execute")
 
 _limiter: tuple[Settings, strategies.RateLimiter] | None = None
+
+
+# The OpenAPI entry of a limited route's refusal.
+RESPONSE_429: dict[int | str, dict[str, Any]] = {
+    429: {"description": '{"detail": "rate_limited"}, with Retry-After: the seconds to wait'}
+}
 
 
 def storage_uri(settings: Settings) -> str:
