@@ -1,14 +1,14 @@
 """Abuse under load: 50 concurrent clients hammer /payment/available and /token/metadata for 20 s
 while one user pays through the API, against anvil.
 
-The API runs in its own process (uvicorn, free port, throw-away SQLite in WAL mode, development
-sign-in, default rate limits); the 50 hammering clients run in another process (asyncio + httpx,
-one connection each, signed in as --attackers accounts with registered addresses; each loop
-alternates a quote of a new random amount and a metadata lookup). This process measures
-GET /api/v1/me (one request after another) first without load (the baseline), then during the
-load, while the payer does what the browser does: quote, approve (signed with eth-account,
-POST /tx/submit), poll the quote, sign the Pay typed data, POST /payment/execute, poll
-/payment/status.
+The API runs in its own process (granian, one worker, as `reflex run --env prod` serves it; free
+port, throw-away SQLite in WAL mode, development sign-in, default rate limits); the hammering
+clients run in another process (asyncio + httpx, one connection each, signed in as --attackers
+accounts with registered addresses; each loop alternates a quote of a new random amount and a
+metadata lookup). This process measures GET /api/v1/me (one request after another) first without
+load (the baseline), then during the load, while the payer does what the browser does: quote,
+approve (signed with eth-account, POST /tx/submit), poll the quote, sign the Pay typed data,
+POST /payment/execute, poll /payment/status.
 
 Checks (exit 1 when missed): the payment ends ok; the relayer's balance drops by exactly that
 payment's gasUsed * effectiveGasPrice and its nonce by one (the load made it pay for nothing
@@ -53,10 +53,9 @@ def wait_until(cond, timeout: float, what: str, every: float = 0.1):
         time.sleep(every)
 
 
-def serve(port: int) -> None:
-    """The API as in development (dev sign-in, anvil's relayer key), alone in this process."""
+def api_factory():
+    """The API as in development (dev sign-in, anvil's relayer key), for granian."""
     import httpx
-    import uvicorn
 
     from wallet_app import dev
     from wallet_app.api import build_api
@@ -65,7 +64,7 @@ def serve(port: int) -> None:
     api = build_api()
     dev.install(api)
     google.set_transport(httpx.ASGITransport(app=api))  # dev ID tokens are verified against itself
-    uvicorn.run(api, host="127.0.0.1", port=port, log_level="warning")
+    return api
 
 
 def hammer(base: str, cookies: list[dict], clients: int, seconds: float, token: str, out) -> None:
@@ -106,12 +105,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--attackers", type=int, default=5, help="signed-in accounts shared by the clients")
     parser.add_argument("--baseline-seconds", type=float, default=5.0)
-    parser.add_argument("--serve", type=int, help=argparse.SUPPRESS)  # internal: run the API on this port
     args = parser.parse_args()
-    if args.serve:
-        serve(args.serve)
-        return 0
-
     tmp = Path(tempfile.mkdtemp(prefix="bench-abuse-"))
     from wallet_app.dev.anvil import Anvil, free_port
 
@@ -156,7 +150,10 @@ def run(args, tmp: Path, port: int, node) -> int:
         signed = deployer.sign_transaction({"chainId": 31337, "nonce": nonce + i, "gasPrice": w3.eth.gas_price, **tx})
         w3.eth.wait_for_transaction_receipt(w3.eth.send_raw_transaction(signed.raw_transaction))
 
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port)], cwd=REPO)
+    # Served as in production (reflex run --env prod: granian, one worker without Redis).
+    server = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--host",
+                               "127.0.0.1", "--port", str(port), "--workers", "1", "--log-level", "warning",
+                               "bench.abuse:api_factory"], cwd=REPO)
     try:
         base = f"http://127.0.0.1:{port}/api/v1"
         wait_until(lambda: _answers(httpx, base), 60, "the API did not start")

@@ -2,6 +2,8 @@
 Retry-After (integer seconds) and {"detail": "rate_limited"}; limits count per signed-in user
 (per client IP for sign-in); the token list holds at most 50 tokens."""
 
+import time
+
 import pytest
 from eth_account import Account
 
@@ -90,3 +92,27 @@ def test_openapi_documents_429_on_the_limited_routes(app):
                   if "429" in op["responses"]}
     limited = {(method, path) for method, path, _ in ROUTES.values()}
     assert documented == limited | {("POST", "/auth/google"), ("POST", "/auth/google/code")}
+
+
+def test_a_refused_client_is_answered_at_once_until_retry_after(chain_env, client, login, monkeypatch):
+    """After a 429 the same session's requests to that route are refused before the session lookup
+    and the route (api.RefuseWhileLimited) until Retry-After has passed; others are not."""
+    login("flood@example.com")
+    limit(monkeypatch, "token_metadata", "1/second")
+    get = lambda: client.get(f"{API}/token/metadata", params={"chain_id": 31337, "token_address": ZERO_ADDRESS})  # noqa: E731
+    assert get().status_code == 200
+    assert_limited(get())
+    calls = []
+    real_lookup = sessions.lookup_user
+    monkeypatch.setattr(sessions, "lookup_user", lambda token: calls.append(token) or real_lookup(token))
+    refused = get()
+    assert_limited(refused)
+    assert refused.headers["Retry-After"] == "1"
+    assert calls == []  # answered without looking the session up
+    assert client.get(f"{API}/me").status_code == 200  # other routes of this session are served
+    assert calls
+    deadline = time.monotonic() + 5
+    while (answer := get()).status_code == 429:  # the window passes
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert answer.status_code == 200

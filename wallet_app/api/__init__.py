@@ -2,6 +2,7 @@
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wallet_app.api import (
     activity,
@@ -15,17 +16,53 @@ from wallet_app.api import (
     tx,
 )
 from wallet_app.api.deps import require_same_origin
+from wallet_app.core import ratelimit
 from wallet_app.errors import AppError
+from wallet_app.services import sessions
 
 API_PREFIX = "/api/v1"
 
 
-async def app_error_response(_request: Request, exc: Exception) -> JSONResponse:
+def refusal_key(request: Request) -> tuple[str, str, str]:
+    """What a rate_limited refusal is remembered by: the route and the session (else the IP)."""
+    client = sessions.token_from_cookie_header(request.headers.get("cookie"))
+    if client is None:
+        client = "ip:" + (request.client.host if request.client else "")
+    return (request.method, request.url.path, client)
+
+
+def rate_limited_response(retry_after: int) -> JSONResponse:
+    return JSONResponse({"detail": "rate_limited"}, status_code=429, headers={"Retry-After": str(retry_after)})
+
+
+async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
     """Every refused operation: {"detail": code} with the code's status (wallet_app.errors.REGISTRY);
     rate_limited also says when to come back (Retry-After, integer seconds)."""
     assert isinstance(exc, AppError)
-    headers = {"Retry-After": str(exc.params["retry_after"])} if "retry_after" in exc.params else None
-    return JSONResponse({"detail": exc.code}, status_code=exc.spec.status, headers=headers)
+    if exc.code == "rate_limited":
+        retry_after = int(exc.params["retry_after"])
+        ratelimit.remember_refusal(refusal_key(request), retry_after)
+        return rate_limited_response(retry_after)
+    return JSONResponse({"detail": exc.code}, status_code=exc.spec.status)
+
+
+class RefuseWhileLimited:
+    """Answers a request its route refused as rate_limited a moment ago with the same 429 at once,
+    until Retry-After has passed (the limiter would refuse it too): a flood of refused requests
+    then costs no session lookup, thread or route, and the other users' requests stay fast."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if (
+            scope["type"] == "http"
+            and scope["path"].startswith(API_PREFIX)
+            and (wait := ratelimit.refused_for(refusal_key(Request(scope))))
+        ):
+            await rate_limited_response(wait)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 def build_api() -> FastAPI:
@@ -46,5 +83,6 @@ def build_api() -> FastAPI:
     for wallet_router in (chains.router, assets.router, tokens.router, tx.router, activity.router):
         v1.include_router(wallet_router)
     app.add_exception_handler(AppError, app_error_response)
+    app.add_middleware(RefuseWhileLimited)
     app.include_router(v1)
     return app

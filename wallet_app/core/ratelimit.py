@@ -27,8 +27,12 @@ log = logging.getLogger(__name__)
 
 KINDS = ("sign_in", "address", "token_metadata", "token_add", "tx_build", "payment_quote", "payment_execute")
 
-_limiter: tuple[Settings, strategies.RateLimiter] | None = None
-
+Refusals = dict[tuple[str, str, str], float]
+# Per settings: the limiter, and the refused API requests: (method, path, client) -> time.time()
+# until which their route refuses them anyway, so that the API answers a flood of them without
+# the session lookup (api.RefuseWhileLimited).
+_state: tuple[Settings, strategies.RateLimiter, Refusals] | None = None
+MAX_REFUSED = 100_000
 
 # The OpenAPI entry of a limited route's refusal.
 RESPONSE_429: dict[int | str, dict[str, Any]] = {
@@ -45,19 +49,20 @@ def limits_of(spec: str) -> list[RateLimitItem]:
     return parse_many(spec)
 
 
-def _current() -> strategies.RateLimiter:
-    """The limiter of the current settings (new settings, e.g. a test's, start fresh counters)."""
-    global _limiter
+def _current() -> tuple[strategies.RateLimiter, Refusals]:
+    """The limiter and refusals of the current settings (new settings, e.g. a test's, start afresh)."""
+    global _state
     settings = get_settings()
-    if _limiter is None or _limiter[0] is not settings:
-        _limiter = (settings, strategies.MovingWindowRateLimiter(storage.storage_from_string(storage_uri(settings))))
-    return _limiter[1]
+    if _state is None or _state[0] is not settings:
+        limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(storage_uri(settings)))
+        _state = (settings, limiter, {})
+    return _state[1], _state[2]
 
 
 def hit(kind: str, key: str | int) -> None:
     """Counts one `kind` action by `key`; rate_limited (with retry_after in seconds) when over."""
     spec: str = getattr(get_settings(), f"rate_limit_{kind}")
-    limiter = _current()
+    limiter, _ = _current()
     try:
         for item in limits_of(spec):
             if not limiter.hit(item, kind, str(key)):
@@ -69,6 +74,29 @@ def hit(kind: str, key: str | int) -> None:
         raise
     except Exception:  # Redis down: serving unlimited beats refusing everyone
         log.exception("rate limit storage unavailable; %s not limited", kind)
+
+
+def remember_refusal(key: tuple[str, str, str], retry_after: int) -> None:
+    """A route refused `key` (method, path, client) as rate_limited for `retry_after` seconds."""
+    _, refused = _current()
+    now = time.time()
+    if len(refused) >= MAX_REFUSED:  # drop the expired ones, else start over
+        for old in [k for k, until in refused.items() if until <= now] or list(refused):
+            del refused[old]
+    refused[key] = now + retry_after
+
+
+def refused_for(key: tuple[str, str, str]) -> int:
+    """Seconds `key` is still refused (0: not refused)."""
+    _, refused = _current()
+    until = refused.get(key)
+    if until is None:
+        return 0
+    left = until - time.time()
+    if left <= 0:
+        refused.pop(key, None)
+        return 0
+    return max(1, math.ceil(left))
 
 
 def by_client_ip(kind: str):
