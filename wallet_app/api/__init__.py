@@ -40,7 +40,7 @@ async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
     rate_limited also says when to come back (Retry-After, integer seconds)."""
     assert isinstance(exc, AppError)
     if exc.code == "rate_limited":
-        retry_after = int(exc.params["retry_after"])
+        retry_after = int(exc.params.get("retry_after", 1))
         ratelimit.remember_refusal(refusal_key(request), retry_after)
         return rate_limited_response(retry_after)
     return JSONResponse({"detail": exc.code}, status_code=exc.spec.status)
