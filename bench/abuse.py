@@ -176,6 +176,7 @@ def measure(args, base: str, token: str, payer, w3, token_c) -> int:
     from eth_account.messages import encode_typed_data
     from sqlmodel import select
 
+    from wallet_app.core.config import get_settings
     from wallet_app.core.db import get_session
     from wallet_app.dev import DEV_RELAYER_KEY, idp
     from wallet_app.models import Payment
@@ -272,8 +273,11 @@ def measure(args, base: str, token: str, payer, w3, token_c) -> int:
     merchant_paid = token_c.functions.balanceOf(merchant).call()
     base_p99, load_p99 = p99(baseline), p99(under_load)
     server_errors = sum(n for k, n in counts.items() if not k.split()[1].startswith(("2", "4")))
+    settings = get_settings()  # the server's too (same environment)
     figures = {
         "clients": args.clients, "attackers": args.attackers, "seconds": args.seconds,
+        "limits": {"payment_quote": settings.rate_limit_payment_quote,
+                   "token_metadata": settings.rate_limit_token_metadata},
         "hammer_requests": sum(counts.values()), "hammer_statuses": dict(sorted(counts.items())),
         "hammer_failed": server_errors, "payment": outcome, "merchant_paid": merchant_paid,
         "relayer_spent_wei": relayer_spent, "payment_gas_cost_wei": payment_gas_cost, "relayer_txs": relayer_txs,
