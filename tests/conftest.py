@@ -10,6 +10,7 @@ from sqlalchemy import create_engine
 from web3 import Web3
 
 from contracts.deploy import DEV_DEPLOYER_KEY, deploy, fund
+from tests.rate_limits_env import GENEROUS_LIMITS
 from wallet_app.core import extensions
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.dev.anvil import Anvil
@@ -46,6 +47,8 @@ def settings_env(tmp_path, monkeypatch, dev_idp_key_file):
     # No deployments here: the dev faucet and chain reads never reach a developer's own node
     # (chain_env points them at the test anvil).
     monkeypatch.setenv("DEPLOYMENTS_DIR", str(tmp_path / "no-deployments"))
+    for name, value in GENEROUS_LIMITS.items():  # only the tests of the limits meet one (they set their own)
+        monkeypatch.setenv(name, value)
     get_settings.cache_clear()
     yield get_settings()
     get_settings.cache_clear()

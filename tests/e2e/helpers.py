@@ -27,6 +27,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psutil
 
+from tests.rate_limits_env import GENEROUS_LIMITS
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV_SH = REPO_ROOT / "env.sh"
 CHROMIUM = "/usr/bin/chromium"
@@ -249,6 +251,7 @@ def start_wallet_app(
         # Its own build folder: several test runs (or `make run`) never overwrite each other's build.
         "REFLEX_WEB_WORKDIR": str(workdir / "web"),
     }
+    env.update(GENEROUS_LIMITS)  # only the tests of the limits meet one (they pass their own)
     env.update(extra_env or {})
     return start_server("wallet app", wallet_app_command(port), port=port, cwd=REPO_ROOT,
                         log_path=log_path, env=env)

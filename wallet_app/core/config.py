@@ -55,7 +55,8 @@ class Settings(BaseSettings):
     # its checks, the baseline of bench/sign_preview.py.
     dev_sign_preview_off: bool = False
 
-    # ---- rate limits (issue 12, core/ratelimit.py): "N/second|minute|hour", several joined by ";".
+    # ---- rate limits (issue 12, core/ratelimit.py): "N/second|minute|hour", several joined by ";";
+    # a per-second part spreads out what a minute allows (a burst of costly calls slows everyone).
     # Counters in Redis when set (shared by all workers), else in this process's memory.
     redis_url: str | None = None
     # Sign-in attempts per client IP (/auth/google, /auth/google/code); NATs put many users on one IP.
@@ -63,15 +64,15 @@ class Settings(BaseSettings):
     # Wallet address registrations per user (one per wallet created or restored).
     rate_limit_address: str = "10/minute"
     # Token metadata lookups per user (the Add token dialog probes once per address typed).
-    rate_limit_token_metadata: str = "60/minute"
+    rate_limit_token_metadata: str = "2/second;60/minute"
     # Tokens added per user.
-    rate_limit_token_add: str = "30/minute"
+    rate_limit_token_add: str = "2/second;30/minute"
     # Transfers built per user (/tx/build, the Send page's Review).
-    rate_limit_tx_build: str = "60/minute"
+    rate_limit_tx_build: str = "2/second;60/minute"
     # Payment quotes per user: the payment page polls once a second for up to a minute after an approve.
-    rate_limit_payment_quote: str = "120/minute"
+    rate_limit_payment_quote: str = "2/second;120/minute"
     # Payment executions per user.
-    rate_limit_payment_execute: str = "30/minute"
+    rate_limit_payment_execute: str = "2/second;30/minute"
     # A user's token list holds at most this many tokens (each is read on every /assets).
     max_tokens_per_user: int = 50
 

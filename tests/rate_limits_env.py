@@ -1,0 +1,7 @@
+"""The rate limits the tests run with: far above any test's pace, so that only the tests of the
+limits themselves (tests/*/test_rate_limits.py, which set their own) ever meet one. The shipped
+defaults (core/config.py) are checked by tests/unit/test_ratelimit.py."""
+
+from wallet_app.core.ratelimit import KINDS
+
+GENEROUS_LIMITS = {f"RATE_LIMIT_{kind.upper()}": "100000/minute" for kind in KINDS}
