@@ -5,7 +5,7 @@ import pytest
 import requests
 from eth_account import Account
 
-from contracts.deploy import deploy, deployments_path
+from contracts.deploy import code_hash, deploy, deployments_path
 from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
 from wallet_app.services.chain import get_chain, load_chains
@@ -35,6 +35,21 @@ def test_deploy_redeploys_only_what_has_no_code(anvil_node, deployed, deployment
     assert {k: v for k, v in result.items() if k != "tokens"} == {k: v for k, v in deployed.items() if k != "tokens"}
     assert result["tokens"]["tKRW"] == deployed["tokens"]["tKRW"]
     assert json.loads(deployments_path(31337, tmp_path).read_text()) == result
+
+
+def test_deploy_replaces_a_payment_contract_of_another_build(anvil_node, deployed, deployments_dir, tmp_path, w3):
+    """A developer's saved anvil state may hold the NewblPayment2 of before issue 12 (global
+    used-set): it has code, but its recorded code hash (none, in files of then) is not this build's."""
+    shutil.copy(deployments_path(31337, deployments_dir), tmp_path)
+    recorded = json.loads(deployments_path(31337, tmp_path).read_text())
+    del recorded["payment_code_hash"]
+    deployments_path(31337, tmp_path).write_text(json.dumps(recorded))
+    result = deploy(anvil_node.url, tmp_path)
+    assert result["payment"] != deployed["payment"] and len(w3.eth.get_code(result["payment"])) > 0
+    assert result["payment_code_hash"] == deployed["payment_code_hash"] == code_hash("NewblPayment2")
+    assert {k: v for k, v in result.items() if k != "payment"} == {k: v for k, v in deployed.items() if k != "payment"}
+    assert json.loads(deployments_path(31337, tmp_path).read_text()) == result
+    assert deploy(anvil_node.url, tmp_path) == result  # and from then on it is kept
 
 
 def test_config_placeholders_resolve_from_deployments(chain, deployed, anvil_node):

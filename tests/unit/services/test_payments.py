@@ -7,6 +7,7 @@ from eth_utils import keccak
 
 from wallet_app.errors import AppError
 from wallet_app.services import payments, relayer
+from wallet_app.services.chain import ChainConfig
 
 
 @pytest.mark.parametrize("value, ok", [
@@ -43,6 +44,26 @@ def test_revert_reason_without_data(data):
 ])
 def test_bumped_gas_price_beats_old_by_a_quarter_and_current(old, current, expected):
     assert relayer.bumped_gas_price(old, current) == expected
+
+
+@pytest.mark.parametrize("old, current, cap, expected", [
+    (100, 100, 1000, 126),  # room: the usual +25%
+    (100, 500, 300, 300),  # the node's price is above the cap: the cap
+    (100, 100, 120, 120),  # less than +25% but more than the +10% nodes require
+    (100, 100, 110, None),  # +10% exactly is not enough: no replacement
+    (100, 100, 50, None),  # a cap below the old price
+])
+def test_bumped_gas_price_stays_under_the_cap(old, current, cap, expected):
+    assert relayer.bumped_gas_price(old, current, cap) == expected
+
+
+@pytest.mark.parametrize("absolute, multiple, current, expected", [
+    (10**12, 3.0, 10**9, 3 * 10**9), (2 * 10**9, 3.0, 10**9, 2 * 10**9), (10**12, 1.2, 10, 12),
+])
+def test_gas_price_cap_is_the_lower_of_the_two(absolute, multiple, current, expected):
+    chain = ChainConfig(1, "c", "http://127.0.0.1:1", "0x" + "11" * 20, None, "ETH", "Ether", 18, None, (),
+                        max_gas_price_wei=absolute, max_gas_price_multiple=multiple)
+    assert relayer.gas_price_cap(chain, current) == expected
 
 
 def test_recover_pay_signer():
