@@ -8,6 +8,7 @@ from eth_utils import keccak
 from wallet_app.errors import AppError
 from wallet_app.services import payments, relayer
 from wallet_app.services.chain import ChainConfig
+from wallet_app.state.session import texts_for
 
 
 @pytest.mark.parametrize("value, ok", [
@@ -77,3 +78,15 @@ def test_recover_pay_signer():
     assert payments.recover_pay_signer(1, contract, message, sig) != acct.address  # domain binds the chain
     assert payments.recover_pay_signer(31337, contract, {**message, "amount": 11}, sig) != acct.address
     assert payments.recover_pay_signer(31337, contract, message, b"\0" * 65) is None
+
+
+@pytest.mark.parametrize("code, status, en, ko", [
+    ("token_not_payable", 400, "This token cannot be used for payments.", "이 토큰으로는 결제할 수 없습니다."),
+    ("payment_quota_exceeded", 429, "Too many payment requests. Please try again in an hour.",
+     "결제 요청이 너무 많습니다. 한 시간 뒤에 다시 시도해 주세요."),
+])
+def test_relayer_limit_errors_show_their_text_on_the_payment_page(code, status, en, ko):
+    """/payment's state stops the flow with _fail(error): the dialog shows texts_for(spec.key)."""
+    error = AppError(code)
+    assert error.spec.status == status
+    assert texts_for(error.spec.key, error.params) == {"en": en, "ko": ko}
