@@ -13,7 +13,10 @@ Nonces (one lock per chain + relayer address, held from allocation to the node's
 reconcile(chain) (first use in a process, then at most every RECONCILE_EVERY s from status
 polls) walks the rows whose nonce is not yet consumed on chain: receipt -> ok / failed(reason);
 nonce consumed by another tx -> failed 'dropped'; unknown to the node -> re-send; pending
-longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price.
+longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price,
+never above the chain's caps (max_gas_price_wei, max_gas_price_multiple x the node's price; no
+room left: kept as it is, with a warning). A pay() of ours that reverted because someone else
+got the same signed payment mined first (Paid for exactly it) is the user's payment made: ok.
 A deadline that the chain's time has passed is final: failed 'expired' (the nonce stays tracked
 until it is consumed).
 """
