@@ -112,6 +112,11 @@ REGISTRY: dict[str, ErrorSpec] = {
     "relay_error": _server(500, "err_relay_error"),
     "dropped": _server(400, "err_dropped"),
     "relay_nonce_conflict": _server(409, "err_relay_nonce_conflict"),
+    # ---- the relayer's limits (issue 12, RELAY part: services.payments, services.relayer)
+    "token_not_payable": _server(400, "err_token_not_payable"),
+    "payment_gas_too_high": _server(400, "err_payment_gas_too_high"),
+    "payment_quota_exceeded": _server(429, "err_payment_quota_exceeded"),
+    "too_many_open_quotes": _server(429, "err_too_many_open_quotes"),
     # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)
     "UNKNOWN": _client("err_UNKNOWN"),  # errors.js errorText() for a code not in this registry
     # PIN, local materials, signing (errors.js ERRORS: vault.js, keyring.js)

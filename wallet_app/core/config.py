@@ -47,7 +47,16 @@ class Settings(BaseSettings):
     # An unused quote is handed out again to the same poll for this long.
     payment_quote_ttl_seconds: int = 900
     # A Pay deadline further than this in the future is refused (the client uses now + 300 s).
-    payment_max_deadline_seconds: int = 900
+    payment_max_deadline_seconds: int = 3600
+    # A Pay deadline nearer than this is refused: the relayed transaction needs time to be mined.
+    payment_min_deadline_seconds: int = 60
+    # Per-user quotas (counted in the database, so they hold across processes); over one: 429.
+    # New quotes per hour (a poll answered with the same open quote is not a new one).
+    payment_quotes_per_hour: int = 60
+    # Executed payments per hour.
+    payment_executes_per_hour: int = 30
+    # Open quotes (unused, younger than payment_quote_ttl_seconds) at a time.
+    payment_open_quotes_max: int = 10
 
     # ---- /sign (issue 11): a link whose gas price is above this multiple of the node's is refused.
     sign_max_gas_price_multiple: float = 3.0

@@ -61,6 +61,11 @@ EN: dict[str, str] = {
     "err_relay_error": "The payment could not be sent. Please try again.",
     "err_dropped": "The payment transaction was dropped by the network.",
     "err_relay_nonce_conflict": "The payment could not be queued. Please try again.",
+    # the relayer's limits (issue 12, RELAY part)
+    "err_token_not_payable": "This token cannot be used for payments.",
+    "err_payment_gas_too_high": "This payment needs too much network fee to be processed.",
+    "err_payment_quota_exceeded": "Too many payment requests. Please try again in an hour.",
+    "err_too_many_open_quotes": "Too many unfinished payments. Finish one or try again later.",
     # ---- the browser's own
     "err_UNKNOWN": "Unknown error",
     "err_PIN_FORMAT": "PIN must be 6 digits.",
@@ -154,6 +159,11 @@ KO: dict[str, str] = {
     "err_relay_error": "결제를 보내지 못했습니다. 다시 시도해 주세요.",
     "err_dropped": "네트워크에서 결제 거래가 누락되었습니다.",
     "err_relay_nonce_conflict": "결제를 대기열에 넣지 못했습니다. 다시 시도해 주세요.",
+    # the relayer's limits (issue 12, RELAY part)
+    "err_token_not_payable": "이 토큰으로는 결제할 수 없습니다.",
+    "err_payment_gas_too_high": "이 결제는 네트워크 수수료가 너무 많이 들어 처리할 수 없습니다.",
+    "err_payment_quota_exceeded": "결제 요청이 너무 많습니다. 한 시간 뒤에 다시 시도해 주세요.",
+    "err_too_many_open_quotes": "완료되지 않은 결제가 너무 많습니다. 결제를 마치거나 나중에 다시 시도해 주세요.",
     "err_UNKNOWN": "알 수 없는 오류",
     "err_PIN_FORMAT": "PIN은 6자리 숫자여야 합니다.",
     "err_INVALID_PIN": "PIN이 올바르지 않습니다. 다시 시도하세요.",
