@@ -112,6 +112,8 @@ REGISTRY: dict[str, ErrorSpec] = {
     "relay_error": _server(500, "err_relay_error"),
     "dropped": _server(400, "err_dropped"),
     "relay_nonce_conflict": _server(409, "err_relay_nonce_conflict"),
+    # ---- FUZZ (issue 12): a request whose body or parameters fail the route's schema (api.__init__)
+    "invalid_request": _server(422, "err_invalid_request"),
     # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)
     "UNKNOWN": _client("err_UNKNOWN"),  # errors.js errorText() for a code not in this registry
     # PIN, local materials, signing (errors.js ERRORS: vault.js, keyring.js)
