@@ -10,6 +10,7 @@ from wallet_app.api import (
     auth,
     backup,
     chains,
+    docs,
     me,
     payment,
     tokens,
@@ -38,7 +39,7 @@ def build_api() -> FastAPI:
         title="Newbl Wallet API",
         version="1",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        docs_url=None,  # our own page (api.docs): FastAPI's loads Swagger UI from a CDN
         redoc_url=None,
         swagger_ui_oauth2_redirect_url=None,
     )
@@ -53,4 +54,5 @@ def build_api() -> FastAPI:
     app.add_exception_handler(AppError, app_error_response)
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.include_router(v1)
+    app.include_router(docs.router)
     return app
