@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
 from tests.e2e.flows import new_email, sign_in
 
 NOTICE = {"en": "Reconnecting…", "ko": "다시 연결하는 중…"}
@@ -57,6 +57,7 @@ def test_reconnecting_notice_comes_and_goes(browser, own_server):
             expect(page.get_by_role("status").filter(has=page.locator("#connection-notice-text"))).to_have_text(
                 NOTICE[lang])
             expect(page.get_by_text("Cannot connect to server", exact=False)).to_have_count(0)
+            save_screenshot(page, f"reconnecting-{lang}")
 
         restart()
         for page in pages.values():

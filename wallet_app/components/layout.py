@@ -75,7 +75,12 @@ def connection_notice() -> rx.Component:
             align="center",
             spacing="2",
             position="fixed",
-            top="max(8px, env(safe-area-inset-top))",
+            # At the bottom, above the navigation: the top holds each page's own controls.
+            bottom=rx.cond(
+                SessionState.show_nav,
+                f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
+                "calc(16px + env(safe-area-inset-bottom))",
+            ),
             left="50%",
             transform="translateX(-50%)",
             padding="6px 14px",
