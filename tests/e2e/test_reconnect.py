@@ -1,4 +1,4 @@
-"""A lost connection: with the server stopped under open pages, each page shows the short notice in
+"""Starting prints no deprecation. A lost connection: with the server stopped under open pages, each page shows the short notice in
 its own language (not Reflex's developer text); with the server started again on the same port,
 the notice goes by itself and the page works without a reload."""
 
@@ -67,6 +67,9 @@ def test_reconnecting_notice_comes_and_goes(browser, own_server):
         sign_in(page, new_email("reconnect"))
         page.wait_for_url("**/onboarding**")
         expect(page.get_by_role("button", name="1", exact=True)).to_be_visible()
+        # Neither start printed a Reflex deprecation (e.g. form controls submitted by id).
+        starts = server.log_path.read_text(errors="replace")
+        assert "DeprecationWarning" not in starts and "has been deprecated" not in starts
     finally:
         for page in pages.values():
             helpers.close_context(page.context)
