@@ -48,3 +48,12 @@ def test_docs_page_shows_the_operations_under_the_csp(server, pw):
         assert problems == []
     finally:
         browser.close()
+
+
+def test_docs_serve_only_their_own_files(client):
+    for name, kind in [("swagger-ui.css", "text/css"), ("swagger-ui-bundle.js", "javascript"),
+                       ("swagger-init.js", "javascript"), ("favicon-32x32.png", "image/png")]:
+        resp = client.get(f"/api/v1/docs/{name}")
+        assert resp.status_code == 200 and kind in resp.headers["content-type"], name
+    for name in ["index.html", "package.json", "swagger-initializer.js", "..%2F..%2F..%2FREADME.md"]:
+        assert client.get(f"/api/v1/docs/{name}").status_code == 404, name
