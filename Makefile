@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run test lint build chromium clean
+.PHONY: setup run test lint build chromium clean audit
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -40,6 +40,12 @@ test: setup chromium lint build
 lint: setup
 	$(ENV) ruff check wallet_app custom_components contracts && \
 	  ruff format --check wallet_app custom_components contracts && mypy
+
+# Known vulnerabilities in what ships (requirements.txt; the browser's npm packages): pip-audit and
+# npm audit ask their public advisory services. Not part of test: it needs those services, and
+# fails (within minutes, not hanging) when they cannot be reached.
+audit: setup
+	$(ENV) python tools/audit.py
 
 clean:
 	rm -rf .web .cache data assets/external assets/argon2

@@ -117,6 +117,8 @@ REGISTRY: dict[str, ErrorSpec] = {
     "payment_gas_too_high": _server(400, "err_payment_gas_too_high"),
     "payment_quota_exceeded": _server(429, "err_payment_quota_exceeded"),
     "too_many_open_quotes": _server(429, "err_too_many_open_quotes"),
+    # ---- a request whose body or parameters fail the route's schema (api.__init__)
+    "invalid_request": _server(422, "err_invalid_request"),
     # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)
     "UNKNOWN": _client("err_UNKNOWN"),  # errors.js errorText() for a code not in this registry
     # PIN, local materials, signing (errors.js ERRORS: vault.js, keyring.js)

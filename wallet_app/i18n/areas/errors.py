@@ -66,6 +66,8 @@ EN: dict[str, str] = {
     "err_payment_gas_too_high": "This payment needs too much network fee to be processed.",
     "err_payment_quota_exceeded": "Too many payment requests. Please try again in an hour.",
     "err_too_many_open_quotes": "Too many unfinished payments. Finish one or try again later.",
+    # ---- FUZZ (issue 12)
+    "err_invalid_request": "The request was malformed and was refused.",
     # ---- the browser's own
     "err_UNKNOWN": "Unknown error",
     "err_PIN_FORMAT": "PIN must be 6 digits.",
@@ -111,6 +113,8 @@ KO: dict[str, str] = {
     "err_foreign_origin": "다른 사이트에서 온 요청이라 거부되었습니다.",
     "err_no_address": "활성 계정 주소가 없습니다.",
     "err_invalid_locale": "지원하지 않는 언어입니다.",
+    # FUZZ (issue 12)
+    "err_invalid_request": "요청 형식이 올바르지 않아 거부되었습니다.",
     "err_google_auth_failed": "Google 로그인에 실패했습니다.",
     "err_invalid_id_token": "Google 로그인을 확인하지 못했습니다.",
     "err_email_not_verified": "이 Google 계정의 이메일 주소가 인증되지 않았습니다.",
