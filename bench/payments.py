@@ -60,7 +60,8 @@ def main() -> int:
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
         os.environ.update({
             "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
+            "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
+            "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
             "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
         })
         return run(args, tmp, port, node)

@@ -1,6 +1,10 @@
-"""`make run`: the wallet on its embedded defaults, on one port (page, websocket and /api/v1).
+"""`make run`: the wallet on one port (page, websocket and /api/v1); `--dev` (what `make run`
+passes) sets DEV_MODE=1, the embedded development stand-ins.
 
-In development (no Google configured) it also starts the local chain for every chain of the
+Settings that must not serve (config.refusals) stop it before anything starts, with one
+paragraph on stderr and exit status 2.
+
+In development it also starts the local chain for every chain of the
 chains file whose RPC is a loopback anvil, deploys the contracts there (idempotent), and
 stops the chain when the app stops.
 """
@@ -16,9 +20,7 @@ from urllib.parse import urlsplit
 
 from contracts.artifacts import compile_contracts
 from custom_components.wallet_js.vendor import copy_argon2
-from wallet_app.core.config import REPO_ROOT, get_settings
-
-LOOPBACK = {"127.0.0.1", "localhost"}
+from wallet_app.core.config import LOOPBACK_HOSTS, REPO_ROOT, SettingsError, get_settings
 
 
 def dev_chain_ports(chains_file) -> list[tuple[int, int]]:
@@ -26,7 +28,7 @@ def dev_chain_ports(chains_file) -> list[tuple[int, int]]:
     ports = []
     for chain in json.loads(chains_file.read_text()):
         url = urlsplit(chain["rpc_url"])
-        if url.hostname in LOOPBACK and url.port:
+        if url.hostname in LOOPBACK_HOSTS and url.port:
             ports.append((int(chain["chain_id"]), url.port))
     return ports
 
@@ -53,9 +55,17 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")))
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--dev", action="store_true", help="development mode (DEV_MODE=1): the local stand-ins")
     args = parser.parse_args()
+    if args.dev:
+        os.environ["DEV_MODE"] = "1"  # inherited by the reflex process
     os.environ.setdefault("PUBLIC_BASE_URL", f"http://localhost:{args.port}")
     get_settings.cache_clear()
+    try:
+        get_settings()
+    except SettingsError as e:
+        print(e, file=sys.stderr)
+        return 2
     (REPO_ROOT / "data").mkdir(exist_ok=True)
     # argon2-browser is third-party: copied from tools/node_modules at build, never committed.
     copy_argon2(REPO_ROOT / "assets" / "argon2")

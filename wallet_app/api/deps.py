@@ -40,7 +40,8 @@ def require_same_origin(request: Request) -> None:
 
 
 def session_token(request: Request) -> str | None:
-    return request.cookies.get(sessions.SESSION_COOKIE) or None
+    # Not request.cookies (last duplicate wins): the Reflex handlers' rule, first wins.
+    return sessions.token_from_cookie_header(request.headers.get("cookie"))
 
 
 async def current_user(request: Request) -> User:

@@ -1,7 +1,7 @@
 """Dev faucet: a newly registered address gets gas and test tokens on the local dev chains.
 
 Registered by wallet_app.dev.install() as an address hook (core.extensions); it acts only in
-development (no Google configured) and only for chains whose RPC is on loopback (never a
+development mode (DEV_MODE) and only for chains whose RPC is on loopback (never a
 real network). It runs in a background thread so registration stays quick, and
 a failure is only logged: registration must not fail because of the faucet.
 """
