@@ -47,7 +47,8 @@ def test_development_over_http(db, client, login):
 
 @pytest.fixture
 def https_client(db, production_env):
-    with TestClient(SecurityHeaders(make_api()), base_url=PRODUCTION_ORIGIN, headers={"Origin": PRODUCTION_ORIGIN}) as c:
+    app = SecurityHeaders(make_api())
+    with TestClient(app, base_url=PRODUCTION_ORIGIN, headers={"Origin": PRODUCTION_ORIGIN}) as c:
         yield c
 
 
