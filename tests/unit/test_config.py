@@ -100,3 +100,13 @@ def test_make_run_turns_development_on():
     done = _start("-m", "wallet_app.serve", "--dev", "--port", "3999", PUBLIC_BASE_URL="https://wallet.example.com")
     assert done.returncode == 2 and "DEV_MODE is on" in done.stderr
     assert "wallet_app.serve --dev" in (REPO_ROOT / "Makefile").read_text()
+
+
+def test_the_build_needs_no_serving_settings(env):
+    from wallet_app import build
+
+    built = build.build_env()  # no mode variables at all (a build machine): refused for serving
+    assert built is not None and {k: built[k] for k in build.BUILD_DEFAULTS} == build.BUILD_DEFAULTS
+    assert env(**build.BUILD_DEFAULTS).dev_mode  # what reflex export then loads
+    env(**PRODUCTION, DEV_MODE="0")
+    assert build.build_env() is None  # valid settings are built with as they are
