@@ -55,6 +55,8 @@ def test_production_with_everything_set(env):
         ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ""}, "RELAYER_PRIVATE_KEY is not set"),
         ({**PRODUCTION, "GOOGLE_CLIENT_SECRET": ""}, "GOOGLE_CLIENT_SECRET is not set"),
         ({"DEV_MODE": "maybe"}, "DEV_MODE: Input should be a valid boolean"),
+        ({**PRODUCTION, "PUBLIC_BASE_URL": "http://wallet.example.com"},
+         "PUBLIC_BASE_URL (http://wallet.example.com) is not https"),
     ],
 )
 def test_refused(env, values, message):
@@ -62,7 +64,7 @@ def test_refused(env, values, message):
         env(**values)
     text = str(exc.value)
     assert text.startswith("Refusing to start: ") and message in text and "\n" not in text
-    if "not set" in message:
+    if "not set" in message or "not https" in message:
         assert "set DEV_MODE=1 for local development" in text
 
 

@@ -90,10 +90,10 @@ class Settings(BaseSettings):
 
 def refusals(s: Settings) -> list[str]:
     """Why these settings must not serve, one sentence each (empty: fine)."""
+    problems = []
+    loopback = urlsplit(s.public_base_url).hostname in LOOPBACK_HOSTS
     if s.dev_mode:
-        problems = []
-        host = urlsplit(s.public_base_url).hostname
-        if host not in LOOPBACK_HOSTS:
+        if not loopback:
             problems.append(
                 f"DEV_MODE is on but PUBLIC_BASE_URL ({s.public_base_url}) is not on loopback: the development "
                 "stand-ins let anyone sign in as any e-mail, so they run only at localhost, 127.0.0.1 or [::1]; "
@@ -105,6 +105,12 @@ def refusals(s: Settings) -> list[str]:
                 "unset GOOGLE_CLIENT_ID for development, or unset DEV_MODE to use Google."
             )
         return problems
+    if not s.https and not loopback:
+        problems.append(
+            f"PUBLIC_BASE_URL ({s.public_base_url}) is not https: outside development the session cookie is "
+            "Secure, which browsers refuse over plain http; serve over https (e.g. behind a TLS proxy) and set "
+            "PUBLIC_BASE_URL=https://..., or set DEV_MODE=1 for local development."
+        )
     missing = [
         name
         for name, value in (
@@ -114,13 +120,13 @@ def refusals(s: Settings) -> list[str]:
         )
         if not value
     ]
-    if not missing:
-        return []
-    return [
-        f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: production needs a Google OAuth "
-        "client (GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET) and the relayer's key (RELAYER_PRIVATE_KEY); "
-        "set them, or set DEV_MODE=1 for local development (`make run` does)."
-    ]
+    if missing:
+        problems.append(
+            f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: production needs a Google OAuth "
+            "client (GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET) and the relayer's key (RELAYER_PRIVATE_KEY); "
+            "set them, or set DEV_MODE=1 for local development (`make run` does)."
+        )
+    return problems
 
 
 def load_settings() -> Settings:
