@@ -86,7 +86,30 @@ def main() -> int:
     # SIGTERM (CI, the e2e harness) must still stop the chain through the context managers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with dev_chains():
-        return subprocess.call(cmd, cwd=REPO_ROOT)
+        return run_until_stopped(cmd)
+
+
+def run_until_stopped(cmd: list[str], grace: float = 20.0) -> int:
+    """Runs the server and returns its exit status. Ctrl-C reaches it too (one process group):
+    it is given `grace` seconds to shut down by itself, then the chain stops, with no traceback
+    here (status 130). On SIGTERM (SystemExit from the handler) the server is terminated first."""
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        try:
+            proc.wait(grace)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):  # stuck, or a second Ctrl-C
+            proc.kill()
+        return 130
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":
