@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from wallet_app.core.config import REPO_ROOT, Settings, SettingsError, get_settings, load_settings
+from wallet_app.core.config import ANVIL_PUBLIC_KEYS, REPO_ROOT, Settings, SettingsError, get_settings, load_settings
 
 KEY = "0x" + "11" * 32
 PRODUCTION = {"GOOGLE_CLIENT_ID": "id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "s",
@@ -57,6 +57,10 @@ def test_production_with_everything_set(env):
         ({"DEV_MODE": "maybe"}, "DEV_MODE: Input should be a valid boolean"),
         ({**PRODUCTION, "PUBLIC_BASE_URL": "http://wallet.example.com"},
          "PUBLIC_BASE_URL (http://wallet.example.com) is not https"),
+        ({**PRODUCTION, "RELAYER_PRIVATE_KEY": "0x1234"}, "RELAYER_PRIVATE_KEY is not a private key"),
+        ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ANVIL_PUBLIC_KEYS[1].upper().replace("0X", "")},
+         "RELAYER_PRIVATE_KEY is one of anvil's public test keys"),
+        ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ANVIL_PUBLIC_KEYS[0]}, "RELAYER_PRIVATE_KEY is one of anvil's public"),
     ],
 )
 def test_refused(env, values, message):
@@ -64,6 +68,7 @@ def test_refused(env, values, message):
         env(**values)
     text = str(exc.value)
     assert text.startswith("Refusing to start: ") and message in text and "\n" not in text
+    assert ANVIL_PUBLIC_KEYS[1][2:] not in text.lower()  # a key is never echoed
     if "not set" in message or "not https" in message:
         assert "set DEV_MODE=1 for local development" in text
 

@@ -5,6 +5,7 @@ DEV_MODE=1 (`make run` does). The settings are checked when loaded: get_settings
 SettingsError, whose text is one paragraph naming the variable and the fix.
 """
 
+import re
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -14,6 +15,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+# Keys every anvil user knows (its accounts #0 and #1: the dev deployer and the dev relayer);
+# never a relayer key outside development.
+ANVIL_PUBLIC_KEYS = (
+    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+    "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+)
 
 
 class SettingsError(ValueError):
@@ -111,12 +118,20 @@ def refusals(s: Settings) -> list[str]:
             "Secure, which browsers refuse over plain http; serve over https (e.g. behind a TLS proxy) and set "
             "PUBLIC_BASE_URL=https://..., or set DEV_MODE=1 for local development."
         )
+    key = s.relayer_private_key.get_secret_value() if s.relayer_private_key else ""
+    if key and not re.fullmatch(r"(0x)?[0-9a-fA-F]{64}", key):
+        problems.append("RELAYER_PRIVATE_KEY is not a private key: set it to 64 hex digits (0x optional).")
+    elif key and "0x" + key.lower().removeprefix("0x") in ANVIL_PUBLIC_KEYS:
+        problems.append(
+            "RELAYER_PRIVATE_KEY is one of anvil's public test keys, which anyone can spend from: "
+            "outside development use a key of your own."
+        )
     missing = [
         name
         for name, value in (
             ("GOOGLE_CLIENT_ID", s.google_client_id),
             ("GOOGLE_CLIENT_SECRET", s.google_client_secret),
-            ("RELAYER_PRIVATE_KEY", s.relayer_private_key and s.relayer_private_key.get_secret_value()),
+            ("RELAYER_PRIVATE_KEY", key),
         )
         if not value
     ]
