@@ -28,8 +28,9 @@ chromium:
 build: setup
 	$(ENV) python -m wallet_app.build
 
+# Development mode (DEV_MODE=1): local chain, dev sign-in and Drive stand-ins, on loopback only.
 run: setup
-	$(ENV) python -m wallet_app.serve --port $(PORT)
+	$(ENV) python -m wallet_app.serve --dev --port $(PORT)
 
 # The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
 # whose React and Radix the QR unit's test bundle uses.

@@ -14,7 +14,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 from wallet_app.services import google
 
-ORIGIN = "http://testserver"
+ORIGIN = "http://localhost"  # settings_env's PUBLIC_BASE_URL
 
 
 def make_api():

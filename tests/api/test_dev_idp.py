@@ -44,8 +44,8 @@ def assert_strict_csp_friendly(page: str) -> None:
 
 def test_discovery_and_jwks(client):
     conf = client.get("/dev-idp/.well-known/openid-configuration").json()
-    assert conf["issuer"] == "http://testserver/dev-idp"
-    assert conf["token_endpoint"] == "http://testserver/dev-idp/token"
+    assert conf["issuer"] == "http://localhost/dev-idp"
+    assert conf["token_endpoint"] == "http://localhost/dev-idp/token"
     keys = client.get("/dev-idp/jwks").json()["keys"]
     assert len(keys) == 1 and keys[0]["kty"] == "RSA" and keys[0]["kid"]
     assert "d" not in keys[0] and "p" not in keys[0]  # public part only
@@ -62,7 +62,7 @@ def test_code_flow_end_to_end(client):
     page = client.get("/dev-idp/authorize", params=authorize_params(login_hint="Carol@Example.com", state="s1"))
     assert page.status_code == 200
     assert_strict_csp_friendly(page.text)
-    assert meta(page.text, "nb-idp-target") == "http://testserver"
+    assert meta(page.text, "nb-idp-target") == "http://localhost"
     msg = popup_message(page.text)
     assert set(msg) >= {"code", "scope", "authuser", "prompt"} and msg["state"] == "s1"
     assert msg["scope"] == "openid email profile"
@@ -193,4 +193,4 @@ def test_scripts_are_served_as_javascript(client):
 def test_browser_facing_helpers_in_dev(app):  # the app: built with dev.install
     assert google.browser_client_id() == idp.DEV_CLIENT_ID
     assert google.gsi_script_url() == "/dev-idp/gsi/client"
-    assert google.issuer() == "http://testserver/dev-idp"
+    assert google.issuer() == "http://localhost/dev-idp"

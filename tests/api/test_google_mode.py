@@ -1,4 +1,5 @@
-"""With GOOGLE_CLIENT_ID set: Google's issuer, Secure cookie, no /dev-idp.
+"""Production mode (DEV_MODE off, Google configured): Google's issuer, a Secure `__Host-` cookie
+over https, no /dev-idp.
 
 accounts.google.com is unreachable here, so an httpx transport plays Google's three
 endpoints (discovery, JWKS, token) with a locally generated RSA key: the signature
@@ -16,13 +17,10 @@ from joserfc.jwk import RSAKey
 from starlette.testclient import TestClient
 
 from tests.api.conftest import make_api
-from wallet_app.core.config import get_settings
+from tests.conftest import PRODUCTION_CLIENT_ID as CLIENT_ID
+from tests.conftest import PRODUCTION_CLIENT_SECRET as CLIENT_SECRET
+from tests.conftest import PRODUCTION_ORIGIN as ORIGIN
 from wallet_app.services import google
-from wallet_app.services.sessions import SESSION_COOKIE
-
-CLIENT_ID = "1234-test.apps.googleusercontent.com"
-CLIENT_SECRET = "test-secret"
-ORIGIN = "https://wallet.test"
 
 
 class FakeGoogle:
@@ -77,11 +75,7 @@ class FakeGoogle:
 
 
 @pytest.fixture
-def fake_google(db, monkeypatch):
-    monkeypatch.setenv("GOOGLE_CLIENT_ID", CLIENT_ID)
-    monkeypatch.setenv("GOOGLE_CLIENT_SECRET", CLIENT_SECRET)
-    monkeypatch.setenv("PUBLIC_BASE_URL", ORIGIN)
-    get_settings.cache_clear()
+def fake_google(db, production_env):
     fake = FakeGoogle()
     google.set_transport(httpx.MockTransport(fake.handler))
     yield fake
@@ -97,9 +91,11 @@ def gclient(fake_google):
 def test_login_sets_secure_cookie_and_works_over_https(gclient, fake_google):
     resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"})
     assert resp.status_code == 200, resp.text
-    set_cookie = resp.headers["set-cookie"].lower()
-    assert set_cookie.startswith(SESSION_COOKIE + "=")
-    assert "; secure" in set_cookie and "; httponly" in set_cookie and "samesite=lax" in set_cookie
+    set_cookie = resp.headers["set-cookie"]
+    assert set_cookie.startswith("__Host-nb_session=")  # over https: Secure, Path=/, no Domain
+    attrs = set_cookie.lower()
+    assert "; secure" in attrs and "; httponly" in attrs and "samesite=lax" in attrs and "; path=/" in attrs
+    assert "domain=" not in attrs
     assert gclient.get("/api/v1/me").json() == {"address": None, "locale": "en", "hasBackup": False}
 
 

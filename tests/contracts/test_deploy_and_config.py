@@ -135,7 +135,8 @@ def test_unreachable_rpc_gives_rpc_unavailable(chain):
     assert exc.value.code == "rpc_unavailable"
 
 
-def test_get_chains_follows_settings_and_deployments(chains_file, deployments_dir, deployed, tmp_path, monkeypatch):
+def test_get_chains_follows_settings_and_deployments(settings_env, chains_file, deployments_dir, deployed, tmp_path,
+                                                     monkeypatch):
     from wallet_app.core.config import get_settings
 
     monkeypatch.setenv("CHAINS_FILE", str(chains_file))

@@ -19,22 +19,28 @@ _AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def set_session_cookie(response: Response, raw_token: str) -> None:
+def _cookie_secure() -> bool:
     s = get_settings()
+    return s.https or not s.dev_mode  # only development over http goes without Secure
+
+
+def set_session_cookie(response: Response, raw_token: str) -> None:
+    """Host-only (no Domain), Path=/: what the __Host- name of https requires."""
     response.set_cookie(
-        sessions.SESSION_COOKIE,
+        sessions.session_cookie_name(),
         raw_token,
-        max_age=s.session_lifetime_seconds,
+        max_age=get_settings().session_lifetime_seconds,
         path="/",
         httponly=True,
         samesite="lax",
-        secure=not s.dev_mode,
+        secure=_cookie_secure(),
     )
 
 
 def clear_session_cookie(response: Response) -> None:
-    s = get_settings()
-    response.delete_cookie(sessions.SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=not s.dev_mode)
+    response.delete_cookie(
+        sessions.session_cookie_name(), path="/", httponly=True, samesite="lax", secure=_cookie_secure()
+    )
 
 
 def _login(identity: google.Identity, locale: str, request: Request, response: Response) -> dict:
