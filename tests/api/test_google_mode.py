@@ -15,7 +15,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 from starlette.testclient import TestClient
 
-from tests.api.conftest import make_api
+from tests.api.conftest import make_api, start_attempt
 from wallet_app.core.config import get_settings
 from wallet_app.services import google
 from wallet_app.services.sessions import SESSION_COOKIE
@@ -95,7 +95,7 @@ def gclient(fake_google):
 
 
 def test_login_sets_secure_cookie_and_works_over_https(gclient, fake_google):
-    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"})
+    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"})
     assert resp.status_code == 200, resp.text
     set_cookie = resp.headers["set-cookie"].lower()
     assert set_cookie.startswith(SESSION_COOKIE + "=")
@@ -104,7 +104,7 @@ def test_login_sets_secure_cookie_and_works_over_https(gclient, fake_google):
 
 
 def test_short_issuer_form_is_accepted(gclient, fake_google):
-    token = fake_google.id_token(iss="accounts.google.com")
+    token = fake_google.id_token(iss="accounts.google.com", nonce=start_attempt(gclient))
     assert gclient.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"}).status_code == 200
 
 
@@ -118,34 +118,39 @@ def test_short_issuer_form_is_accepted(gclient, fake_google):
     ],
 )
 def test_refused_tokens(gclient, fake_google, claims):
-    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(**claims), "locale": "en"})
+    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient), **claims), "locale": "en"})
     assert resp.status_code == 401
 
 
-def test_rotated_keys_are_refetched(gclient, fake_google):
-    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"}).status_code == 200
+def test_rotated_keys_are_refetched(gclient, fake_google, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(google.time, "monotonic", lambda: clock[0])
+    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"}).status_code == 200
     fake_google.rotate()  # JWKS was cached with the old key; the new kid forces one refetch
-    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"}).status_code == 200
+    clock[0] += google.JWKS_REFRESH_SECONDS  # (at most once a minute)
+    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"}).status_code == 200
     stranger = FakeGoogle._key()
-    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(key=stranger), "locale": "en"}).status_code == 401
+    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(key=stranger, nonce=start_attempt(gclient)), "locale": "en"}).status_code == 401
 
 
 def test_code_exchange_uses_postmessage_and_client_secret(gclient, fake_google):
     fake_google.id_token_for_code["4/0abc"] = fake_google.id_token(email="yan@gmail.com", sub="42")
-    resp = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "locale": "ko"})
+    state = start_attempt(gclient)
+    resp = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "state": state, "locale": "ko"})
     assert resp.status_code == 200, resp.text
     form = fake_google.token_requests[-1]
     assert form["grant_type"] == "authorization_code" and form["code"] == "4/0abc"
     assert form["redirect_uri"] == "postmessage"
     assert form["client_id"] == CLIENT_ID and form["client_secret"] == CLIENT_SECRET
     assert "ya29.secret" not in json.dumps(resp.json()) + resp.headers.get("set-cookie", "")
-    refused = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "locale": "ko"})
+    state = start_attempt(gclient)
+    refused = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "state": state, "locale": "ko"})
     assert refused.status_code == 401
 
 
 def test_provider_down_is_502(gclient, fake_google):
     fake_google.down = True
-    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"})
+    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"})
     assert resp.status_code == 502 and resp.json() == {"detail": "identity_provider_error"}
 
 
