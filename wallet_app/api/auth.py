@@ -76,9 +76,12 @@ def start_login_attempt(response: Response) -> dict:
 
 
 async def _sign_in(verify: Any, locale: str, request: Request, response: Response) -> Any:
-    """Runs `verify(attempt nonce)` -> Identity and logs in; the attempt cookie is cleared either way."""
+    """verify(attempt) -> Identity, then the attempt is spent and the user logged in; the
+    attempt cookie is cleared either way."""
     try:
-        identity = await verify(request.cookies.get(ATTEMPT_COOKIE))
+        attempt = google.require_login_attempt(request.cookies.get(ATTEMPT_COOKIE))
+        identity = await verify(attempt)
+        google.spend_login_attempt(attempt)
         result = await run_in_threadpool(_login, identity, locale, request, response)
     except AppError as exc:
         from wallet_app.api import app_error_response  # the package imports this module
@@ -94,8 +97,8 @@ async def _sign_in(verify: Any, locale: str, request: Request, response: Respons
 async def login_with_id_token(body: GoogleIdTokenIn, request: Request, response: Response) -> Any:
     """Needs the cookie of POST /auth/login-attempt; the ID token's `nonce` claim must equal it."""
 
-    async def verify(attempt: str | None) -> google.Identity:
-        return await google.verify_id_token(body.id_token, nonce=google.take_login_attempt(attempt))
+    async def verify(attempt: str) -> google.Identity:
+        return await google.verify_id_token(body.id_token, nonce=attempt)
 
     return await _sign_in(verify, body.locale, request, response)
 
@@ -104,8 +107,8 @@ async def login_with_id_token(body: GoogleIdTokenIn, request: Request, response:
 async def login_with_code(body: GoogleCodeIn, request: Request, response: Response) -> Any:
     """Needs the cookie of POST /auth/login-attempt; `state` must equal its nonce."""
 
-    async def verify(attempt: str | None) -> google.Identity:
-        google.check_login_attempt(google.take_login_attempt(attempt), body.state)  # before the code is spent
+    async def verify(attempt: str) -> google.Identity:
+        google.check_login_attempt(attempt, body.state)  # before the code is spent
         return await google.exchange_code(body.code)
 
     return await _sign_in(verify, body.locale, request, response)

@@ -137,10 +137,11 @@ def _claims_registry(client_id: str) -> jwt.JWTClaimsRegistry:
 
 # --- login attempts ------------------------------------------------------------------------
 # A sign-in attempt is a random value kept in the browser's HttpOnly cookie (api/auth.py) and
-# sent to the provider as the ID token's nonce or the code flow's state. Each is used once:
-# the used ones are remembered here until they would have expired anyway.
+# sent to the provider as the ID token's nonce or the code flow's state. Each signs in once:
+# the spent ones are remembered here until they would have expired anyway (only successful
+# sign-ins are recorded, so made-up cookies cannot fill this).
 ATTEMPT_SECONDS = 600
-_used_attempts: dict[str, float] = {}  # value -> forget after (insertion order = time order)
+_spent_attempts: dict[str, float] = {}  # value -> forget after (insertion order = time order)
 _attempts_lock = threading.Lock()
 
 
@@ -148,16 +149,27 @@ def new_login_attempt() -> str:
     return secrets.token_urlsafe(32)
 
 
-def take_login_attempt(attempt: str | None) -> str:
-    """The attempt's value, once: a missing, expired or already used attempt is refused."""
+def _spent(attempt: str, now: float) -> bool:
+    while _spent_attempts and next(iter(_spent_attempts.values())) <= now:
+        del _spent_attempts[next(iter(_spent_attempts))]
+    return attempt in _spent_attempts
+
+
+def require_login_attempt(attempt: str | None) -> str:
+    """The attempt's value; a missing (or expired) or already spent attempt is refused."""
+    with _attempts_lock:
+        if not attempt or _spent(attempt, time.monotonic()):
+            raise AppError("login_attempt_expired", "no login attempt (missing, expired or spent)")
+    return attempt
+
+
+def spend_login_attempt(attempt: str) -> None:
+    """Marks the attempt used by a successful sign-in; a second use is refused (atomically)."""
     now = time.monotonic()
     with _attempts_lock:
-        while _used_attempts and next(iter(_used_attempts.values())) <= now:
-            del _used_attempts[next(iter(_used_attempts))]
-        if not attempt or attempt in _used_attempts:
-            raise AppError("login_attempt_expired", "no login attempt (missing, expired or used)")
-        _used_attempts[attempt] = now + ATTEMPT_SECONDS
-    return attempt
+        if _spent(attempt, now):
+            raise AppError("login_attempt_expired", "login attempt already spent")
+        _spent_attempts[attempt] = now + ATTEMPT_SECONDS
 
 
 def check_login_attempt(expected: str, presented: object) -> None:
