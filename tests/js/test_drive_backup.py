@@ -162,7 +162,8 @@ NEW_WALLET = """const w = await nb.vault.wrapNew(a.pin, {words: a.words, params:
   nb.vault.saveMaterials(w.address, w.materials); return w;"""
 BACKUP = """return nb.backup.runBackup({owner: a.owner, pin: a.pin, token: window.__tok,
   drive: driveClient(), params: a.params});"""
-RESTORE = "return nb.backup.runRestore({owner: a.owner, pin: a.pin, token: window.__tok, drive: driveClient()});"
+RESTORE = """return nb.backup.runRestore({owner: a.owner, pin: a.pin, token: window.__tok, drive: driveClient(),
+  params: a.params});"""
 
 
 def new_wallet(dev: Device, words: str = ABANDON) -> dict:
@@ -174,7 +175,7 @@ def backup(dev: Device, owner: str, pin: str = PIN) -> dict:
 
 
 def restore(dev: Device, owner: str, pin: str = PIN) -> dict:
-    return dev.run(RESTORE, {"owner": owner, "pin": pin})
+    return dev.run(RESTORE, {"owner": owner, "pin": pin, "params": SMALL})
 
 
 def backed_up_wallet(devices, server) -> tuple[Device, dict, dict, DriveApi]:

@@ -1,8 +1,9 @@
 """Development identity provider under /dev-idp (mounted only without GOOGLE_CLIENT_ID).
 
 A small OpenID provider with Google's shapes: discovery, JWKS, an authorize popup where one
-types an e-mail, a token endpoint (RS256 ID tokens via joserfc, opaque access tokens) and a
-script at /dev-idp/gsi/client offering google.accounts.oauth2.initCodeClient/initTokenClient.
+types an e-mail, a token endpoint (RS256 ID tokens via joserfc, opaque access tokens), a
+revoke endpoint and a script at /dev-idp/gsi/client offering google.accounts.oauth2
+initCodeClient/initTokenClient/revoke.
 
 Codes and access tokens live in this process's memory (the app runs one backend worker
 without Redis); a restart forgets them, and the browser simply asks for new ones.
@@ -181,6 +182,13 @@ def user_for_access_token(token: str, scope: str) -> str | None:
     return grant.sub if scope in grant.scope.split() else None
 
 
+def revoke_token(token: str) -> bool:
+    """Revoke an access token (Google's POST /revoke); False for an unknown or expired one."""
+    with _store_lock:
+        grant = _access_tokens.pop(token, None)
+    return grant is not None and grant.expires_at > time.time()
+
+
 # --- authorize popup ---------------------------------------------------------------------------
 
 _AUTH_PARAMS = ("client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "login_hint", "prompt")
@@ -304,6 +312,7 @@ def build_router() -> APIRouter:
                 "issuer": iss,
                 "authorization_endpoint": iss + "/authorize",
                 "token_endpoint": iss + "/token",
+                "revocation_endpoint": iss + "/revoke",
                 "jwks_uri": iss + "/jwks",
                 "response_types_supported": ["code", "token"],
                 "subject_types_supported": ["public"],
@@ -375,6 +384,15 @@ def build_router() -> APIRouter:
                 partial(issue_id_token, grant.email, client_id, nonce=grant.nonce or None)
             )
         return JSONResponse(body, headers=_NO_STORE)
+
+    @router.post("/revoke")
+    async def revoke(request: Request) -> JSONResponse:
+        """Like https://oauth2.googleapis.com/revoke: `token` in the form (or the query)."""
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        token = form.get("token") or request.query_params.get("token", "")
+        if not revoke_token(token):
+            return _oauth_error("invalid_token", description="Token expired or revoked")
+        return JSONResponse({}, headers=_NO_STORE)
 
     @router.get("/gsi/client")
     async def gsi_client() -> FileResponse:
