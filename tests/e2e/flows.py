@@ -97,6 +97,8 @@ def press_pin(page: Page, pin: str = PIN) -> None:
 def create_wallet(page: Page, email: str, pin: str = PIN) -> str:
     """Sign in as a new user and create the wallet; returns the registered address."""
     sign_in_to_onboarding(page, email)
+    # The onboarding PIN is typed on a pad of buttons: no field a password manager could save.
+    expect(page.locator("input[type=password], form input")).to_have_count(0)
     press_pin(page, pin)
     page.wait_for_url("**/home**", timeout=60_000)
     return me(page)["address"]
