@@ -160,3 +160,10 @@ def test_no_dev_idp_and_google_helpers(gclient):
     assert google.browser_client_id() == CLIENT_ID
     assert google.gsi_script_url() == "https://accounts.google.com/gsi/client"
     assert google.issuer() == "https://accounts.google.com"
+
+
+def test_login_attempt_cookie_is_secure_and_strict(gclient):
+    resp = gclient.post("/api/v1/auth/login-attempt")
+    set_cookie = resp.headers["set-cookie"].lower()
+    assert set_cookie.startswith("nb_login_attempt=") and "; secure" in set_cookie and "; httponly" in set_cookie
+    assert "samesite=strict" in set_cookie and "path=/api/v1/auth" in set_cookie
