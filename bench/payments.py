@@ -146,7 +146,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     def user_flow(i: int) -> dict:
         acct = users[i]
         with httpx.Client(base_url=base, timeout=60) as c:
-            r = c.post("/auth/google", json={"id_token": idp.issue_id_token(f"payer{i}@example.com"), "locale": "en"})
+            nonce = c.post("/auth/login-attempt").json()["nonce"]  # the sign-in's nonce (issue 12 item 5)
+            token = idp.issue_id_token(f"payer{i}@example.com", nonce=nonce)
+            r = c.post("/auth/google", json={"id_token": token, "locale": "en"})
             r.raise_for_status()
             c.post("/me/address", json={"address": acct.address}).raise_for_status()
             params = {"chain_id": 31337, "token_address": token, "amount": str(amount)}

@@ -59,6 +59,9 @@ REGISTRY: dict[str, ErrorSpec] = {
     "email_not_verified": _server(401, "err_email_not_verified"),
     "invalid_code": _server(401, "err_invalid_code"),
     "code_exchange_refused": _server(401, "err_code_exchange_refused"),
+    # ---- DOORS (issue 12 item 5): sign-in bound to a login attempt (nonce / state)
+    "login_attempt_expired": _server(401, "err_login_attempt_expired"),
+    "login_attempt_mismatch": _server(401, "err_login_attempt_mismatch"),
     # ---- addresses, amounts, chains (services.eth, services.amounts)
     "invalid_chain_id": _server(400, "err_unsupported_chain"),
     "unsupported_chain": _server(400, "err_unsupported_chain"),
@@ -164,6 +167,8 @@ REGISTRY: dict[str, ErrorSpec] = {
     "CAMERA_PERMISSION": _client("err_CAMERA_PERMISSION"),
     "CAMERA_NOT_FOUND": _client("err_CAMERA_NOT_FOUND"),
     "CAMERA_FAILED": _client("err_CAMERA_FAILED"),
+    # ---- DOORS (issue 12 item 5): a backup header asking for KDF parameters other than design.md 4
+    "UNSUPPORTED_BACKUP": _client("err_UNSUPPORTED_BACKUP"),
 }
 
 
