@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run test lint build chromium clean
+.PHONY: setup run test lint build chromium clean audit
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -28,8 +28,9 @@ chromium:
 build: setup
 	$(ENV) python -m wallet_app.build
 
+# Development mode (DEV_MODE=1): local chain, dev sign-in and Drive stand-ins, on loopback only.
 run: setup
-	$(ENV) python -m wallet_app.serve --port $(PORT)
+	$(ENV) python -m wallet_app.serve --dev --port $(PORT)
 
 # The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
 # whose React and Radix the QR unit's test bundle uses.
@@ -40,6 +41,12 @@ test: setup chromium lint build
 lint: setup
 	$(ENV) ruff check wallet_app custom_components contracts && \
 	  ruff format --check wallet_app custom_components contracts && mypy
+
+# Known vulnerabilities in what ships (requirements.txt; the browser's npm packages): pip-audit and
+# npm audit ask their public advisory services. Not part of test: it needs those services, and
+# fails (within minutes, not hanging) when they cannot be reached.
+audit: setup
+	$(ENV) python tools/audit.py
 
 clean:
 	rm -rf .web .cache data assets/external assets/argon2

@@ -1,12 +1,17 @@
 import reflex as rx
 
-from wallet_app.core.config import get_settings
+from wallet_app.core.config import SettingsError, get_settings
+
+try:
+    settings = get_settings()
+except SettingsError as e:  # every reflex process reads this file first: one paragraph, no traceback
+    raise SystemExit(f"{e}") from None
 
 config = rx.Config(
     app_name="wallet_app",
     telemetry_enabled=False,
-    # Reflex's default reflects any Origin with credentials; only our own origin may connect.
-    cors_allowed_origins=[get_settings().public_origin],
+    # Reflex's default reflects any Origin with credentials; only our own origin(s) may connect.
+    cors_allowed_origins=list(settings.allowed_origins),
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="blue", radius="large", appearance="inherit"))],
     disable_plugins=[rx.plugins.SitemapPlugin],
     show_built_with_reflex=False,

@@ -113,7 +113,8 @@ def main() -> int:
         port = free_port()
         os.environ.update({
             "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
+            "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
+            "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
             "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
         })
         return run(args, tmp, port, node)
@@ -184,7 +185,8 @@ def measure(args, base: str, token: str, payer, w3, token_c) -> int:
 
     def signed_in(email: str, address: str | None = None) -> httpx.Client:
         c = httpx.Client(base_url=base, timeout=60)
-        c.post("/auth/google", json={"id_token": idp.issue_id_token(email), "locale": "en"}).raise_for_status()
+        nonce = c.post("/auth/login-attempt").json()["nonce"]  # the sign-in's nonce (issue 12 item 5)
+        c.post("/auth/google", json={"id_token": idp.issue_id_token(email, nonce=nonce), "locale": "en"}).raise_for_status()
         if address:
             c.post("/me/address", json={"address": address}).raise_for_status()
         return c

@@ -84,10 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         (work / "chains.json").write_text(json.dumps(chains))
         os.environ.update({
             "DATABASE_URL": f"sqlite:///{work / 'bench.db'}", "CHAINS_FILE": str(work / "chains.json"),
-            "DEPLOYMENTS_DIR": str(work), "PUBLIC_BASE_URL": "http://testserver",
+            "DEPLOYMENTS_DIR": str(work), "PUBLIC_BASE_URL": "http://localhost",
             "DEV_IDP_KEY_FILE": str(work / "idp.json"),
-            # A bench must not fund anyone: a Google client id switches the dev faucet off.
-            "GOOGLE_CLIENT_ID": "bench.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "x",
+            # Development settings, but dev.install is never called: no faucet funds anyone.
+            "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
         })
         from wallet_app.core.config import get_settings
 
@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             provider._make_request = lambda m, data, real=real, counter=counter: counter.update([m]) or real(m, data)
 
         real_balances = chain_svc.balances
-        with TestClient(build_api(), base_url="http://testserver") as client:
+        with TestClient(build_api(), base_url="http://localhost") as client:
             client.cookies.set(sessions.SESSION_COOKIE, cookie)
 
             def get_assets() -> list[dict]:

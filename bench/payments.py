@@ -60,7 +60,8 @@ def main() -> int:
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
         os.environ.update({
             "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
+            "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
+            "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
             "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
         })
         return run(args, tmp, port, node)
@@ -80,7 +81,7 @@ def run(args, tmp: Path, port: int, node) -> int:
     from wallet_app.api import build_api
     from wallet_app.core.config import get_settings
     from wallet_app.core.db import get_session, upgrade_schema
-    from wallet_app.dev import idp
+    from wallet_app.dev import faucet, idp
     from wallet_app.models import Payment
     from wallet_app.services import google, payments, relayer
 
@@ -145,7 +146,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     def user_flow(i: int) -> dict:
         acct = users[i]
         with httpx.Client(base_url=base, timeout=60) as c:
-            r = c.post("/auth/google", json={"id_token": idp.issue_id_token(f"payer{i}@example.com"), "locale": "en"})
+            nonce = c.post("/auth/login-attempt").json()["nonce"]  # the sign-in's nonce (issue 12 item 5)
+            token = idp.issue_id_token(f"payer{i}@example.com", nonce=nonce)
+            r = c.post("/auth/google", json={"id_token": token, "locale": "en"})
             r.raise_for_status()
             c.post("/me/address", json={"address": acct.address}).raise_for_status()
             params = {"chain_id": 31337, "token_address": token, "amount": str(amount)}
@@ -185,6 +188,7 @@ def run(args, tmp: Path, port: int, node) -> int:
     blast(sender, [{"to": token, "data": token_c.encode_abi("transfer", [merchant, 1])} for _ in range(args.transfers)])
     transfers_ps = args.transfers / (time.monotonic() - t1)
     server.should_exit = True
+    faucet.stop()  # the faucet's queued sends end before anvil does: no tracebacks at exit
 
     with get_session() as db:
         rows = list(db.exec(select(Payment).where(Payment.status != "quoted").order_by(Payment.nonce)))

@@ -8,6 +8,8 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 
 /// Merchant payments authorised by an EIP-712 signature of the payer. Anyone (the relayer)
 /// may submit; funds move from `from` (who approved this contract) to `merchant`.
+/// A paymentRef is used per payer: another account paying with the same ref (e.g. from the
+/// mempool) burns only its own (payer, ref), so merchants match Paid on (from, paymentRef).
 contract NewblPayment2 is EIP712 {
     using SafeERC20 for IERC20;
 
@@ -24,7 +26,7 @@ contract NewblPayment2 is EIP712 {
         "Pay(address merchant,address token,address from,uint256 amount,bytes32 paymentRef,uint48 deadline)"
     );
 
-    mapping(bytes32 => bool) private _used;
+    mapping(address => mapping(bytes32 => bool)) private _used;
 
     event Paid(
         bytes32 indexed paymentRef,
@@ -44,14 +46,14 @@ contract NewblPayment2 is EIP712 {
         if (block.timestamp > p.deadline) revert Expired();
         (address signer, ECDSA.RecoverError err,) = ECDSA.tryRecover(hashPay(p), signature);
         if (err != ECDSA.RecoverError.NoError || signer != p.from) revert BadSigner();
-        if (_used[p.paymentRef]) revert Replayed();
-        _used[p.paymentRef] = true;
+        if (_used[p.from][p.paymentRef]) revert Replayed();
+        _used[p.from][p.paymentRef] = true;
         IERC20(p.token).safeTransferFrom(p.from, p.merchant, p.amount);
         emit Paid(p.paymentRef, p.merchant, p.from, p.token, p.amount);
     }
 
-    function isUsed(bytes32 paymentRef) external view returns (bool) {
-        return _used[paymentRef];
+    function isUsed(address from, bytes32 paymentRef) external view returns (bool) {
+        return _used[from][paymentRef];
     }
 
     /// The EIP-712 digest the payer signs; lets clients check their encoding.

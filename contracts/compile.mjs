@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compiles contracts/*.sol with solc-js (standard JSON) into contracts/build/<Name>.json
+// Compiles contracts/*.sol and contracts/test/*.sol with solc-js (standard JSON) into contracts/build/<Name>.json
 // ({contractName, abi, bytecode}). Skips the work when sources, compiler and settings are
 // unchanged (hash in build/.inputs-hash). Usage: node contracts/compile.mjs [--force]
 import { createHash } from 'node:crypto'
@@ -14,9 +14,12 @@ const buildDir = join(here, 'build')
 const hashFile = join(buildDir, '.inputs-hash')
 const require = createRequire(join(nodeModules, 'noop.js'))
 
+// contracts/*.sol and the test-only contracts/test/*.sol (e.g. test/GasBurnerToken.sol).
 const sources = {}
-for (const name of readdirSync(here).filter((f) => f.endsWith('.sol')).sort()) {
-  sources[name] = { content: readFileSync(join(here, name), 'utf8') }
+for (const dir of ['', 'test/']) {
+  for (const name of readdirSync(join(here, dir)).filter((f) => f.endsWith('.sol')).sort()) {
+    sources[dir + name] = { content: readFileSync(join(here, dir, name), 'utf8') }
+  }
 }
 
 const settings = {

@@ -3,9 +3,12 @@
     python -m contracts.deploy [--rpc http://127.0.0.1:8545] [--fund 0xADDRESS]
 
 Deployments are recorded in <deployments_dir>/deployments-<chain_id>.json:
-    {"chain_id", "deployer", "multicall", "payment", "tokens": {"tUSD": addr, "tKRW": addr}}
+    {"chain_id", "deployer", "multicall", "payment", "payment_code_hash", "tokens": {"tUSD": addr, "tKRW": addr}}
 A re-run against the same chain reuses every address that still has code there and
-deploys only what is missing (a fresh anvil without its state file has none).
+deploys only what is missing (a fresh anvil without its state file has none). The payment
+contract is also redeployed when its recorded code hash (keccak of the compiled creation
+code) is not the current build's: a developer's saved anvil state may hold an older
+NewblPayment2 (e.g. the one with a global used-set, before issue 12).
 The deployer is anvil's first development account; never use this script on a real chain.
 """
 
@@ -19,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from eth_account import Account
+from eth_utils import keccak
 from web3 import Web3
 from web3.types import TxParams, TxReceipt
 
@@ -85,6 +89,11 @@ def _has_code(w3: Web3, address: str | None) -> bool:
     return len(w3.eth.get_code(Web3.to_checksum_address(address))) > 0
 
 
+def code_hash(name: str) -> str:
+    """keccak of a contract's compiled creation code: which build a deployment came from."""
+    return "0x" + keccak(hexstr=artifact(name)["bytecode"]).hex()
+
+
 def deploy(rpc_url: str, deployments_dir: Path | None = None, key: str = DEV_DEPLOYER_KEY) -> dict:
     """Compiles if needed, deploys whatever is missing on this chain, records and returns the addresses."""
     compile_contracts()
@@ -96,9 +105,9 @@ def deploy(rpc_url: str, deployments_dir: Path | None = None, key: str = DEV_DEP
         multicall = (
             old.get("multicall") if _has_code(w3, old.get("multicall")) else _deploy_contract(w3, key, "Multicall3")
         )
-        payment = (
-            old.get("payment") if _has_code(w3, old.get("payment")) else _deploy_contract(w3, key, "NewblPayment2")
-        )
+        payment_hash = code_hash("NewblPayment2")
+        current = old.get("payment_code_hash") == payment_hash and _has_code(w3, old.get("payment"))
+        payment = old.get("payment") if current else _deploy_contract(w3, key, "NewblPayment2")
         tokens = {}
         for symbol, name in TEST_TOKENS:
             addr = old_tokens.get(symbol)
@@ -108,6 +117,7 @@ def deploy(rpc_url: str, deployments_dir: Path | None = None, key: str = DEV_DEP
         "deployer": Account.from_key(key).address,
         "multicall": multicall,
         "payment": payment,
+        "payment_code_hash": payment_hash,
         "tokens": tokens,
     }
     if result != old:

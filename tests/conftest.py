@@ -1,6 +1,7 @@
 """Shared fixtures: settings pointed at a throw-away SQLite file, and a migrated database."""
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,13 @@ from wallet_app.core import extensions
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.dev.anvil import Anvil
 from wallet_app.services.chain import get_chain, load_chains
+
+# Importing Reflex states reads rxconfig.py, hence the settings, before any fixture runs: the
+# test process itself is in development mode (production refuses to load without Google).
+# Set, not defaulted: a developer's shell or .env must not switch the tests to real Google.
+os.environ.update(DEV_MODE="1", PUBLIC_BASE_URL="http://localhost", GOOGLE_CLIENT_ID="", GOOGLE_CLIENT_SECRET="",
+                  RELAYER_PRIVATE_KEY="")
+get_settings.cache_clear()
 
 
 @pytest.fixture(autouse=True)
@@ -34,21 +42,43 @@ def dev_idp_key_file(tmp_path_factory):
 
 @pytest.fixture
 def settings_env(tmp_path, monkeypatch, dev_idp_key_file):
-    """Settings for one test: SQLite in tmp_path, development sign-in, origin http://testserver.
+    """Settings for one test: SQLite in tmp_path, development mode (DEV_MODE=1), origin
+    http://localhost (development refuses a non-loopback origin).
 
     Set more variables with monkeypatch.setenv, then call get_settings.cache_clear().
     """
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'test.db'}")
-    monkeypatch.setenv("PUBLIC_BASE_URL", "http://testserver")
-    # Empty, not unset: a developer's .env must not switch tests to real Google.
+    monkeypatch.setenv("PUBLIC_BASE_URL", "http://localhost")
+    monkeypatch.setenv("DEV_MODE", "1")
+    # Empty, not unset: a developer's .env must not switch tests to real Google or a real key.
     monkeypatch.setenv("GOOGLE_CLIENT_ID", "")
     monkeypatch.setenv("GOOGLE_CLIENT_SECRET", "")
+    monkeypatch.setenv("RELAYER_PRIVATE_KEY", "")
     monkeypatch.setenv("DEV_IDP_KEY_FILE", str(dev_idp_key_file))
     # No deployments here: the dev faucet and chain reads never reach a developer's own node
     # (chain_env points them at the test anvil).
     monkeypatch.setenv("DEPLOYMENTS_DIR", str(tmp_path / "no-deployments"))
     for name, value in GENEROUS_LIMITS.items():  # only the tests of the limits meet one (they set their own)
         monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+    yield get_settings()
+    get_settings.cache_clear()
+
+
+PRODUCTION_ORIGIN = "https://wallet.test"
+PRODUCTION_CLIENT_ID = "1234-test.apps.googleusercontent.com"
+PRODUCTION_CLIENT_SECRET = "test-secret"
+
+
+@pytest.fixture
+def production_env(settings_env, monkeypatch):
+    """settings_env switched to production (DEV_MODE off): a Google client, a fresh relayer key
+    (.relayer_private_key), origin https://wallet.test. Yields the settings."""
+    monkeypatch.setenv("DEV_MODE", "0")
+    monkeypatch.setenv("PUBLIC_BASE_URL", PRODUCTION_ORIGIN)
+    monkeypatch.setenv("GOOGLE_CLIENT_ID", PRODUCTION_CLIENT_ID)
+    monkeypatch.setenv("GOOGLE_CLIENT_SECRET", PRODUCTION_CLIENT_SECRET)
+    monkeypatch.setenv("RELAYER_PRIVATE_KEY", Account.create().key.hex())
     get_settings.cache_clear()
     yield get_settings()
     get_settings.cache_clear()

@@ -165,6 +165,21 @@ def add_quote(
     return row
 
 
+def count_quotes(db: Session, user_id: int, created_after: int, open_only: bool = False) -> int:
+    """The user's quotes made after `created_after` (open_only: those not executed yet)."""
+    query = select(func.count()).where(Payment.user_id == user_id, Payment.created_at >= created_after)
+    if open_only:
+        query = query.where(Payment.status == "quoted")
+    return db.exec(query).one()
+
+
+def count_claims(db: Session, user_id: int, claimed_after: int) -> int:
+    """The user's payments executed (quotes claimed) after `claimed_after`."""
+    return db.exec(
+        select(func.count()).where(Payment.user_id == user_id, col(Payment.claimed_at) >= claimed_after)
+    ).one()
+
+
 def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, signature: str) -> bool:
     """quoted -> pending in one UPDATE: of two concurrent claims exactly one gets True."""
     stmt = (
@@ -175,6 +190,7 @@ def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, 
             merchant_address=merchant_address,
             deadline=deadline,
             signature=signature,
+            claimed_at=now_epoch(),
             updated_at=now_epoch(),
         )
     )

@@ -59,6 +59,9 @@ REGISTRY: dict[str, ErrorSpec] = {
     "email_not_verified": _server(401, "err_email_not_verified"),
     "invalid_code": _server(401, "err_invalid_code"),
     "code_exchange_refused": _server(401, "err_code_exchange_refused"),
+    # ---- DOORS (issue 12 item 5): sign-in bound to a login attempt (nonce / state)
+    "login_attempt_expired": _server(401, "err_login_attempt_expired"),
+    "login_attempt_mismatch": _server(401, "err_login_attempt_mismatch"),
     # ---- addresses, amounts, chains (services.eth, services.amounts)
     "invalid_chain_id": _server(400, "err_unsupported_chain"),
     "unsupported_chain": _server(400, "err_unsupported_chain"),
@@ -115,6 +118,13 @@ REGISTRY: dict[str, ErrorSpec] = {
     # ---- rate limits and caps (issue 12 RATE: core.ratelimit, services.tokens)
     "rate_limited": _server(429, "err_rate_limited"),  # params: retry_after (seconds, the Retry-After header)
     "too_many_tokens": _server(400, "err_too_many_tokens"),  # params: max
+    # ---- the relayer's limits (issue 12, RELAY part: services.payments, services.relayer)
+    "token_not_payable": _server(400, "err_token_not_payable"),
+    "payment_gas_too_high": _server(400, "err_payment_gas_too_high"),
+    "payment_quota_exceeded": _server(429, "err_payment_quota_exceeded"),
+    "too_many_open_quotes": _server(429, "err_too_many_open_quotes"),
+    # ---- a request whose body or parameters fail the route's schema (api.__init__)
+    "invalid_request": _server(422, "err_invalid_request"),
     # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)
     "UNKNOWN": _client("err_UNKNOWN"),  # errors.js errorText() for a code not in this registry
     # PIN, local materials, signing (errors.js ERRORS: vault.js, keyring.js)
@@ -160,6 +170,8 @@ REGISTRY: dict[str, ErrorSpec] = {
     "CAMERA_PERMISSION": _client("err_CAMERA_PERMISSION"),
     "CAMERA_NOT_FOUND": _client("err_CAMERA_NOT_FOUND"),
     "CAMERA_FAILED": _client("err_CAMERA_FAILED"),
+    # ---- DOORS (issue 12 item 5): a backup header asking for KDF parameters other than design.md 4
+    "UNSUPPORTED_BACKUP": _client("err_UNSUPPORTED_BACKUP"),
 }
 
 

@@ -52,7 +52,7 @@ class UserSession(SQLModel, table=True):
 
 
 # ---------------------------------------------------------------- tokens and activity (issue 4)
-from sqlalchemy import BigInteger, Column, Text, UniqueConstraint  # noqa: E402
+from sqlalchemy import BigInteger, Column, Index, Text, UniqueConstraint  # noqa: E402
 
 
 class UserToken(SQLModel, table=True):
@@ -101,7 +101,10 @@ class Payment(SQLModel, table=True):
     """
 
     __tablename__ = "payments"
-    __table_args__ = (UniqueConstraint("chain_id", "relayer_address", "nonce", name="uq_payments_relayer_nonce"),)
+    __table_args__ = (
+        UniqueConstraint("chain_id", "relayer_address", "nonce", name="uq_payments_relayer_nonce"),
+        Index("ix_payments_user_created", "user_id", "created_at"),  # the per-user quotas count by time
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     payment_id: str = Field(max_length=66, unique=True, index=True)  # 0x + 64 hex; the public id
@@ -124,5 +127,6 @@ class Payment(SQLModel, table=True):
     settled: bool = Field(default=False)
     activity_id: int | None = Field(default=None)
     sent_at: int | None = Field(default=None)
+    claimed_at: int | None = Field(default=None)  # when execute took the quote (the execute quota)
     created_at: int = Field(default_factory=now_epoch)
     updated_at: int = Field(default_factory=now_epoch)

@@ -1,6 +1,10 @@
-"""`make run`: the wallet on its embedded defaults, on one port (page, websocket and /api/v1).
+"""`make run`: the wallet on one port (page, websocket and /api/v1); `--dev` (what `make run`
+passes) sets DEV_MODE=1, the embedded development stand-ins.
 
-In development (no Google configured) it also starts the local chain for every chain of the
+Settings that must not serve (config.refusals) stop it before anything starts, with one
+paragraph on stderr and exit status 2.
+
+In development it also starts the local chain for every chain of the
 chains file whose RPC is a loopback anvil, deploys the contracts there (idempotent), and
 stops the chain when the app stops.
 """
@@ -16,9 +20,7 @@ from urllib.parse import urlsplit
 
 from contracts.artifacts import compile_contracts
 from custom_components.wallet_js.vendor import copy_argon2
-from wallet_app.core.config import REPO_ROOT, get_settings
-
-LOOPBACK = {"127.0.0.1", "localhost"}
+from wallet_app.core.config import LOOPBACK_HOSTS, REPO_ROOT, SettingsError, get_settings
 
 
 def dev_chain_ports(chains_file) -> list[tuple[int, int]]:
@@ -26,7 +28,7 @@ def dev_chain_ports(chains_file) -> list[tuple[int, int]]:
     ports = []
     for chain in json.loads(chains_file.read_text()):
         url = urlsplit(chain["rpc_url"])
-        if url.hostname in LOOPBACK and url.port:
+        if url.hostname in LOOPBACK_HOSTS and url.port:
             ports.append((int(chain["chain_id"]), url.port))
     return ports
 
@@ -53,9 +55,17 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")))
     parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--dev", action="store_true", help="development mode (DEV_MODE=1): the local stand-ins")
     args = parser.parse_args()
+    if args.dev:
+        os.environ["DEV_MODE"] = "1"  # inherited by the reflex process
     os.environ.setdefault("PUBLIC_BASE_URL", f"http://localhost:{args.port}")
     get_settings.cache_clear()
+    try:
+        get_settings()
+    except SettingsError as e:
+        print(e, file=sys.stderr)
+        return 2
     (REPO_ROOT / "data").mkdir(exist_ok=True)
     # argon2-browser is third-party: copied from tools/node_modules at build, never committed.
     copy_argon2(REPO_ROOT / "assets" / "argon2")
@@ -76,7 +86,30 @@ def main() -> int:
     # SIGTERM (CI, the e2e harness) must still stop the chain through the context managers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with dev_chains():
-        return subprocess.call(cmd, cwd=REPO_ROOT)
+        return run_until_stopped(cmd)
+
+
+def run_until_stopped(cmd: list[str], grace: float = 20.0) -> int:
+    """Runs the server and returns its exit status. Ctrl-C reaches it too (one process group):
+    it is given `grace` seconds to shut down by itself, then the chain stops, with no traceback
+    here (status 130). On SIGTERM (SystemExit from the handler) the server is terminated first."""
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT)
+    try:
+        return proc.wait()
+    except KeyboardInterrupt:
+        try:
+            proc.wait(grace)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):  # stuck, or a second Ctrl-C
+            proc.kill()
+        return 130
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(grace)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+            proc.wait()
 
 
 if __name__ == "__main__":

@@ -28,4 +28,7 @@ app = rx.App(
     ],
     api_transformer=[api, SecurityHeaders],
 )
+# Reflex's connection overlay (a toast and a pulsing icon with English developer text) gives way
+# to our localized notice on every page (components.layout.connection_notice).
+app.app_wraps[(5, "Overlay")] = lambda _stateful: None
 add_pages(app, registered_pages())

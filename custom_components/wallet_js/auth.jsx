@@ -65,10 +65,19 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, e
     );
   }, [scriptUrl]);
 
-  const signIn = (selectAccount) => {
+  const signIn = async (selectAccount) => {
     const oauth2 = window.google && window.google.accounts && window.google.accounts.oauth2;
     if (!oauth2) {
       onError && onError(errorText(errors, "GIS_LOAD_FAILED"));
+      return;
+    }
+    // The attempt's nonce (its twin sits in an HttpOnly cookie) travels as the OAuth state:
+    // the server accepts the code only together with this browser's attempt.
+    let attempt;
+    try {
+      attempt = await postJson("/api/v1/auth/login-attempt");
+    } catch (e) {
+      onError && onError(errorTextOf(errors, e));
       return;
     }
     const client = oauth2.initCodeClient({
@@ -77,6 +86,7 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, e
       ux_mode: "popup",
       redirect_uri: "postmessage",
       select_account: selectAccount,
+      state: attempt.nonce,
       callback: async (response) => {
         if (!response || !response.code) {
           // Google's own error texts are English: the catalogue's text is shown instead.
@@ -84,7 +94,7 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, e
           return;
         }
         try {
-          const me = await postJson("/api/v1/auth/google/code", { code: response.code, locale });
+          const me = await postJson("/api/v1/auth/google/code", { code: response.code, state: response.state || "", locale });
           // A full page load, so the Reflex websocket reconnects carrying the new session cookie.
           window.location.assign(me.address ? "/home" : "/onboarding");
         } catch (e) {

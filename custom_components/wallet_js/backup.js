@@ -91,16 +91,17 @@ export async function runBackup({ owner, pin, token, drive, params } = {}) {
 /**
  * Finds newbl-backup-<owner>.bin, downloads it and restores it with the PIN.
  * Returns {address, id, sha256}. Errors: NO_BACKUP, Drive errors, and vault's
- * INVALID_HEADER, OWNER_MISMATCH, INVALID_PIN, UNSUPPORTED_VERSION, BUNDLE_INVALID,
+ * INVALID_HEADER, UNSUPPORTED_BACKUP, OWNER_MISMATCH, INVALID_PIN, UNSUPPORTED_VERSION, BUNDLE_INVALID,
  * ADDRESS_MISMATCH. Local materials are written only after every check passed.
+ * params: the KDF parameters to accept (tests only; design.md's otherwise).
  */
-export async function runRestore({ owner, pin, token, drive } = {}) {
+export async function runRestore({ owner, pin, token, drive, params } = {}) {
   const ownerLc = normalizeOwner(owner);
   const fileName = backupFileName(ownerLc);
   const file = await drive.findFile(token, fileName);
   if (!file) throw new BackupError('NO_BACKUP');
   const bytes = await drive.downloadFile(token, file.id);
-  const address = await restoreFromBackup(pin, bytes, ownerLc);
+  const address = await restoreFromBackup(pin, bytes, ownerLc, params ? { params } : {});
   const sha256 = await sha256Hex(bytes);
   saveDriveMeta(ownerLc, { id: file.id, sha256, updatedAt: driveTime(file) });
   return { address, id: file.id, sha256 };

@@ -4,7 +4,8 @@
 //
 // The Drive token popup must open inside the Confirm click (a user gesture), so drive.js
 // and the GIS script are loaded beforehand (on mount / when the dialog opens) and
-// getDriveToken is called synchronously from the click handler, before any await.
+// getDriveToken is called synchronously from the click handler, before any await. Each
+// token serves one backup or restore and is revoked right after it (success or failure).
 import { useEffect, useRef, useState } from "react";
 import { Button, Text } from "@radix-ui/themes";
 import { PinModal } from "./wallet.jsx";
@@ -97,7 +98,11 @@ export function BackupButton({ owner, clientId, devMode, messages, errors, onDon
   const run = async (pin, token, d) => {
     const backup = await import("./backup.js");
     const accessToken = await token;
-    await backup.runBackup({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+    try {
+      await backup.runBackup({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+    } finally {
+      await d.drive.revokeDriveToken(accessToken); // used once, success or failure
+    }
     await backup.touchBackup(""); // its failure is ignored (resolves false)
     return "ok";
   };
@@ -120,7 +125,11 @@ export function RestoreDialog({ open, owner, clientId, devMode, messages, errors
     const backup = await import("./backup.js");
     try {
       const accessToken = await token;
-      await backup.runRestore({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+      try {
+        await backup.runRestore({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+      } finally {
+        await d.drive.revokeDriveToken(accessToken); // used once, success or failure
+      }
       return "ok";
     } catch (e) {
       const code = e && e.code;

@@ -104,6 +104,31 @@ export function getDriveToken({ clientId, interactive = true, hint } = {}) {
   });
 }
 
+/**
+ * Revokes a Drive access token (GIS google.accounts.oauth2.revoke: POST
+ * oauth2.googleapis.com/revoke), so it is useless to anyone who finds it afterwards. Never
+ * rejects: resolves true when revoked, false on failure or after `timeoutMs`.
+ */
+export function revokeDriveToken(token, timeoutMs = 5000) {
+  return new Promise((resolve) => {
+    const oauth2 = gisReady() ? window.google.accounts.oauth2 : null;
+    if (!token || !oauth2 || typeof oauth2.revoke !== 'function') {
+      resolve(false);
+      return;
+    }
+    const timer = setTimeout(() => resolve(false), timeoutMs);
+    try {
+      oauth2.revoke(token, (result) => {
+        clearTimeout(timer);
+        resolve(!!(result && result.successful));
+      });
+    } catch (e) {
+      clearTimeout(timer);
+      resolve(false);
+    }
+  });
+}
+
 // ---------------------------------------------------------------- Drive v3 client
 
 /** A q string literal: backslash and quote escaped as Drive expects. */

@@ -17,6 +17,7 @@ export const ERRORS = Object.freeze({
   RECOVERY_REQUIRED: 'Re-onboard/recover required',
   MNEMONIC_INVALID: 'Invalid recovery phrase',
   INVALID_HEADER: 'Invalid backup header',
+  UNSUPPORTED_BACKUP: 'Unsupported backup: KDF parameters other than this wallet\'s',
   OWNER_MISMATCH: 'Backup owner mismatch',
   UNSUPPORTED_VERSION: 'Unsupported bundle version',
   BUNDLE_INVALID: 'Invalid backup bundle',

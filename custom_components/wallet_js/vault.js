@@ -286,6 +286,19 @@ export async function encryptBackup(pin, owner, bundle, opts = {}) {
 }
 
 /**
+ * The KDF parameters a restore accepts: exactly design.md section 4's (`expected` is for
+ * tests with small parameters). Any other value (a header asking for m = 4 GiB, say) is
+ * refused with UNSUPPORTED_BACKUP before any Argon2 work and before anything is written.
+ */
+export function checkBackupKdf(params, expected = SPEC_KDF_PARAMS) {
+  const want = expected || SPEC_KDF_PARAMS;
+  if (!params || params.t !== want.t || params.m !== want.m || params.p !== want.p) {
+    throw new VaultError('UNSUPPORTED_BACKUP');
+  }
+  return { t: want.t, m: want.m, p: want.p };
+}
+
+/**
  * Pure header parse: {header, owner, saltRec, iv, params, body}, or
  * VaultError INVALID_HEADER (version 1, AES-GCM, Argon2id, salt and iv present).
  */
@@ -304,7 +317,9 @@ export function parseBackupFile(fileBytes) {
         saltRec.length === 16 && iv.length === 12 && typeof header.owner === 'string' &&
         body.length > GCM_TAG
       ) {
-        const params = checkKdfParams({ t: kdf.t, m: kdf.m, p: kdf.p });
+        // As written: restore accepts only known values (checkBackupKdf), anything else is
+        // an unsupported backup rather than a malformed one.
+        const params = { t: kdf.t, m: kdf.m, p: kdf.p };
         return { header, owner: header.owner.toLowerCase(), saltRec, iv, params, body };
       }
     }
@@ -315,18 +330,20 @@ export function parseBackupFile(fileBytes) {
 }
 
 /**
- * Backup file -> bundle. Errors (in this order): PIN_FORMAT, NO_OWNER,
- * INVALID_HEADER, OWNER_MISMATCH, INVALID_PIN, UNSUPPORTED_VERSION, BUNDLE_INVALID.
+ * Backup file -> bundle. Errors (in this order): PIN_FORMAT, NO_OWNER, INVALID_HEADER,
+ * UNSUPPORTED_BACKUP, OWNER_MISMATCH, INVALID_PIN, UNSUPPORTED_VERSION, BUNDLE_INVALID.
+ * opts.params: the KDF parameters to accept (tests only; design.md's otherwise).
  */
-export async function decryptBackup(pin, fileBytes, activeOwner) {
+export async function decryptBackup(pin, fileBytes, activeOwner, opts = {}) {
   const pinBytes = checkPin(pin);
   const owner = normalizeOwner(activeOwner);
   const f = parseBackupFile(fileBytes);
+  const params = checkBackupKdf(f.params, opts.params);
   if (f.owner !== owner) throw new VaultError('OWNER_MISMATCH');
   let key;
   let plain;
   try {
-    key = await argon2id(pinBytes, f.saltRec, f.params);
+    key = await argon2id(pinBytes, f.saltRec, params);
     plain = await gcmDecrypt(key, f.iv, f.body);
     if (!plain) throw new VaultError('INVALID_PIN');
     let bundle;
@@ -347,10 +364,10 @@ export async function decryptBackup(pin, fileBytes, activeOwner) {
  * Opens the bundle with the PIN, checks the derived address equals the active
  * owner, and only then writes the materials to localStorage. Returns the address.
  */
-export async function restoreBundle(pin, bundle, activeOwner) {
+export async function restoreBundle(pin, bundle, activeOwner, opts = {}) {
   const owner = normalizeOwner(activeOwner);
   if (!bundle || bundle.version !== 1) throw new VaultError('UNSUPPORTED_VERSION');
-  decodeMaterials(bundle, 'BUNDLE_INVALID');
+  checkBackupKdf(decodeMaterials(bundle, 'BUNDLE_INVALID').params, opts.params); // the local wrap's too
   const materials = canonicalMaterials(bundle);
   const words = await unwrapMnemonic(pin, materials);
   const address = addressFromMnemonic(words);
@@ -359,10 +376,10 @@ export async function restoreBundle(pin, bundle, activeOwner) {
   return address;
 }
 
-/** decryptBackup + restoreBundle (two Argon2id runs with the same PIN). */
-export async function restoreFromBackup(pin, fileBytes, activeOwner) {
-  const bundle = await decryptBackup(pin, fileBytes, activeOwner);
-  return restoreBundle(pin, bundle, activeOwner);
+/** decryptBackup + restoreBundle (two Argon2id runs with the same PIN). opts: as decryptBackup's. */
+export async function restoreFromBackup(pin, fileBytes, activeOwner, opts = {}) {
+  const bundle = await decryptBackup(pin, fileBytes, activeOwner, opts);
+  return restoreBundle(pin, bundle, activeOwner, opts);
 }
 
 /**

@@ -182,19 +182,26 @@ const ACTIONS = {
 };
 
 // The 6-digit PIN field: digits only, the value stays in the DOM (read through inputRef);
-// only its length is reported, for the Confirm button.
-export function PinInput({ inputRef, label, disabled, onLength }) {
+// only its length is reported, for the Confirm button. A text field masked by CSS, outside
+// any form and named nothing password-like: password managers offer to save type=password
+// fields (and forms holding one), and a PIN must never be stored or synced by them.
+// Enter confirms (what the form's implicit submission did) when Confirm is enabled.
+export function PinInput({ inputRef, label, disabled, onLength, onEnter }) {
   return (
-    <input ref={inputRef} type="password" inputMode="numeric" autoComplete="off" maxLength={6}
-      pattern="[0-9]*" aria-label={label} disabled={disabled} autoFocus
+    <input ref={inputRef} type="text" inputMode="numeric" autoComplete="off" autoCorrect="off"
+      autoCapitalize="off" spellCheck={false} maxLength={6} pattern="[0-9]*" aria-label={label}
+      disabled={disabled} autoFocus data-testid="pin-input"
       onInput={(e) => {
         e.target.value = e.target.value.replace(/[^0-9]/g, "").slice(0, 6);
         onLength(e.target.value.length);
       }}
+      onKeyDown={(e) => { if (e.key === "Enter") { e.preventDefault(); onEnter && onEnter(); } }}
+      onCopy={(e) => e.preventDefault()} onCut={(e) => e.preventDefault()}
       style={{
         width: "100%", fontSize: 28, letterSpacing: 12, textAlign: "center", padding: "10px 0",
         margin: "16px 0 8px", borderRadius: 8, border: "1px solid var(--gray-a7)",
         background: "var(--color-surface)", color: "var(--gray-12)",
+        WebkitTextSecurity: "disc",
       }} />
   );
 }
@@ -204,6 +211,7 @@ export function PinInput({ inputRef, label, disabled, onLength }) {
 // Confirm needs 6 digits and `ready`.
 export function PinModal({ open, busy, ready = true, working, title, description, hint, summary, error, testId,
                            inputRef, onLength, messages, onConfirm, onClose, length }) {
+  const canConfirm = !busy && length === 6 && ready;
   return (
     <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
       <Dialog.Content maxWidth="400px" data-testid={testId} onEscapeKeyDown={(e) => busy && e.preventDefault()}
@@ -218,16 +226,17 @@ export function PinModal({ open, busy, ready = true, working, title, description
             ))}
           </Flex>
         ) : null}
-        <form onSubmit={(e) => { e.preventDefault(); onConfirm(); }}>
-          <PinInput inputRef={inputRef} label={messages.pin_label} disabled={busy} onLength={onLength} />
+        <div>
+          <PinInput inputRef={inputRef} label={messages.pin_label} disabled={busy} onLength={onLength}
+            onEnter={() => { if (canConfirm) onConfirm(); }} />
           {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
           {working ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
           <Flex gap="3" justify="end" mt="3">
             <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
               onClick={() => onClose && onClose()}>{messages.cancel}</Button>
-            <Button type="submit" size="3" disabled={busy || length !== 6 || !ready}>{messages.confirm}</Button>
+            <Button type="button" size="3" disabled={!canConfirm} onClick={() => onConfirm()}>{messages.confirm}</Button>
           </Flex>
-        </form>
+        </div>
       </Dialog.Content>
     </Dialog.Root>
   );

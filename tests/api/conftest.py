@@ -14,7 +14,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 from wallet_app.services import google
 
-ORIGIN = "http://testserver"
+ORIGIN = "http://localhost"  # settings_env's PUBLIC_BASE_URL
 
 
 def make_api():
@@ -40,12 +40,19 @@ def client(app):
         yield c
 
 
+def start_attempt(client) -> str:
+    """POST /auth/login-attempt: its nonce (the cookie stays in `client`)."""
+    resp = client.post("/api/v1/auth/login-attempt")
+    assert resp.status_code == 200, resp.text
+    return resp.json()["nonce"]
+
+
 @pytest.fixture
 def login(client):
     """login(email, locale): sign in through POST /auth/google with a dev-IdP ID token."""
 
     def _login(email="alice@example.com", locale="ko") -> httpx.Response:
-        token = idp.issue_id_token(email)
+        token = idp.issue_id_token(email, nonce=start_attempt(client))
         resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": locale})
         assert resp.status_code == 200, resp.text
         return resp

@@ -1,15 +1,20 @@
 """Sign-in, session cookie, logout and origin checks through the real app and SQLite."""
 
+import base64
+import json
 import re
 
+import httpx
 import pytest
 from joserfc import jwt
 from joserfc.jwk import RSAKey
 from sqlmodel import select
 
+from tests.api.conftest import start_attempt
 from wallet_app.core.db import get_session
 from wallet_app.dev import idp
 from wallet_app.models import UserSession
+from wallet_app.services import google
 from wallet_app.services.sessions import SESSION_COOKIE
 
 ME = "/api/v1/me"
@@ -24,13 +29,17 @@ def cookie_attrs(set_cookie: str) -> dict[str, str]:
     return attrs
 
 
+def session_set_cookie(resp) -> str:
+    (line,) = [c for c in resp.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE + "=")]
+    return line
+
+
 def test_good_id_token_logs_in_and_sets_dev_cookie(client, settings_env):
-    resp = client.post(
-        "/api/v1/auth/google", json={"id_token": idp.issue_id_token("alice@example.com"), "locale": "ko"}
-    )
+    token = idp.issue_id_token("alice@example.com", nonce=start_attempt(client))
+    resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "ko"})
     assert resp.status_code == 200, resp.text
     assert resp.json() == {"address": None, "locale": "ko", "hasBackup": False}
-    attrs = cookie_attrs(resp.headers["set-cookie"])
+    attrs = cookie_attrs(session_set_cookie(resp))
     name, _, value = attrs["_pair"].partition("=")
     assert name == SESSION_COOKIE and len(value) >= 43  # 256 bits, base64url
     assert "httponly" in attrs
@@ -49,7 +58,7 @@ def test_only_the_token_hash_is_stored(client, login):
     assert rows[0].token_hash != raw and re.fullmatch(r"[0-9a-f]{64}", rows[0].token_hash)
 
 
-def _other_key_token() -> str:
+def _other_key_token(nonce: str) -> str:
     other = RSAKey.generate_key(2048, private=True)
     other.ensure_kid()
     signing_kid = idp.signing_key().kid  # claim to be the provider's key
@@ -57,25 +66,39 @@ def _other_key_token() -> str:
 
     now = int(time.time())
     claims = {
-        "iss": idp.issuer(), "aud": idp.DEV_CLIENT_ID, "sub": "1", "email": "eve@example.com",
-        "email_verified": True, "iat": now, "exp": now + 600,
+        "iss": idp.issuer(),
+        "aud": idp.DEV_CLIENT_ID,
+        "sub": "1",
+        "email": "eve@example.com",
+        "email_verified": True,
+        "iat": now,
+        "exp": now + 600,
+        "nonce": nonce,
     }
     return jwt.encode({"alg": "RS256", "kid": signing_kid}, claims, other, algorithms=["RS256"])
 
 
 BAD_TOKENS = {
-    "bad_signature": lambda: _other_key_token(),
-    "wrong_aud": lambda: idp.issue_id_token("eve@example.com", aud="someone-else"),
-    "wrong_iss": lambda: idp.issue_id_token("eve@example.com", overrides={"iss": "https://evil.example/dev-idp"}),
-    "expired": lambda: idp.issue_id_token("eve@example.com", now=1_000_000),
-    "email_unverified": lambda: idp.issue_id_token("eve@example.com", overrides={"email_verified": False}),
-    "no_email": lambda: idp.issue_id_token("eve@example.com", overrides={"email": None}),
-    "email_unverified_string": lambda: idp.issue_id_token("eve@example.com", overrides={"email_verified": "false"}),
-    "no_sub": lambda: idp.issue_id_token("eve@example.com", overrides={"sub": None}),
-    "no_exp": lambda: idp.issue_id_token("eve@example.com", overrides={"exp": None}),
-    "alg_none": lambda: _unsigned(idp.issue_id_token("eve@example.com")),
-    "garbage": lambda: "not.a.jwt",
-    "tampered_payload": lambda: _tamper(idp.issue_id_token("eve@example.com")),
+    "bad_signature": lambda n: _other_key_token(n),
+    "wrong_aud": lambda n: idp.issue_id_token("eve@example.com", aud="someone-else", nonce=n),
+    "wrong_iss": lambda n: idp.issue_id_token(
+        "eve@example.com", nonce=n, overrides={"iss": "https://evil.example/dev-idp"}
+    ),
+    "expired": lambda n: idp.issue_id_token("eve@example.com", nonce=n, now=1_000_000),
+    "email_unverified": lambda n: idp.issue_id_token("eve@example.com", nonce=n, overrides={"email_verified": False}),
+    "no_email": lambda n: idp.issue_id_token("eve@example.com", nonce=n, overrides={"email": None}),
+    "email_unverified_string": lambda n: idp.issue_id_token(
+        "eve@example.com", nonce=n, overrides={"email_verified": "false"}
+    ),
+    "no_sub": lambda n: idp.issue_id_token("eve@example.com", nonce=n, overrides={"sub": None}),
+    "no_exp": lambda n: idp.issue_id_token("eve@example.com", nonce=n, overrides={"exp": None}),
+    "alg_none": lambda n: _unsigned(idp.issue_id_token("eve@example.com", nonce=n)),
+    "garbage": lambda n: "not.a.jwt",
+    "tampered_payload": lambda n: _tamper(idp.issue_id_token("eve@example.com", nonce=n)),
+    # issue 12 item 5: the nonce binds the token to this browser's login attempt
+    "no_nonce": lambda n: idp.issue_id_token("eve@example.com"),
+    "other_nonce": lambda n: idp.issue_id_token("eve@example.com", nonce=start_attempt_elsewhere()),
+    "nonce_prefix": lambda n: idp.issue_id_token("eve@example.com", nonce=n[:-1]),
 }
 
 
@@ -97,13 +120,56 @@ def _tamper(token: str) -> str:
     return f"{head}.{forged}.{sig}"
 
 
+def start_attempt_elsewhere() -> str:
+    """A nonce another browser got: as random as ours, never issued to this client."""
+    from wallet_app.services import google
+
+    return google.new_login_attempt()
+
+
 @pytest.mark.parametrize("case", sorted(BAD_TOKENS))
 def test_bad_id_tokens_are_refused(client, case):
-    resp = client.post("/api/v1/auth/google", json={"id_token": BAD_TOKENS[case](), "locale": "en"})
+    token = BAD_TOKENS[case](start_attempt(client))
+    resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
     assert resp.status_code == 401, resp.text
     assert isinstance(resp.json()["detail"], str)
-    assert "set-cookie" not in resp.headers
+    if "nonce" in case:
+        assert resp.json() == {"detail": "login_attempt_mismatch"}
+    assert not [c for c in resp.headers.get_list("set-cookie") if c.startswith(SESSION_COOKIE)]
+    assert "nb_login_attempt" not in client.cookies  # a refused sign-in uses the attempt up
     assert client.get(ME).status_code == 401
+
+
+def test_id_token_sign_in_needs_the_attempt_cookie(client):
+    nonce = start_attempt(client)
+    resp = client.post("/api/v1/auth/login-attempt")
+    attrs = cookie_attrs(resp.headers["set-cookie"])
+    assert attrs["_pair"].startswith("nb_login_attempt=") and "httponly" in attrs
+    assert attrs["path"] == "/api/v1/auth" and attrs["samesite"] == "strict" and int(attrs["max-age"]) <= 600
+    assert resp.json()["nonce"] != nonce and len(resp.json()["nonce"]) >= 43  # 256 random bits
+
+    # The older nonce was replaced by the newer one.
+    stale = client.post(
+        "/api/v1/auth/google", json={"id_token": idp.issue_id_token("a@example.com", nonce=nonce), "locale": "en"}
+    )
+    assert stale.status_code == 401 and stale.json() == {"detail": "login_attempt_mismatch"}
+
+    # No attempt at all (or one already used): refused before the token is looked at.
+    token = idp.issue_id_token("a@example.com", nonce=start_attempt(client))
+    client.cookies.clear()
+    missing = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+    assert missing.status_code == 401 and missing.json() == {"detail": "login_attempt_expired"}
+
+    nonce = start_attempt(client)
+    token = idp.issue_id_token("a@example.com", nonce=nonce)
+    ok = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+    assert ok.status_code == 200, ok.text
+    assert "nb_login_attempt" not in client.cookies
+    # A client that kept the cookie cannot replay the attempt: each nonce signs in once.
+    client.cookies.clear()
+    client.cookies.set("nb_login_attempt", nonce, domain="testserver.local", path="/api/v1/auth")
+    replay = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+    assert replay.status_code == 401 and replay.json() == {"detail": "login_attempt_expired"}
 
 
 def test_me_requires_a_session(client):
@@ -167,14 +233,15 @@ def test_users_are_separate(client, login):
 
 STATE_CHANGING = [
     ("post", "/api/v1/auth/google", {"id_token": "x", "locale": "ko"}),
-    ("post", "/api/v1/auth/google/code", {"code": "x", "locale": "ko"}),
+    ("post", "/api/v1/auth/google/code", {"code": "x", "state": "x", "locale": "ko"}),
+    ("post", "/api/v1/auth/login-attempt", None),
     ("post", "/api/v1/auth/logout", None),
     ("post", "/api/v1/me/address", {"address": "0x" + "11" * 20}),
     ("patch", "/api/v1/me/locale", {"locale": "en"}),
 ]
 
 
-@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://testserver.evil.example", "https://testserver"])
+@pytest.mark.parametrize("origin", ["https://evil.example", "null", "http://localhost.evil.example", "https://localhost"])
 @pytest.mark.parametrize("method,path,body", STATE_CHANGING)
 def test_foreign_origin_is_refused_on_writes(client, login, method, path, body, origin):
     login()
@@ -235,7 +302,10 @@ def test_address_needs_a_session(client):
     assert client.post(f"{ME}/address", json={"address": "0x" + "ab" * 20}).status_code == 401
 
 
-@pytest.mark.parametrize("locale,ok", [("ko", True), ("en", True), ("ja", False), ("KO", False), ("ko-KR", False), ("", False), (None, False)])
+@pytest.mark.parametrize(
+    "locale,ok",
+    [("ko", True), ("en", True), ("ja", False), ("KO", False), ("ko-KR", False), ("", False), (None, False)],
+)
 def test_locale_validation(client, login, locale, ok):
     login(locale="en" if locale == "ko" else "ko")
     resp = client.patch(f"{ME}/locale", json={"locale": locale})
@@ -245,7 +315,8 @@ def test_locale_validation(client, login, locale, ok):
 
 
 def test_login_locale_is_validated(client):
-    resp = client.post("/api/v1/auth/google", json={"id_token": idp.issue_id_token("a@example.com"), "locale": "fr"})
+    token = idp.issue_id_token("a@example.com", nonce=start_attempt(client))
+    resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "fr"})
     assert resp.status_code == 422
 
 
@@ -253,9 +324,61 @@ def test_openapi_and_docs_are_served(client):
     spec = client.get("/api/v1/openapi.json")
     assert spec.status_code == 200
     paths = spec.json()["paths"]
-    assert {"/api/v1/auth/google", "/api/v1/auth/google/code", "/api/v1/auth/logout", "/api/v1/me",
-            "/api/v1/me/address", "/api/v1/me/locale"} <= set(paths)
+    assert {
+        "/api/v1/auth/google",
+        "/api/v1/auth/google/code",
+        "/api/v1/auth/login-attempt",
+        "/api/v1/auth/logout",
+        "/api/v1/me",
+        "/api/v1/me/address",
+        "/api/v1/me/locale",
+    } <= set(paths)
     assert "patch" in paths["/api/v1/me/locale"]
     assert not any(p.startswith("/dev-idp") for p in paths)
     docs = client.get("/api/v1/docs")
-    assert docs.status_code == 200 and "/api/v1/openapi.json" in docs.text
+    assert docs.status_code == 200 and "/api/v1/docs/swagger-init.js" in docs.text  # tests/api/test_docs_browser.py
+
+
+class CountingTransport(httpx.AsyncBaseTransport):
+    """The in-process transport to the dev IdP, counting the JWKS downloads."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport):
+        self.inner = inner
+        self.jwks_requests = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/dev-idp/jwks":
+            self.jwks_requests += 1
+        return await self.inner.handle_async_request(request)
+
+
+def test_unknown_kid_refetches_the_jwks_at_most_once_a_minute(app, client, monkeypatch):
+    """Issue 12 item 3: a forged `kid` must not make every sign-in request download the JWKS."""
+    counting = CountingTransport(httpx.ASGITransport(app=app))
+    google.set_transport(counting)
+    clock = [1000.0]
+    monkeypatch.setattr(google.time, "monotonic", lambda: clock[0])
+
+    def forged_kid(n: str) -> str:
+        token = idp.issue_id_token("eve@example.com", nonce=n)
+        head, rest = token.split(".", 1)
+        head = base64.urlsafe_b64encode(json.dumps({"alg": "RS256", "kid": "rotated-" + n[:8]}).encode())
+        return head.rstrip(b"=").decode() + "." + rest
+
+    def post(token: str) -> httpx.Response:
+        return client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+
+    assert post(idp.issue_id_token("a@example.com", nonce=start_attempt(client))).status_code == 200
+    assert counting.jwks_requests == 1  # the first verification loads the key set
+    for _ in range(5):
+        resp = post(forged_kid(start_attempt(client)))
+        assert resp.status_code == 401 and resp.json() == {"detail": "invalid_id_token"}
+    assert counting.jwks_requests == 1  # the set is younger than a minute: no refetch
+
+    clock[0] += google.JWKS_REFRESH_SECONDS + 1
+    for _ in range(5):
+        assert post(forged_kid(start_attempt(client))).status_code == 401
+    assert counting.jwks_requests == 2  # one refetch for the unknown kid, then the minute starts again
+    # Known keys keep working without refetching.
+    assert post(idp.issue_id_token("a@example.com", nonce=start_attempt(client))).status_code == 200
+    assert counting.jwks_requests == 2

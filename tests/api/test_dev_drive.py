@@ -165,6 +165,27 @@ def test_token_without_drive_scope_is_refused(client, drive_dir):
     assert client.get(FILES, params={"spaces": "appDataFolder"}, headers=auth(openid_only)).status_code == 401
 
 
+def test_revoked_token_is_refused(client, drive_dir):
+    """Issue 12 item 5: like https://oauth2.googleapis.com/revoke, a revoked token no longer
+    opens Drive; other tokens of the same account keep working."""
+    tok, other = access_token(client, "alice@example.com"), access_token(client, "alice@example.com")
+    assert create(client, tok, "newbl-backup-0xabc.bin", CONTENT).status_code == 200
+    assert client.post("/dev-idp/revoke", data={"token": tok}).json() == {}
+    for resp in (
+        list_by_name(client, tok, "newbl-backup-0xabc.bin"),
+        create(client, tok, "newbl-backup-0xabc.bin", CONTENT),
+    ):
+        assert resp.status_code == 401 and resp.json()["error"]["status"] == "UNAUTHENTICATED"
+    assert len(list_by_name(client, other, "newbl-backup-0xabc.bin").json()["files"]) == 1
+    # Revoking again, or a token never issued: Google's invalid_token answer.
+    for token in (tok, "dev-at-made-up"):
+        again = client.post("/dev-idp/revoke", data={"token": token})
+        assert again.status_code == 400 and again.json()["error"] == "invalid_token"
+    # The token may also come in the query string, as Google accepts.
+    assert client.post("/dev-idp/revoke", params={"token": other}).status_code == 200
+    assert list_by_name(client, other, "newbl-backup-0xabc.bin").status_code == 401
+
+
 def test_bad_requests(client, tok):
     missing = client.get(f"{FILES}/devDoesNotExist0000000000000", params={"alt": "media"}, headers=auth(tok))
     assert missing.status_code == 404 and missing.json()["error"]["code"] == 404

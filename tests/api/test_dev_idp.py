@@ -5,7 +5,9 @@ import json
 import re
 
 import pytest
+from joserfc import jwt
 
+from tests.api.conftest import start_attempt
 from wallet_app.dev import idp
 from wallet_app.services import google
 from wallet_app.services.sessions import SESSION_COOKIE
@@ -44,8 +46,8 @@ def assert_strict_csp_friendly(page: str) -> None:
 
 def test_discovery_and_jwks(client):
     conf = client.get("/dev-idp/.well-known/openid-configuration").json()
-    assert conf["issuer"] == "http://testserver/dev-idp"
-    assert conf["token_endpoint"] == "http://testserver/dev-idp/token"
+    assert conf["issuer"] == "http://localhost/dev-idp"
+    assert conf["token_endpoint"] == "http://localhost/dev-idp/token"
     keys = client.get("/dev-idp/jwks").json()["keys"]
     assert len(keys) == 1 and keys[0]["kty"] == "RSA" and keys[0]["kid"]
     assert "d" not in keys[0] and "p" not in keys[0]  # public part only
@@ -58,39 +60,100 @@ def test_signing_key_survives_restart(settings_env):
     assert oct(settings_env.dev_idp_key_file.stat().st_mode & 0o777) == "0o600"
 
 
+def code_for(client, email: str, state: str, **extra) -> str:
+    page = client.get("/dev-idp/authorize", params=authorize_params(login_hint=email, state=state, **extra))
+    return popup_message(page.text)["code"]
+
+
 def test_code_flow_end_to_end(client):
-    page = client.get("/dev-idp/authorize", params=authorize_params(login_hint="Carol@Example.com", state="s1"))
+    state = start_attempt(client)
+    page = client.get("/dev-idp/authorize", params=authorize_params(login_hint="Carol@Example.com", state=state))
     assert page.status_code == 200
     assert_strict_csp_friendly(page.text)
-    assert meta(page.text, "nb-idp-target") == "http://testserver"
+    assert meta(page.text, "nb-idp-target") == "http://localhost"
     msg = popup_message(page.text)
-    assert set(msg) >= {"code", "scope", "authuser", "prompt"} and msg["state"] == "s1"
+    assert set(msg) >= {"code", "scope", "authuser", "prompt"} and msg["state"] == state
     assert msg["scope"] == "openid email profile"
 
-    resp = client.post("/api/v1/auth/google/code", json={"code": msg["code"], "locale": "en"})
+    resp = client.post("/api/v1/auth/google/code", json={"code": msg["code"], "state": msg["state"], "locale": "en"})
     assert resp.status_code == 200, resp.text
     assert resp.json() == {"address": None, "locale": "en", "hasBackup": False}
     assert resp.cookies.get(SESSION_COOKIE)
     assert client.get("/api/v1/me").status_code == 200
 
-    # A code works once.
-    again = client.post("/api/v1/auth/google/code", json={"code": msg["code"], "locale": "en"})
+    # A code works once (a new attempt, so that the code is what is refused).
+    again = client.post(
+        "/api/v1/auth/google/code", json={"code": msg["code"], "state": start_attempt(client), "locale": "en"}
+    )
     assert again.status_code == 401 and again.json() == {"detail": "code_exchange_refused"}
 
 
 def test_same_email_same_account_through_both_routes(client):
-    msg = popup_message(client.get("/dev-idp/authorize", params=authorize_params(login_hint="dan@example.com")).text)
-    client.post("/api/v1/auth/google/code", json={"code": msg["code"], "locale": "ko"})
+    state = start_attempt(client)
+    code = code_for(client, "dan@example.com", state)
+    client.post("/api/v1/auth/google/code", json={"code": code, "state": state, "locale": "ko"})
     client.post("/api/v1/me/address", json={"address": "0x" + "cd" * 20})
     client.cookies.clear()
-    resp = client.post("/api/v1/auth/google", json={"id_token": idp.issue_id_token("dan@example.com"), "locale": "en"})
+    token = idp.issue_id_token("dan@example.com", nonce=start_attempt(client))
+    resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
     assert resp.json() == {"address": "0x" + "cd" * 20, "locale": "ko", "hasBackup": False}
 
 
-def test_unknown_code_is_refused(client):
-    resp = client.post("/api/v1/auth/google/code", json={"code": "dev-code-made-up", "locale": "ko"})
-    assert resp.status_code == 401
+@pytest.mark.parametrize("code", ["dev-code-made-up", "garbage code", "\u00e9\u2028", "x" * 2048])
+def test_unknown_or_malformed_code_is_the_clients_error(client, code):
+    """Issue 12 item 7: a garbage code answered 502 (Authlib's UnicodeEncodeError was taken for
+    the provider being down); any code the provider cannot accept is a 401."""
+    resp = client.post("/api/v1/auth/google/code", json={"code": code, "state": start_attempt(client), "locale": "ko"})
+    assert resp.status_code == 401 and resp.json() == {"detail": "code_exchange_refused"}
     assert client.get("/api/v1/me").status_code == 401
+
+
+def test_code_flow_state_must_match_the_attempt(client):
+    state = start_attempt(client)
+    missing = client.post(
+        "/api/v1/auth/google/code", json={"code": code_for(client, "f@example.com", state), "locale": "ko"}
+    )
+    assert missing.status_code == 422  # state is required
+
+    wrong = client.post(
+        "/api/v1/auth/google/code",
+        json={"code": code_for(client, "f@example.com", state), "state": "other", "locale": "ko"},
+    )
+    assert wrong.status_code == 401 and wrong.json() == {"detail": "login_attempt_mismatch"}
+    # The refused request used the attempt up: the right state no longer works either.
+    reused = client.post(
+        "/api/v1/auth/google/code",
+        json={"code": code_for(client, "f@example.com", state), "state": state, "locale": "ko"},
+    )
+    assert reused.status_code == 401 and reused.json() == {"detail": "login_attempt_expired"}
+
+    state = start_attempt(client)
+    ok = client.post(
+        "/api/v1/auth/google/code",
+        json={"code": code_for(client, "f@example.com", state), "state": state, "locale": "ko"},
+    )
+    assert ok.status_code == 200, ok.text
+    assert "nb_login_attempt" not in client.cookies  # consumed
+    replay = client.post(
+        "/api/v1/auth/google/code",
+        json={"code": code_for(client, "f@example.com", state), "state": state, "locale": "ko"},
+    )
+    assert replay.status_code == 401 and replay.json() == {"detail": "login_attempt_expired"}
+
+
+def test_nonce_of_the_authorization_request_is_in_the_id_token(client):
+    code = code_for(client, "g@example.com", "s", nonce="n-123")
+    form = {
+        "grant_type": "authorization_code",
+        "redirect_uri": "postmessage",
+        "client_id": idp.DEV_CLIENT_ID,
+        "client_secret": idp.DEV_CLIENT_SECRET,
+    }
+    body = client.post("/dev-idp/token", data={**form, "code": code}).json()
+    claims = jwt.decode(body["id_token"], idp.signing_key()).claims
+    assert claims["nonce"] == "n-123" and claims["email"] == "g@example.com"
+    plain = client.post("/dev-idp/token", data={**form, "code": code_for(client, "g@example.com", "s")}).json()
+    assert "nonce" not in jwt.decode(plain["id_token"], idp.signing_key()).claims
 
 
 def test_form_page_without_hint_then_submit(client):
@@ -103,15 +166,18 @@ def test_form_page_without_hint_then_submit(client):
     bad = client.post("/dev-idp/authorize", data={**authorize_params(state="xyz"), "email": "not-an-email"})
     assert 'role="alert"' in bad.text and meta(bad.text, "nb-idp-result") is None
 
-    done = client.post("/dev-idp/authorize", data={**authorize_params(state="xyz"), "email": "erin@example.com"})
+    state = start_attempt(client)
+    done = client.post("/dev-idp/authorize", data={**authorize_params(state=state), "email": "erin@example.com"})
     msg = popup_message(done.text)
-    assert msg["state"] == "xyz"
-    resp = client.post("/api/v1/auth/google/code", json={"code": msg["code"], "locale": "ko"})
+    assert msg["state"] == state
+    resp = client.post("/api/v1/auth/google/code", json={"code": msg["code"], "state": state, "locale": "ko"})
     assert resp.status_code == 200
 
 
 def test_select_account_shows_the_page_despite_hint(client):
-    page = client.get("/dev-idp/authorize", params=authorize_params(login_hint="a@example.com", prompt="select_account"))
+    page = client.get(
+        "/dev-idp/authorize", params=authorize_params(login_hint="a@example.com", prompt="select_account")
+    )
     assert meta(page.text, "nb-idp-result") is None and 'type="email"' in page.text
 
 
@@ -146,7 +212,9 @@ def test_token_client_access_token(client):
 
 def test_token_endpoint_checks_client_and_issues_id_token(client):
     def code():
-        page = client.get("/dev-idp/authorize", params=authorize_params(scope=f"openid email {DRIVE}", login_hint="h@example.com"))
+        page = client.get(
+            "/dev-idp/authorize", params=authorize_params(scope=f"openid email {DRIVE}", login_hint="h@example.com")
+        )
         return popup_message(page.text)["code"]
 
     form = {"grant_type": "authorization_code", "redirect_uri": "postmessage", "client_id": idp.DEV_CLIENT_ID}
@@ -193,4 +261,4 @@ def test_scripts_are_served_as_javascript(client):
 def test_browser_facing_helpers_in_dev(app):  # the app: built with dev.install
     assert google.browser_client_id() == idp.DEV_CLIENT_ID
     assert google.gsi_script_url() == "/dev-idp/gsi/client"
-    assert google.issuer() == "http://testserver/dev-idp"
+    assert google.issuer() == "http://localhost/dev-idp"

@@ -59,10 +59,16 @@ def page(server, pw):
 def test_code_client_popup_signs_in(page, server):
     pg, errors = page
     pg.evaluate(
+        """async () => {
+          const r = await fetch('/api/v1/auth/login-attempt', {method: 'POST', credentials: 'include'});
+          window.__nonce = (await r.json()).nonce;
+        }"""
+    )
+    pg.evaluate(
         """([clientId]) => {
           const client = google.accounts.oauth2.initCodeClient({
             client_id: clientId, scope: 'openid email profile', ux_mode: 'popup',
-            redirect_uri: 'postmessage', login_hint: 'ivy@example.com',
+            redirect_uri: 'postmessage', login_hint: 'ivy@example.com', state: window.__nonce,
             callback: (r) => { window.__code = r; },
             error_callback: (e) => { window.__err = e; },
           });
@@ -76,6 +82,7 @@ def test_code_client_popup_signs_in(page, server):
     pg.wait_for_function("() => window.__code || window.__err")
     result = pg.evaluate("() => window.__code")
     assert result and result["code"].startswith("dev-code-") and result["scope"] == "openid email profile"
+    assert result["state"] == pg.evaluate("() => window.__nonce")
     # The library closes the popup once it has the answer (it may already have happened).
     deadline = time.monotonic() + 10
     while not popup.is_closed():
@@ -83,14 +90,14 @@ def test_code_client_popup_signs_in(page, server):
         pg.wait_for_timeout(50)
 
     me = pg.evaluate(
-        """async (code) => {
+        """async ([code, state]) => {
           const r = await fetch('/api/v1/auth/google/code', {method: 'POST', credentials: 'include',
-            headers: {'Content-Type': 'application/json'}, body: JSON.stringify({code, locale: 'ko'})});
+            headers: {'Content-Type': 'application/json'}, body: JSON.stringify({code, state, locale: 'ko'})});
           if (!r.ok) return {status: r.status};
           const me = await fetch('/api/v1/me', {credentials: 'include'});
           return {status: me.status, body: await me.json(), cookieVisible: document.cookie.includes('nb_session')};
         }""",
-        result["code"],
+        [result["code"], result["state"]],
     )
     assert me == {"status": 200, "body": {"address": None, "locale": "ko", "hasBackup": False}, "cookieVisible": False}
     assert not [e for e in errors if "Content Security Policy" in e]
@@ -126,4 +133,11 @@ def test_token_client_form_popup_and_closing(page, server):
     tok = pg.evaluate("() => window.__tok")
     assert tok["token_type"] == "Bearer" and tok["expires_in"] > 0
     assert idp.user_for_access_token(tok["access_token"], tok["scope"]) == idp.subject_for_email("jo@example.com")
+
+    # google.accounts.oauth2.revoke, as Google's: done({successful}); then the token is dead.
+    revoke = """(t) => new Promise((done) => google.accounts.oauth2.revoke(t, done))"""
+    assert pg.evaluate(revoke, tok["access_token"]) == {"successful": True}
+    assert idp.user_for_access_token(tok["access_token"], tok["scope"]) is None
+    again = pg.evaluate(revoke, tok["access_token"])
+    assert again["successful"] is False and again["error"] == "invalid_token"
     assert not [e for e in errors if "Content Security Policy" in e]

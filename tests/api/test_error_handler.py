@@ -32,3 +32,9 @@ def test_statuses_the_rest_contract_names():
                                             "rpc_unavailable", "identity_provider_error", "invalid_address")} == {
         "not_authenticated": 401, "no_address": 409, "unknown_payment": 404, "quote_mismatch": 409,
         "rpc_unavailable": 503, "identity_provider_error": 502, "invalid_address": 400}
+
+
+def test_a_schema_refusal_answers_one_code(raising_client):
+    # FastAPI's default echoes pydantic's error list (input included); ours is one code like any other.
+    resp = raising_client.patch("/api/v1/me/locale", content=b"{not json", headers={"content-type": "application/json"})
+    assert (resp.status_code, resp.json()) == (422, {"detail": "invalid_request"})

@@ -1,4 +1,5 @@
-"""With GOOGLE_CLIENT_ID set: Google's issuer, Secure cookie, no /dev-idp.
+"""Production mode (DEV_MODE off, Google configured): Google's issuer, a Secure `__Host-` cookie
+over https, no /dev-idp.
 
 accounts.google.com is unreachable here, so an httpx transport plays Google's three
 endpoints (discovery, JWKS, token) with a locally generated RSA key: the signature
@@ -15,14 +16,11 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 from starlette.testclient import TestClient
 
-from tests.api.conftest import make_api
-from wallet_app.core.config import get_settings
+from tests.api.conftest import make_api, start_attempt
+from tests.conftest import PRODUCTION_CLIENT_ID as CLIENT_ID
+from tests.conftest import PRODUCTION_CLIENT_SECRET as CLIENT_SECRET
+from tests.conftest import PRODUCTION_ORIGIN as ORIGIN
 from wallet_app.services import google
-from wallet_app.services.sessions import SESSION_COOKIE
-
-CLIENT_ID = "1234-test.apps.googleusercontent.com"
-CLIENT_SECRET = "test-secret"
-ORIGIN = "https://wallet.test"
 
 
 class FakeGoogle:
@@ -44,9 +42,15 @@ class FakeGoogle:
     def id_token(self, key: RSAKey | None = None, **claims) -> str:
         now = int(time.time())
         body = {
-            "iss": "https://accounts.google.com", "aud": CLIENT_ID, "azp": CLIENT_ID,
-            "sub": "109876543210987654321", "email": "zoe@gmail.com", "email_verified": True,
-            "iat": now, "exp": now + 3600, **claims,
+            "iss": "https://accounts.google.com",
+            "aud": CLIENT_ID,
+            "azp": CLIENT_ID,
+            "sub": "109876543210987654321",
+            "email": "zoe@gmail.com",
+            "email_verified": True,
+            "iat": now,
+            "exp": now + 3600,
+            **claims,
         }
         key = key or self.keys[0]
         return jwt.encode({"alg": "RS256", "kid": key.kid}, body, key, algorithms=["RS256"])
@@ -56,11 +60,14 @@ class FakeGoogle:
             raise httpx.ConnectError("unreachable", request=request)
         url = str(request.url)
         if url == "https://accounts.google.com/.well-known/openid-configuration":
-            return httpx.Response(200, json={
-                "issuer": "https://accounts.google.com",
-                "token_endpoint": "https://oauth2.googleapis.com/token",
-                "jwks_uri": "https://www.googleapis.com/oauth2/v3/certs",
-            })
+            return httpx.Response(
+                200,
+                json={
+                    "issuer": "https://accounts.google.com",
+                    "token_endpoint": "https://oauth2.googleapis.com/token",
+                    "jwks_uri": "https://www.googleapis.com/oauth2/v3/certs",
+                },
+            )
         if url == "https://www.googleapis.com/oauth2/v3/certs":
             return httpx.Response(200, json={"keys": [k.as_dict(private=False) for k in self.keys]})
         if url == "https://oauth2.googleapis.com/token" and request.method == "POST":
@@ -69,19 +76,21 @@ class FakeGoogle:
             id_token = self.id_token_for_code.pop(form.get("code", ""), None)
             if id_token is None:
                 return httpx.Response(400, json={"error": "invalid_grant"})
-            return httpx.Response(200, json={
-                "access_token": "ya29.secret", "expires_in": 3599, "token_type": "Bearer",
-                "scope": "openid email profile", "id_token": id_token,
-            })
+            return httpx.Response(
+                200,
+                json={
+                    "access_token": "ya29.secret",
+                    "expires_in": 3599,
+                    "token_type": "Bearer",
+                    "scope": "openid email profile",
+                    "id_token": id_token,
+                },
+            )
         return httpx.Response(404)
 
 
 @pytest.fixture
-def fake_google(db, monkeypatch):
-    monkeypatch.setenv("GOOGLE_CLIENT_ID", CLIENT_ID)
-    monkeypatch.setenv("GOOGLE_CLIENT_SECRET", CLIENT_SECRET)
-    monkeypatch.setenv("PUBLIC_BASE_URL", ORIGIN)
-    get_settings.cache_clear()
+def fake_google(db, production_env):
     fake = FakeGoogle()
     google.set_transport(httpx.MockTransport(fake.handler))
     yield fake
@@ -95,16 +104,20 @@ def gclient(fake_google):
 
 
 def test_login_sets_secure_cookie_and_works_over_https(gclient, fake_google):
-    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"})
+    resp = gclient.post(
+        "/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"}
+    )
     assert resp.status_code == 200, resp.text
-    set_cookie = resp.headers["set-cookie"].lower()
-    assert set_cookie.startswith(SESSION_COOKIE + "=")
-    assert "; secure" in set_cookie and "; httponly" in set_cookie and "samesite=lax" in set_cookie
+    set_cookie = resp.headers["set-cookie"]
+    assert set_cookie.startswith("__Host-nb_session=")  # over https: Secure, Path=/, no Domain
+    attrs = set_cookie.lower()
+    assert "; secure" in attrs and "; httponly" in attrs and "samesite=lax" in attrs and "; path=/" in attrs
+    assert "domain=" not in attrs
     assert gclient.get("/api/v1/me").json() == {"address": None, "locale": "en", "hasBackup": False}
 
 
 def test_short_issuer_form_is_accepted(gclient, fake_google):
-    token = fake_google.id_token(iss="accounts.google.com")
+    token = fake_google.id_token(iss="accounts.google.com", nonce=start_attempt(gclient))
     assert gclient.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"}).status_code == 200
 
 
@@ -118,34 +131,60 @@ def test_short_issuer_form_is_accepted(gclient, fake_google):
     ],
 )
 def test_refused_tokens(gclient, fake_google, claims):
-    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(**claims), "locale": "en"})
+    resp = gclient.post(
+        "/api/v1/auth/google",
+        json={"id_token": fake_google.id_token(nonce=start_attempt(gclient), **claims), "locale": "en"},
+    )
     assert resp.status_code == 401
 
 
-def test_rotated_keys_are_refetched(gclient, fake_google):
-    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"}).status_code == 200
+def test_rotated_keys_are_refetched(gclient, fake_google, monkeypatch):
+    clock = [1000.0]
+    monkeypatch.setattr(google.time, "monotonic", lambda: clock[0])
+    assert (
+        gclient.post(
+            "/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"}
+        ).status_code
+        == 200
+    )
     fake_google.rotate()  # JWKS was cached with the old key; the new kid forces one refetch
-    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"}).status_code == 200
+    clock[0] += google.JWKS_REFRESH_SECONDS  # (at most once a minute)
+    assert (
+        gclient.post(
+            "/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"}
+        ).status_code
+        == 200
+    )
     stranger = FakeGoogle._key()
-    assert gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(key=stranger), "locale": "en"}).status_code == 401
+    assert (
+        gclient.post(
+            "/api/v1/auth/google",
+            json={"id_token": fake_google.id_token(key=stranger, nonce=start_attempt(gclient)), "locale": "en"},
+        ).status_code
+        == 401
+    )
 
 
 def test_code_exchange_uses_postmessage_and_client_secret(gclient, fake_google):
     fake_google.id_token_for_code["4/0abc"] = fake_google.id_token(email="yan@gmail.com", sub="42")
-    resp = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "locale": "ko"})
+    state = start_attempt(gclient)
+    resp = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "state": state, "locale": "ko"})
     assert resp.status_code == 200, resp.text
     form = fake_google.token_requests[-1]
     assert form["grant_type"] == "authorization_code" and form["code"] == "4/0abc"
     assert form["redirect_uri"] == "postmessage"
     assert form["client_id"] == CLIENT_ID and form["client_secret"] == CLIENT_SECRET
     assert "ya29.secret" not in json.dumps(resp.json()) + resp.headers.get("set-cookie", "")
-    refused = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "locale": "ko"})
+    state = start_attempt(gclient)
+    refused = gclient.post("/api/v1/auth/google/code", json={"code": "4/0abc", "state": state, "locale": "ko"})
     assert refused.status_code == 401
 
 
 def test_provider_down_is_502(gclient, fake_google):
     fake_google.down = True
-    resp = gclient.post("/api/v1/auth/google", json={"id_token": fake_google.id_token(), "locale": "en"})
+    resp = gclient.post(
+        "/api/v1/auth/google", json={"id_token": fake_google.id_token(nonce=start_attempt(gclient)), "locale": "en"}
+    )
     assert resp.status_code == 502 and resp.json() == {"detail": "identity_provider_error"}
 
 
@@ -155,3 +194,10 @@ def test_no_dev_idp_and_google_helpers(gclient):
     assert google.browser_client_id() == CLIENT_ID
     assert google.gsi_script_url() == "https://accounts.google.com/gsi/client"
     assert google.issuer() == "https://accounts.google.com"
+
+
+def test_login_attempt_cookie_is_secure_and_strict(gclient):
+    resp = gclient.post("/api/v1/auth/login-attempt")
+    set_cookie = resp.headers["set-cookie"].lower()
+    assert set_cookie.startswith("nb_login_attempt=") and "; secure" in set_cookie and "; httponly" in set_cookie
+    assert "samesite=strict" in set_cookie and "path=/api/v1/auth" in set_cookie

@@ -1,6 +1,7 @@
 """Merchant payments through /api/v1/payment against a real anvil with the contracts deployed."""
 
 import json
+import re
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -12,7 +13,7 @@ from sqlmodel import select
 from web3 import Web3
 
 from contracts.artifacts import artifact
-from contracts.deploy import deploy, fund
+from contracts.deploy import _deploy_contract, deploy, fund
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_session
 from wallet_app.dev import DEV_RELAYER_KEY
@@ -23,6 +24,9 @@ from wallet_app.services import payments, relayer
 
 API = "/api/v1"
 RELAYER = Account.from_key(DEV_RELAYER_KEY)
+# anvil's account #2 of the dev mnemonic: sends what tests need (the deployer's nonces belong
+# to the dev faucet's threads).
+ANVIL_KEY_2 = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a"
 TOKEN_ABI = artifact("TestToken")["abi"]
 
 
@@ -185,7 +189,7 @@ def test_refusals_before_relaying(client, payer, deployed, w3, send_tx, login):
     refused(pay_body(payer, {**q, "verifying_contract": token}, merchant, token, amount, now + 300) | {
         "payment_id": q["payment_id"]}, 400, "bad_signer")
     refused(pay_body(payer, q, merchant, token, amount, now - 1), 400, "expired")
-    refused(pay_body(payer, q, merchant, token, amount, now + 3600), 400, "invalid_deadline")
+    refused(pay_body(payer, q, merchant, token, amount, now + 3700), 400, "invalid_deadline")
     refused(pay_body(payer, q, merchant, token, amount + 1, now + 300), 409, "quote_mismatch")
     refused(pay_body(payer, q, merchant, token, amount, now + 300) | {"signature": "0x1234"}, 400, "invalid_signature")
     refused(pay_body(payer, q, merchant, token, amount, now + 300) | {"chain_id": 1}, 400, "unsupported_chain")
@@ -214,7 +218,9 @@ def test_quote_needs_session_and_address(client, login, deployed):
     assert (r.status_code, r.json()["detail"]) == (409, "no_address")
 
 
-def test_twenty_concurrent_payments_all_ok_with_contiguous_nonces(client, payer, deployed, w3, send_tx):
+def test_twenty_concurrent_payments_all_ok_with_contiguous_nonces(client, payer, deployed, w3, send_tx, monkeypatch):
+    monkeypatch.setenv("PAYMENT_OPEN_QUOTES_MAX", "20")  # one user, twenty open quotes at once
+    get_settings.cache_clear()
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     amounts = [1_000 + i for i in range(20)]
@@ -347,3 +353,296 @@ def test_deadline_passing_before_mining_ends_failed(client, login, tmp_path, mon
         with get_session() as s:
             assert s.get(Activity, row.activity_id).status == "failed"
         chain_svc._clients.pop((31337, node.url), None)
+
+
+
+# ---------------------------------------------------------------- the relayer's limits (issue 12)
+
+
+def chains_with(monkeypatch, tmp_path, rpc_url, deployments_path, **fields):
+    """chains.dev.json pointed at `rpc_url` with some fields of the chain replaced, in use."""
+    entries = json.loads((REPO_ROOT / "chains.dev.json").read_text())
+    for e in entries:
+        e.update(rpc_url=rpc_url, **fields)
+    path = tmp_path / "chains-limits.json"
+    path.write_text(json.dumps(entries))
+    use_chain(monkeypatch, path, deployments_path)
+    return chain_svc.get_chain(31337)
+
+
+def set_env(monkeypatch, **values):
+    for k, v in values.items():
+        monkeypatch.setenv(k, str(v))
+    get_settings.cache_clear()
+
+
+def refused_with(resp, status, code):
+    assert (resp.status_code, resp.json().get("detail")) == (status, code), resp.text
+
+
+def quote_resp(client, token, amount):
+    return client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token,
+                                                          "amount": str(amount)})
+
+
+def relayer_funds(w3_) -> tuple[int, int]:
+    return w3_.eth.get_transaction_count(RELAYER.address, "pending"), w3_.eth.get_balance(RELAYER.address)
+
+
+@pytest.fixture
+def burner(anvil_node, deployed) -> str:
+    """A 'token' answering 2^255 to allowance/balanceOf whose transferFrom burns ~20M gas."""
+    return _deploy_contract(Web3(Web3.HTTPProvider(anvil_node.url)), ANVIL_KEY_2, "GasBurnerToken")
+
+
+def test_a_token_off_the_allow_list_is_refused_before_any_chain_read(client, payer, deployed, deployments_dir,
+                                                                     burner, tmp_path, monkeypatch):
+    # A node that answers nothing: any chain read would give rpc_unavailable instead.
+    chains_with(monkeypatch, tmp_path, "http://127.0.0.1:1", deployments_dir)
+    merchant, deadline = Account.create().address, int(time.time()) + 300
+    refused_with(quote_resp(client, burner, 5), 400, "token_not_payable")
+    body = pay_body(payer, {"payment_id": "0x" + "ab" * 32, "verifying_contract": deployed["payment"]},
+                    merchant, burner, 5, deadline)
+    refused_with(client.post(f"{API}/payment/execute", json=body), 400, "token_not_payable")
+    # An allowed token, in any spelling, goes on to the chain.
+    refused_with(quote_resp(client, token_of(deployed).lower(), 5), 503, "rpc_unavailable")
+
+
+def test_a_gas_burning_token_is_refused_by_the_allow_list_and_by_the_gas_cap(client, payer, deployed, w3,
+                                                                            anvil_node, deployments_dir, burner,
+                                                                            tmp_path, monkeypatch):
+    merchant, before = Account.create().address, relayer_funds(w3)
+    refused_with(quote_resp(client, burner, 10), 400, "token_not_payable")
+    # Allow-listed by a careless operator: the quote passes (huge allowance and balance), the
+    # gas cap stops it before anything is sent.
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
+                payment_tokens=["deployments:tokens.tUSD", burner])
+    q = get_quote(client, burner, 10)
+    assert (q["available"], q["transaction"]) == (True, None)
+    body = pay_body(payer, q, merchant, burner, 10, int(time.time()) + 300)
+    refused_with(client.post(f"{API}/payment/execute", json=body), 400, "payment_gas_too_high")
+    assert relayer_funds(w3) == before
+    assert rows() == []  # the quote was not claimed: nothing pending, nothing to reconcile
+
+
+def test_a_node_gas_price_above_the_cap_pauses_payments(client, payer, deployed, w3, anvil_node, deployments_dir,
+                                                       tmp_path, monkeypatch, caplog):
+    token = token_of(deployed)
+    q = get_quote(client, token, 10)
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, max_gas_price_wei=1)
+    with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
+        refused_with(quote_resp(client, token, 10), 400, "payments_unavailable")
+        body = pay_body(payer, q, Account.create().address, token, 10, int(time.time()) + 300)
+        refused_with(client.post(f"{API}/payment/execute", json=body), 400, "payments_unavailable")
+    messages = [r.getMessage() for r in caplog.records]  # one per check
+    assert len(messages) == 2 and all(re.fullmatch(r"payments paused on chain 31337: gas price [1-9]\d* above the cap 1", m)
+                                      for m in messages), messages
+
+
+def test_re_pricing_a_stuck_transaction_stays_under_the_caps(client, payer, deployed, w3, send_tx, anvil_node,
+                                                             deployments_dir, tmp_path, monkeypatch, caplog):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 88)
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 88, int(time.time()) + 300))
+        (first,) = rows()
+        old = int(first.gas_price)
+        set_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
+        # An absolute cap 5% above the stuck price: no room for the +10% nodes require.
+        chain = chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
+                            max_gas_price_wei=old * 105 // 100)
+        with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
+            assert relayer.reconcile(chain)["replaced"] == 0
+        assert [r.getMessage() for r in caplog.records] == [
+            f"payment {first.payment_id} (nonce {first.nonce}) stuck at gas price {old}: "
+            "the chain's cap leaves no room to re-price"]
+        (same,) = rows()
+        assert (same.tx_hash, same.gas_price) == (first.tx_hash, first.gas_price)
+        # A multiple of the node's price below the usual +25%: the replacement is priced at the cap.
+        chain = chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, max_gas_price_multiple=1.2)
+        now_price = w3.eth.gas_price
+        assert relayer.reconcile(chain)["replaced"] == 1
+        (second,) = rows()
+        assert int(second.gas_price) == min(int(now_price * 1.2), chain.max_gas_price_wei)
+        assert old * 110 // 100 < int(second.gas_price) < old * 125 // 100
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+
+
+def test_deadline_between_a_minute_and_an_hour_ahead(client, payer, deployed, w3, send_tx):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 99)
+    before = relayer_funds(w3)
+    now = int(time.time())
+    refused_with(client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 99, now + 59)),
+                 400, "invalid_deadline")
+    refused_with(client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 99, now + 3660)),
+                 400, "invalid_deadline")
+    assert relayer_funds(w3) == before
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 99, int(time.time()) + 61))
+    assert r.status_code == 200, r.text
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+
+
+def test_quote_quota_counts_new_quotes_not_polls(client, payer, deployed, monkeypatch):
+    set_env(monkeypatch, PAYMENT_QUOTES_PER_HOUR=3)
+    token = token_of(deployed)
+    ids = [get_quote(client, token, a)["payment_id"] for a in (1, 2, 3)]
+    for _ in range(5):  # the 1 s polls after an approve: the same open quote, not a new one
+        assert get_quote(client, token, 2)["payment_id"] == ids[1]
+    refused_with(quote_resp(client, token, 4), 429, "payment_quota_exceeded")
+    assert get_quote(client, token, 3)["payment_id"] == ids[2]
+
+
+def test_open_quote_cap(client, payer, deployed, w3, send_tx, monkeypatch):
+    set_env(monkeypatch, PAYMENT_OPEN_QUOTES_MAX=2)
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q1, _q2 = get_quote(client, token, 1), get_quote(client, token, 2)
+    refused_with(quote_resp(client, token, 3), 429, "too_many_open_quotes")
+    # Paying one closes it: room for one more.
+    assert client.post(f"{API}/payment/execute",
+                       json=pay_body(payer, q1, merchant, token, 1, int(time.time()) + 300)).status_code == 200
+    assert get_quote(client, token, 3)["available"] is True
+    refused_with(quote_resp(client, token, 4), 429, "too_many_open_quotes")
+
+
+def test_execute_quota(client, payer, deployed, w3, send_tx, monkeypatch):
+    set_env(monkeypatch, PAYMENT_EXECUTES_PER_HOUR=2)
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    quotes = [get_quote(client, token, a) for a in (1, 2, 3)]
+    deadline = int(time.time()) + 300
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3))]
+    for body in bodies[:2]:
+        assert client.post(f"{API}/payment/execute", json=body).status_code == 200
+    before = relayer_funds(w3)
+    refused_with(client.post(f"{API}/payment/execute", json=bodies[2]), 429, "payment_quota_exceeded")
+    # A repeat of an executed payment is not a new execute: the same id, nothing sent.
+    assert client.post(f"{API}/payment/execute", json=bodies[0]).json() == {"id": quotes[0]["payment_id"]}
+    assert relayer_funds(w3)[0] == before[0]
+    for q in quotes[:2]:
+        assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == 3
+
+
+def test_relayer_below_its_balance_floor_refuses_payments(client, payer, deployed, w3, send_tx,
+                                                         monkeypatch, caplog):
+    token = token_of(deployed)
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 7)  # while the relayer still had funds
+    poor = Account.create()
+    send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=10**15)  # 0.001 ETH, under the default floor of 0.01 ETH
+    key_hex = "0x" + bytes(poor.key).hex()
+    set_env(monkeypatch, RELAYER_PRIVATE_KEY=key_hex)
+    with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
+        refused_with(quote_resp(client, token, 7), 400, "payments_unavailable")
+        body = pay_body(payer, q, Account.create().address, token, 7, int(time.time()) + 300)
+        refused_with(client.post(f"{API}/payment/execute", json=body), 400, "payments_unavailable")
+    assert [r.getMessage() for r in caplog.records] == [
+        f"payments paused on chain 31337: relayer {poor.address} holds {10**15} wei, below the floor {10**16}"] * 2
+    assert key_hex[2:] not in caplog.text
+    assert w3.eth.get_balance(poor.address) == 10**15 and w3.eth.get_transaction_count(poor.address) == 0
+    # Topped up above the floor: payments are available again.
+    send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=10**16)
+    assert quote_resp(client, token, 7).status_code == 200
+
+
+# ---------------------------------------------------------------- someone else with the same paymentRef
+
+
+def send_from_mempool_watcher(w3_, acct, to, data, gas_price) -> str:
+    """Sends without waiting (automine is off): a front-runner outbidding the relayer's gas price."""
+    tx = {"to": to, "data": data, "value": 0, "chainId": 31337, "gas": 300_000, "gasPrice": gas_price,
+          "nonce": w3_.eth.get_transaction_count(acct.address, "pending")}
+    return "0x" + bytes(w3_.eth.send_raw_transaction(acct.sign_transaction(tx).raw_transaction)).hex()
+
+
+def paid_logs(w3_, contract_address, ref, *indexed) -> list[str]:
+    """Paid events by (paymentRef[, merchant[, from]]), as a merchant would filter them -> tx hashes."""
+    topic = lambda a: "0x" + "00" * 12 + a.lower()[2:]  # noqa: E731
+    event = chain_svc.contract("NewblPayment2").events.Paid()
+    logs = w3_.eth.get_logs({"address": contract_address, "fromBlock": 0,
+                             "topics": [event.topic, ref, *map(topic, indexed)]})
+    return ["0x" + bytes(log["transactionHash"]).hex() for log in logs]
+
+
+def test_front_running_the_ref_with_a_junk_token_changes_nothing_for_the_user(client, payer, deployed, w3, send_tx):
+    token, merchant, amount = token_of(deployed), Account.create().address, 4_000
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, amount)
+    # The attacker: some ETH, 1 wei of its own junk token approved to the payment contract.
+    funder, attacker = Account.from_key(ANVIL_KEY_2), Account.create()
+    send_tx(funder, attacker.address, value=10**17)
+    junk = _deploy_contract(w3, ANVIL_KEY_2, "TestToken", "Junk", "JUNK")
+    erc20 = Web3().eth.contract(abi=TOKEN_ABI)
+    send_tx(funder, junk, erc20.encode_abi("mint", [attacker.address, 1]))
+    send_tx(attacker, junk, erc20.encode_abi("approve", [deployed["payment"], 1]))
+    pay_abi = Web3().eth.contract(abi=artifact("NewblPayment2")["abi"])
+    relayer_before = w3.eth.get_balance(RELAYER.address)
+
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        r = client.post(f"{API}/payment/execute",
+                        json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
+        assert r.status_code == 200, r.text
+        # Watching the mempool: the relayer's pending pay() shows the ref; the attacker pays
+        # 1 wei of junk with it, signed and sent by itself, at a higher gas price.
+        (row,) = rows()
+        pending = w3.eth.get_transaction(row.tx_hash)
+        _fn, args = pay_abi.decode_function_input(pending["input"])
+        ref = args["p"]["paymentRef"]
+        theirs = {"merchant": merchant, "token": junk, "from": attacker.address, "amount": 1,
+                  "paymentRef": "0x" + ref.hex(), "deadline": int(time.time()) + 300}
+        sig = Account.sign_message(encode_typed_data(full_message=payments.pay_typed_data(
+            31337, deployed["payment"], theirs)), attacker.key).signature
+        data = pay_abi.encode_abi("pay", [(merchant, junk, attacker.address, 1, ref, theirs["deadline"]), sig])
+        attack = send_from_mempool_watcher(w3, attacker, deployed["payment"], data, pending["gasPrice"] * 2)
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    attack_receipt = w3.eth.get_transaction_receipt(attack)
+    ours = w3.eth.get_transaction_receipt(row.tx_hash)
+    assert attack_receipt["status"] == 1 and attack_receipt["blockNumber"] == ours["blockNumber"]
+    assert attack_receipt["transactionIndex"] < ours["transactionIndex"]  # the attacker went first
+
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == amount
+    # The relayer paid for the user's pay() only.
+    assert relayer_before - w3.eth.get_balance(RELAYER.address) == ours["gasUsed"] * ours["effectiveGasPrice"]
+    # A merchant matching on (ref, merchant, payer) sees exactly the user's payment.
+    assert paid_logs(w3, deployed["payment"], q["payment_id"], merchant, payer.address) == [row.tx_hash]
+    assert sorted(paid_logs(w3, deployed["payment"], q["payment_id"], merchant)) == sorted([row.tx_hash, attack])
+
+
+def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, payer, deployed, w3, send_tx):
+    """Someone copies the relayer's pending pay() (the user's own signature) and gets it mined
+    first: the relayer's transaction reverts Replayed, but the user's payment is made: ok."""
+    token, merchant, amount = token_of(deployed), Account.create().address, 5_000
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, amount)
+    copier = Account.from_key(ANVIL_KEY_2)
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        r = client.post(f"{API}/payment/execute",
+                        json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
+        assert r.status_code == 200, r.text
+        (row,) = rows()
+        pending = w3.eth.get_transaction(row.tx_hash)
+        copy = send_from_mempool_watcher(w3, copier, deployed["payment"], pending["input"].to_0x_hex(),
+                                         pending["gasPrice"] * 2)
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    assert w3.eth.get_transaction_receipt(row.tx_hash)["status"] == 0  # ours: Replayed
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == amount
+    (done,) = rows()
+    assert (done.tx_hash, done.old_tx_hashes) == (copy, row.tx_hash)
+    with get_session() as s:
+        assert (s.get(Activity, done.activity_id).status, s.get(Activity, done.activity_id).tx_hash) == ("ok", copy)

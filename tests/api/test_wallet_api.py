@@ -240,11 +240,7 @@ def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):
     assert w3.eth.get_balance(acct.address) == FAUCET_ETH_WEI
 
 
-def test_faucet_never_runs_with_real_google(chain_env, monkeypatch):
-    from wallet_app.core.config import get_settings
-
-    monkeypatch.setenv("GOOGLE_CLIENT_ID", "123.apps.googleusercontent.com")
-    get_settings.cache_clear()
+def test_faucet_never_runs_outside_development(chain_env, production_env):
     assert faucet.on_address_registered(Account.create().address) is None
     assert faucet.fund_now(Account.create().address) == {}
 

@@ -5,7 +5,7 @@ import pytest
 import requests
 from eth_account import Account
 
-from contracts.deploy import deploy, deployments_path
+from contracts.deploy import code_hash, deploy, deployments_path
 from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
 from wallet_app.services.chain import get_chain, load_chains
@@ -37,6 +37,21 @@ def test_deploy_redeploys_only_what_has_no_code(anvil_node, deployed, deployment
     assert json.loads(deployments_path(31337, tmp_path).read_text()) == result
 
 
+def test_deploy_replaces_a_payment_contract_of_another_build(anvil_node, deployed, deployments_dir, tmp_path, w3):
+    """A developer's saved anvil state may hold the NewblPayment2 of before issue 12 (global
+    used-set): it has code, but its recorded code hash (none, in files of then) is not this build's."""
+    shutil.copy(deployments_path(31337, deployments_dir), tmp_path)
+    recorded = json.loads(deployments_path(31337, tmp_path).read_text())
+    del recorded["payment_code_hash"]
+    deployments_path(31337, tmp_path).write_text(json.dumps(recorded))
+    result = deploy(anvil_node.url, tmp_path)
+    assert result["payment"] != deployed["payment"] and len(w3.eth.get_code(result["payment"])) > 0
+    assert result["payment_code_hash"] == deployed["payment_code_hash"] == code_hash("NewblPayment2")
+    assert {k: v for k, v in result.items() if k != "payment"} == {k: v for k, v in deployed.items() if k != "payment"}
+    assert json.loads(deployments_path(31337, tmp_path).read_text()) == result
+    assert deploy(anvil_node.url, tmp_path) == result  # and from then on it is kept
+
+
 def test_config_placeholders_resolve_from_deployments(chain, deployed, anvil_node):
     assert chain.rpc_url == anvil_node.url
     assert chain.multicall_address == deployed["multicall"]
@@ -63,6 +78,23 @@ def test_chain_without_deployments_is_left_out_and_literal_chains_load(chains_fi
     chains = load_chains(path, tmp_path / "no-deployments-here")
     assert [c.chain_id for c in chains] == [8453]
     assert chains[0].tokens[0].token_address == "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
+    # No relayer limits written: nothing is payable, the caps and floor are the defaults.
+    assert chains[0].payment_tokens == ()
+    assert (chains[0].max_pay_gas, chains[0].max_gas_price_wei, chains[0].max_gas_price_multiple,
+            chains[0].relayer_min_balance_wei) == (300_000, 500 * 10**9, 3.0, 10**16)
+
+    entries[-1].update(payment_tokens=["0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"], max_pay_gas=150_000,
+                       max_gas_price_wei=10**11, max_gas_price_multiple=1.5, relayer_min_balance_wei=10**17)
+    path.write_text(json.dumps(entries))
+    (base,) = load_chains(path, tmp_path / "no-deployments-here")
+    assert base.payment_tokens == ("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",)
+    assert (base.max_pay_gas, base.max_gas_price_wei, base.max_gas_price_multiple, base.relayer_min_balance_wei) == (
+        150_000, 10**11, 1.5, 10**17)
+    for bad in ({"max_gas_price_multiple": 0.5}, {"max_pay_gas": 0}, {"payment_tokens": ["0x12"]}):
+        path.write_text(json.dumps([{**entries[-1], **bad}]))
+        with pytest.raises(AppError) as exc:
+            load_chains(path, tmp_path)
+        assert exc.value.code == "bad_config"
 
     entries[-1]["multicall_address"] = "0x1234"
     path.write_text(json.dumps(entries))
@@ -103,7 +135,8 @@ def test_unreachable_rpc_gives_rpc_unavailable(chain):
     assert exc.value.code == "rpc_unavailable"
 
 
-def test_get_chains_follows_settings_and_deployments(chains_file, deployments_dir, deployed, tmp_path, monkeypatch):
+def test_get_chains_follows_settings_and_deployments(settings_env, chains_file, deployments_dir, deployed, tmp_path,
+                                                     monkeypatch):
     from wallet_app.core.config import get_settings
 
     monkeypatch.setenv("CHAINS_FILE", str(chains_file))

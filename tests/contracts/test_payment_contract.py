@@ -10,7 +10,7 @@ from web3.exceptions import ContractCustomError
 from web3.logs import DISCARD
 
 from contracts.artifacts import abi, artifact
-from contracts.deploy import FAUCET_TOKEN_UNITS
+from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS, _deploy_contract
 
 PAY_TYPES = [
     {"name": "merchant", "type": "address"}, {"name": "token", "type": "address"},
@@ -70,16 +70,19 @@ def test_good_payment_moves_funds_then_replay_reverts(setup, funded, deployer, s
     # The contract's digest equals eth-account's: domain and struct encodings agree.
     digest = encode_typed_data(full_message=typed_pay(payment.address, message))
     assert payment.functions.hashPay(as_struct(message)).call() == keccak(b"\x19\x01" + digest.header + digest.body)
-    assert payment.functions.isUsed(as_struct(message)[4]).call() is False
+    assert payment.functions.isUsed(funded.address, as_struct(message)[4]).call() is False
 
     # Anyone may relay: the deployer submits and pays the gas.
     receipt = send_tx(deployer, payment.address, payment.encode_abi("pay", [as_struct(message), sig]))
     assert receipt["status"] == 1
     assert token.functions.balanceOf(message["merchant"]).call() == 2_500_000
     assert token.functions.balanceOf(funded.address).call() == FAUCET_TOKEN_UNITS - 2_500_000
-    assert payment.functions.isUsed(as_struct(message)[4]).call() is True
+    assert payment.functions.isUsed(funded.address, as_struct(message)[4]).call() is True
     (event,) = payment.events.Paid().process_receipt(receipt, errors=DISCARD)  # skip the token's Transfer
     assert event["args"]["paymentRef"] == as_struct(message)[4]
+    # Payer, ref and merchant are indexed: a merchant filters the log for exactly this payment.
+    paid_abi = next(e for e in payment.abi if e.get("name") == "Paid")
+    assert [i["name"] for i in paid_abi["inputs"] if i["indexed"]] == ["paymentRef", "merchant", "from"]
     assert (event["args"]["merchant"], event["args"]["from"], event["args"]["amount"]) == (
         message["merchant"], funded.address, 2_500_000)
 
@@ -107,4 +110,33 @@ def test_wrong_signer_reverts(setup, funded, deployer):
     tampered = {**message, "amount": message["amount"] + 1}
     expect_revert(lambda: payment.functions.pay(as_struct(tampered), sig).call({"from": deployer.address}),
                   "BadSigner()")
-    assert payment.functions.isUsed(as_struct(message)[4]).call() is False
+    assert payment.functions.isUsed(funded.address, as_struct(message)[4]).call() is False
+
+
+def test_a_ref_is_used_per_payer(setup, funded, deployer, send_tx, w3):
+    """Someone else paying with the user's paymentRef (e.g. copied from the mempool) uses only
+    their own (payer, ref): the user's payment still goes through."""
+    payment, token, message = setup
+    attacker = Account.create()
+    send_tx(deployer, attacker.address, value=10**17)
+    junk_address = _deploy_contract(w3, DEV_DEPLOYER_KEY, "TestToken", "Junk", "JUNK")
+    junk = w3.eth.contract(address=junk_address, abi=artifact("TestToken")["abi"])
+    assert send_tx(deployer, junk.address, junk.encode_abi("mint", [attacker.address, 1]))["status"] == 1
+    assert send_tx(attacker, junk.address, junk.encode_abi("approve", [payment.address, 1]))["status"] == 1
+    theirs = {**message, "token": junk.address, "from": attacker.address, "amount": 1}
+    send_tx(attacker, payment.address, payment.encode_abi("pay", [as_struct(theirs), sign_pay(attacker.key,
+                                                                                          payment.address, theirs)]))
+    ref = as_struct(message)[4]
+    assert payment.functions.isUsed(attacker.address, ref).call() is True
+    assert payment.functions.isUsed(funded.address, ref).call() is False
+    receipt = send_tx(deployer, payment.address, payment.encode_abi("pay", [as_struct(message),
+                                                                            sign_pay(funded.key, payment.address,
+                                                                                     message)]))
+    assert receipt["status"] == 1 and payment.functions.isUsed(funded.address, ref).call() is True
+    assert token.functions.balanceOf(message["merchant"]).call() == message["amount"]
+    # The merchant's exact match: Paid logs for (ref, merchant, payer) find the user's payment only.
+    topic = lambda addr: "0x" + "00" * 12 + addr[2:].lower()  # noqa: E731
+    logs = w3.eth.get_logs({"address": payment.address, "fromBlock": 0, "topics": [
+        payment.events.Paid().topic, "0x" + ref.hex(), topic(message["merchant"]), topic(funded.address)]})
+    assert [log["transactionHash"] for log in logs] == [receipt["transactionHash"]]
+

@@ -9,11 +9,29 @@ import time
 import uuid
 from pathlib import Path
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JSQR = REPO_ROOT / "tools" / "node_modules" / "jsqr" / "dist" / "jsQR.js"
 PIN = "135790"
+
+
+def pin_field(dialog: Locator, label: str = "PIN") -> Locator:
+    """The dialog's PIN field, checked to be one no password manager offers to save (issue 12
+    item 5): no password input anywhere on the page, a text field masked by CSS, outside any
+    form, with no password-like name or id."""
+    field = dialog.get_by_label(label, exact=True)
+    expect(field).to_be_visible()
+    expect(dialog.page.locator("input[type=password]")).to_have_count(0)
+    expect(field).to_have_attribute("type", "text")
+    expect(field).to_have_attribute("inputmode", "numeric")
+    expect(field).to_have_attribute("autocomplete", "off")
+    found = field.evaluate(
+        """el => ({mask: getComputedStyle(el).webkitTextSecurity, inForm: el.closest('form') !== null,
+                   passwordish: /pass|pwd/i.test(el.name + ' ' + el.id)})"""
+    )
+    assert found == {"mask": "disc", "inForm": False, "passwordish": False}, found
+    return field
 
 
 def new_email(prefix: str = "user") -> str:
@@ -79,6 +97,8 @@ def press_pin(page: Page, pin: str = PIN) -> None:
 def create_wallet(page: Page, email: str, pin: str = PIN) -> str:
     """Sign in as a new user and create the wallet; returns the registered address."""
     sign_in_to_onboarding(page, email)
+    # The onboarding PIN is typed on a pad of buttons: no field a password manager could save.
+    expect(page.locator("input[type=password], form input")).to_have_count(0)
     press_pin(page, pin)
     page.wait_for_url("**/home**", timeout=60_000)
     return me(page)["address"]

@@ -13,16 +13,15 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from playwright.sync_api import Page, expect
 
 from tests.e2e.drive_api import DriveApi, backup_name
-from tests.e2e.flows import answer_popups_until
+from tests.e2e.flows import answer_popups_until, pin_field
 
-# Argon2id parameters small enough for a test file made in Python (the app reads them from the header).
-CHEAP_KDF = {"t": 1, "m": 64, "p": 1}
+# design.md section 4's Argon2id parameters: the only ones a restore accepts (issue 12 item 5).
+SPEC_KDF = {"t": 3, "m": 262144, "p": 1}
 
 
 def enter_pin_and_confirm(page: Page, dialog_id: str, pin: str, label: str = "PIN", confirm: str = "Confirm") -> None:
     dialog = page.get_by_test_id(dialog_id)
-    field = dialog.get_by_label(label, exact=True)
-    field.fill(pin)
+    pin_field(dialog, label).fill(pin)
     dialog.get_by_role("button", name=confirm, exact=True).click()
 
 
@@ -48,15 +47,16 @@ def restore_attempt(page: Page, email: str, pin: str, until, label: str = "PIN",
     answer_popups_until(page, email, until)
 
 
-def backup_file(owner: str, pin: str, bundle: dict) -> bytes:
+def backup_file(owner: str, pin: str, bundle: dict, kdf: dict | None = None) -> bytes:
     """A backup file in the format of design.md section 4 holding `bundle` (any content), its key
-    Argon2id(PIN) with CHEAP_KDF: the app's checks after decryption, without its slow KDF."""
+    Argon2id(PIN) with SPEC_KDF (or `kdf` in the header only, for files the app must refuse
+    before any Argon2 work): the app's checks after decryption."""
     salt, iv = os.urandom(16), os.urandom(12)
     header = {"v": 1, "alg": "AES-GCM",
-              "kdf": {"kind": "Argon2id", "salt_rec": base64.b64encode(salt).decode(), **CHEAP_KDF},
+              "kdf": {"kind": "Argon2id", "salt_rec": base64.b64encode(salt).decode(), **(kdf or SPEC_KDF)},
               "iv": base64.b64encode(iv).decode(), "owner": owner.lower(), "derivation": "m/44'/60'/0'/0/0"}
-    key = hash_secret_raw(pin.encode(), salt, time_cost=CHEAP_KDF["t"], memory_cost=CHEAP_KDF["m"],
-                          parallelism=CHEAP_KDF["p"], hash_len=32, type=Type.ID)
+    key = hash_secret_raw(pin.encode(), salt, time_cost=SPEC_KDF["t"], memory_cost=SPEC_KDF["m"],
+                          parallelism=SPEC_KDF["p"], hash_len=32, type=Type.ID)
     body = AESGCM(key).encrypt(iv, json.dumps(bundle).encode(), None)
     return json.dumps(header).encode() + b"\n" + body
 

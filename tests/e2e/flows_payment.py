@@ -14,7 +14,7 @@ from eth_account import Account
 from playwright.sync_api import Page, expect
 from web3 import Web3
 
-from tests.e2e.flows import PIN
+from tests.e2e.flows import PIN, pin_field
 
 DEV_CHAIN_ID = 31337
 BALANCE_OF_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
@@ -53,7 +53,7 @@ def enter_pin(page: Page, title: str, pin: str = PIN, label: str = "PIN", confir
     (`label`, `confirm`: the field's and the button's names in the page's language)."""
     dialog = page.get_by_role("dialog", name=title)
     expect(dialog).to_be_visible(timeout=30_000)
-    dialog.get_by_label(label, exact=True).fill(pin)
+    pin_field(dialog, label).fill(pin)
     dialog.get_by_role("button", name=confirm).click()
     expect(dialog).to_have_count(0, timeout=30_000)
 

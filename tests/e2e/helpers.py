@@ -240,9 +240,11 @@ def start_wallet_app(
     env = {
         "DATABASE_URL": f"sqlite:///{workdir / 'e2e.db'}",
         "PUBLIC_BASE_URL": f"http://localhost:{port}",
-        # Empty, not unset: a developer's .env must not switch the run to real Google.
+        "DEV_MODE": "1",
+        # Empty, not unset: a developer's .env must not switch the run to real Google or a real key.
         "GOOGLE_CLIENT_ID": "",
         "GOOGLE_CLIENT_SECRET": "",
+        "RELAYER_PRIVATE_KEY": "",
         "CHAINS_FILE": str(chains_file),
         "DEPLOYMENTS_DIR": str(workdir),
         "DEV_IDP_KEY_FILE": str(workdir / "dev-idp-key.json"),

@@ -5,6 +5,7 @@ Issue 10: the prompt comes back after a cancel (bottom navigation, tab shown aga
 script that fails to load offers onboarding or cancel, and every restore error reads in Korean."""
 
 import re
+import time
 
 from eth_account import Account
 from eth_account.messages import encode_defunct
@@ -77,8 +78,20 @@ def wallet_with_backup_flag(page, email, lang=None):
     return address
 
 
+def assert_revoked(page, tokens) -> None:
+    """Issue 12 item 5: every Drive token the page used was revoked (GIS revoke -> the stand-in's
+    /dev-idp/revoke) once its backup or restore ended: Drive refuses it now."""
+    assert tokens
+    for token in tokens:
+        resp = page.request.get("/dev-drive/drive/v3/files", params={"spaces": "appDataFolder"},
+                                headers={"Authorization": f"Bearer {token}"})
+        assert resp.status == 401, resp.text()
+
+
 def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot, browser_issues):
     recorder = LeakRecorder(app_server.base_url).attach(page.context)
+    revokes: list[str] = []
+    page.context.on("request", lambda r: r.url.endswith("/dev-idp/revoke") and revokes.append(r.method))
     email = new_email("backup")
     address = create_wallet(page, email)
 
@@ -86,6 +99,8 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
     expect(page.locator("#last-backup")).to_have_text("-")
     assert me(page)["hasBackup"] is False
     backup_from_settings(page, email, PIN)
+    assert revokes == ["POST"]
+    assert_revoked(page, set(recorder.google_tokens))
 
     # The time the server recorded, in the page's locale format (en here).
     last = page.request.get("/api/v1/backup/info").json()["last_backup_at"]
@@ -141,6 +156,9 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
         assert not errors, errors
     finally:
         helpers.close_context(ctx)
+    # The backup's token, the wrong-PIN attempt's and the restore's: all revoked.
+    assert len(recorder.google_tokens) >= 3
+    assert_revoked(page, recorder.google_tokens)
 
     # Nothing secret reached our server: requests, websocket frames, the server log. The Drive
     # tokens went to the Drive stand-in only (as they would to Google).
@@ -376,3 +394,32 @@ def test_backup_errors_read_in_korean(page):
     }""", address)
     attempt_fails_with(PIN, "백업 실패: 로컬 자료가 손상되었습니다")
     assert me(page)["hasBackup"] is False
+
+
+def test_restore_of_a_backup_asking_4_gib_fails_fast_and_changes_nothing(page, browser, app_server):
+    """Issue 12 item 5: a header with other KDF parameters than design.md's (m = 4 GiB here) is
+    refused before any Argon2 work, with the exact message; localStorage stays byte-identical."""
+    email = new_email("kdf4g")
+    address = wallet_with_backup_flag(page, email)
+    drive = DriveApi(app_server.base_url, email)
+    put_backup_file(drive, address, backup_file(address, PIN, {"version": 1}, kdf={"t": 3, "m": 4 * 1024 * 1024, "p": 1}))
+    ctx, page2 = new_device(browser, app_server)
+    # Counts the Web Workers the page starts (Argon2 runs in one).
+    ctx.add_init_script("""(() => { const Real = window.Worker; window.__workers = 0;
+        window.Worker = function (...args) { window.__workers += 1; return new Real(...args); }; })();""")
+    try:
+        sign_in_on_new_device(page2, email)
+        # Something this device already holds for the address must survive.
+        page2.evaluate("(o) => { localStorage.setItem(o + ':devSecret', 'sentinel'); }", address)
+        before = storage(page2)
+        failed = page2.get_by_role("alertdialog").filter(has_text="Recovery failed: ")
+        started = time.monotonic()
+        restore_attempt(page2, email, PIN, lambda: failed.count() > 0)
+        elapsed = time.monotonic() - started
+        expect(failed.get_by_role("alert")).to_have_text(
+            "Recovery failed: Unsupported backup: unknown key parameters. Nothing was changed.")
+        assert page2.evaluate("() => window.__workers") == 0
+        assert elapsed < 15, elapsed  # the token popup and Drive only; no KDF run
+        assert storage(page2) == before
+    finally:
+        helpers.close_context(ctx)

@@ -9,7 +9,7 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
+from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
 from tests.e2e.flows_send import bad_checksum, fill_send, token_balance, wait_for_asset, web3_of
 from tests.e2e.y4m import write_qr_y4m
 
@@ -50,7 +50,7 @@ def test_send_sign_pin_moves_tokens_on_chain(page, app_server, screenshot, brows
 
     page.get_by_role("button", name="Confirm").click()
     dialog = page.get_by_role("dialog")
-    dialog.get_by_label("PIN").fill(PIN)
+    pin_field(dialog).fill(PIN)
     dialog.get_by_role("button", name="Confirm").click()
     alert = page.get_by_role("alertdialog")
     expect(alert.get_by_role("heading")).to_have_text("Notice", timeout=KDF_TIMEOUT_MS)

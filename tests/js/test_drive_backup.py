@@ -162,7 +162,8 @@ NEW_WALLET = """const w = await nb.vault.wrapNew(a.pin, {words: a.words, params:
   nb.vault.saveMaterials(w.address, w.materials); return w;"""
 BACKUP = """return nb.backup.runBackup({owner: a.owner, pin: a.pin, token: window.__tok,
   drive: driveClient(), params: a.params});"""
-RESTORE = "return nb.backup.runRestore({owner: a.owner, pin: a.pin, token: window.__tok, drive: driveClient()});"
+RESTORE = """return nb.backup.runRestore({owner: a.owner, pin: a.pin, token: window.__tok, drive: driveClient(),
+  params: a.params});"""
 
 
 def new_wallet(dev: Device, words: str = ABANDON) -> dict:
@@ -174,7 +175,7 @@ def backup(dev: Device, owner: str, pin: str = PIN) -> dict:
 
 
 def restore(dev: Device, owner: str, pin: str = PIN) -> dict:
-    return dev.run(RESTORE, {"owner": owner, "pin": pin})
+    return dev.run(RESTORE, {"owner": owner, "pin": pin, "params": SMALL})
 
 
 def backed_up_wallet(devices, server) -> tuple[Device, dict, dict, DriveApi]:
@@ -212,6 +213,9 @@ def test_backup_update_and_restore_on_new_device(devices, server):
     assert len(drive.files(backup_name(owner) + ".tmp")) == 1
 
     # touch after the upload: /me follows.
+    nonce = a.ok("""
+        const r = await fetch('/api/v1/auth/login-attempt', {method: 'POST', credentials: 'include'});
+        return (await r.json()).nonce;""")
     me = a.ok("""
         const post = (p, body) => fetch(p, {method: 'POST', credentials: 'include',
           headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
@@ -220,7 +224,7 @@ def test_backup_update_and_restore_on_new_device(devices, server):
         const touched = await nb.backup.touchBackup('');
         const me = await (await fetch('/api/v1/me')).json();
         const info = await (await fetch('/api/v1/backup/info')).json();
-        return {touched, me, info};""", {"idt": idp.issue_id_token(ALICE), "owner": owner})
+        return {touched, me, info};""", {"idt": idp.issue_id_token(ALICE, nonce=nonce), "owner": owner})
     assert me["touched"] is True and me["me"]["hasBackup"] is True
     assert abs(me["info"]["last_backup_at"] - time.time()) < 60
 

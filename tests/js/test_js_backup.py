@@ -16,7 +16,9 @@ ZOO = "zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo wrong"
 ENCRYPT = """const b = nb.vault.exportBundle(a.owner);
   const bytes = await nb.vault.encryptBackup(a.pin || '123456', a.owner, b, {params: a.params});
   return nb.bytes.b64encode(bytes);"""
-DECRYPT = "return nb.vault.decryptBackup(a.pin || '123456', nb.bytes.b64decode(a.file), a.owner);"
+# The KDF parameters to accept: SMALL unless the test names others (null: design.md's).
+DECRYPT = ("return nb.vault.decryptBackup(a.pin || '123456', nb.bytes.b64decode(a.file), a.owner,"
+           f" {{params: a.params === undefined ? {json.dumps(SMALL)} : a.params}});")
 
 
 def _file(page, owner, pin="123456") -> bytes:
@@ -33,9 +35,9 @@ def test_round_trip_and_restore_on_new_device(page):
     assert bundle == {"version": 1, **w["materials"]}
     # New device: nothing stored, restore writes the materials after the address check.
     got = ok(page, """localStorage.clear();
-        const addr = await nb.vault.restoreFromBackup('123456', nb.bytes.b64decode(a.file), a.owner);
+        const addr = await nb.vault.restoreFromBackup('123456', nb.bytes.b64decode(a.file), a.owner, {params: a.params});
         return [addr, nb.vault.loadMaterials(a.owner), await nb.vault.unwrapMnemonic('123456', nb.vault.loadMaterials(a.owner))];""",
-             {"file": base64.b64encode(data).decode(), "owner": owner.lower()})
+             {"file": base64.b64encode(data).decode(), "owner": owner.lower(), "params": SMALL})
     assert got == [owner, w["materials"], ABANDON]
 
 
@@ -88,7 +90,7 @@ _DELETE = object()
 
 @pytest.mark.parametrize("patch", [
     _set(["v"], 2), _set(["alg"], "AES-CBC"), _set(["kdf", "salt_rec"], _DELETE), _set(["iv"], _DELETE),
-    _set(["iv"], "AAAA"), _set(["kdf", "kind"], "scrypt"), _set(["kdf", "m"], 0), _set(["owner"], _DELETE),
+    _set(["iv"], "AAAA"), _set(["kdf", "kind"], "scrypt"), _set(["owner"], _DELETE),
     lambda h: b"not json",
 ])
 def test_invalid_header(page, patch):
@@ -131,9 +133,66 @@ def test_restore_address_mismatch_writes_nothing(page):
         return nb.bytes.b64encode(await nb.vault.encryptBackup('123456', a.owner, b, {params: a.params}));""",
               {"owner": owner, "m": other["materials"], "params": SMALL})
     bundle = ok(page, DECRYPT, {"file": data, "owner": owner})
-    r = fails(page, "return nb.vault.restoreBundle('123456', a.bundle, a.owner);", {"bundle": bundle, "owner": owner})
+    r = fails(page, "return nb.vault.restoreBundle('123456', a.bundle, a.owner, {params: a.params});",
+              {"bundle": bundle, "owner": owner, "params": SMALL})
     assert (r["code"], r["message"]) == ("ADDRESS_MISMATCH", "Address derived from mnemonic does not match the active owner")
     assert ok(page, "return localStorage.length;") == 0
-    r = fails(page, "return nb.vault.restoreBundle('111111', a.bundle, a.owner);", {"bundle": bundle, "owner": owner})
+    r = fails(page, "return nb.vault.restoreBundle('111111', a.bundle, a.owner, {params: a.params});",
+              {"bundle": bundle, "owner": owner, "params": SMALL})
     assert r["code"] == "INVALID_PIN"
     assert ok(page, "return localStorage.length;") == 0
+
+
+# ---- issue 12 item 5: restore accepts only design.md section 4's KDF parameters
+
+SPEC_JS = {"t": 3, "m": 262144, "p": 1}
+GIB4 = 4 * 1024 * 1024  # KiB
+
+
+@pytest.mark.parametrize("params,accepted", [
+    (SPEC_JS, True),
+    ({**SPEC_JS, "m": GIB4}, False),  # the issue's example: 4 GiB
+    ({**SPEC_JS, "m": 2 ** 53}, False),
+    ({**SPEC_JS, "m": 131072}, False),  # cheaper is not accepted either
+    ({**SPEC_JS, "t": 4}, False),
+    ({**SPEC_JS, "t": 10 ** 9}, False),
+    ({**SPEC_JS, "p": 2}, False),
+    ({**SPEC_JS, "m": "262144"}, False),
+    ({**SPEC_JS, "m": 262144.5}, False),
+    ({**SPEC_JS, "m": None}, False),
+    ({"t": 3, "p": 1}, False),
+    (None, False),
+])
+def test_backup_kdf_check_table(page, params, accepted):
+    r = (ok if accepted else fails)(page, "return nb.vault.checkBackupKdf(a);", params)
+    if accepted:
+        assert r == SPEC_JS
+    else:
+        assert (r["code"], r["message"]) == ("UNSUPPORTED_BACKUP", "Unsupported backup: KDF parameters other than this wallet's")
+
+
+def test_restore_of_a_4_gib_header_fails_before_any_argon2_work(page):
+    """A header asking for m = 4 GiB: refused at once, no KDF worker started, nothing stored."""
+    owner = address(ABANDON)
+    data = encrypt_backup("123456", owner, {"version": 1, **wrap("123456", ABANDON, SMALL)}, SMALL)
+    file = _patched(data, _set(["kdf", "m"], GIB4))
+    got = ok(page, """const Real = window.Worker;
+        let workers = 0;
+        window.Worker = function (...args) { workers += 1; return new Real(...args); };
+        const started = performance.now();
+        let code = null;
+        try {
+          await nb.vault.restoreFromBackup('123456', nb.bytes.b64decode(a.file), a.owner);
+        } catch (e) {
+          code = e.code;
+        } finally {
+          window.Worker = Real;
+        }
+        return {code, workers, ms: performance.now() - started, stored: localStorage.length};""",
+             {"file": file, "owner": owner})
+    assert got["code"] == "UNSUPPORTED_BACKUP" and got["workers"] == 0 and got["stored"] == 0, got
+    assert got["ms"] < 1000, got
+    # The same file with design.md's parameters reaches the KDF (the wrong key then fails the PIN check).
+    spec_file = _patched(data, lambda h: {**h, "kdf": {**h["kdf"], **SPEC_JS}})
+    r = fails(page, DECRYPT, {"file": spec_file, "owner": owner, "params": None})
+    assert r["code"] == "INVALID_PIN"

@@ -68,7 +68,8 @@ def test_python_backup_restores_in_browser(page):
     owner = address(words)
     materials = wrap(PIN, words, SMALL)
     data = encrypt_backup(PIN, owner, {"version": 1, **materials}, SMALL)
-    got = ok(page, """const addr = await nb.vault.restoreFromBackup(a.pin, nb.bytes.b64decode(a.file), a.owner);
+    got = ok(page, """const opts = {params: a.params};  // small parameters: accepted in tests only
+        const addr = await nb.vault.restoreFromBackup(a.pin, nb.bytes.b64decode(a.file), a.owner, opts);
         return [addr, await nb.vault.unwrapMnemonic(a.pin, nb.vault.loadMaterials(a.owner))];""",
-             {"pin": PIN, "file": base64.b64encode(data).decode(), "owner": owner.lower()})
+             {"pin": PIN, "file": base64.b64encode(data).decode(), "owner": owner.lower(), "params": SMALL})
     assert got == [owner, words]

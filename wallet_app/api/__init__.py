@@ -1,6 +1,7 @@
 """The REST API (/api/v1) as a FastAPI app; Reflex mounts itself under it via api_transformer."""
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -10,6 +11,7 @@ from wallet_app.api import (
     auth,
     backup,
     chains,
+    docs,
     me,
     payment,
     tokens,
@@ -65,12 +67,18 @@ class RefuseWhileLimited:
         await self.app(scope, receive, send)
 
 
+async def validation_error_response(_request: Request, _exc: Exception) -> JSONResponse:
+    """A body or parameter the route's schema refuses: one code like every other error (FastAPI's
+    default answers a list of pydantic errors, which echo the input back)."""
+    return await app_error_response(_request, AppError("invalid_request"))
+
+
 def build_api() -> FastAPI:
     app = FastAPI(
         title="Newbl Wallet API",
         version="1",
         openapi_url=f"{API_PREFIX}/openapi.json",
-        docs_url=f"{API_PREFIX}/docs",
+        docs_url=None,  # our own page (api.docs): FastAPI's loads Swagger UI from a CDN
         redoc_url=None,
         swagger_ui_oauth2_redirect_url=None,
     )
@@ -84,5 +92,7 @@ def build_api() -> FastAPI:
         v1.include_router(wallet_router)
     app.add_exception_handler(AppError, app_error_response)
     app.add_middleware(RefuseWhileLimited)
+    app.add_exception_handler(RequestValidationError, validation_error_response)
     app.include_router(v1)
+    app.include_router(docs.router)
     return app

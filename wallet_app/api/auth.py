@@ -6,9 +6,10 @@ from fastapi import APIRouter, Depends, Request, Response
 from starlette.concurrency import run_in_threadpool
 
 from wallet_app.api.deps import session_token
-from wallet_app.api.schemas import GoogleCodeIn, GoogleIdTokenIn, MeOut, OkOut
+from wallet_app.api.schemas import GoogleCodeIn, GoogleIdTokenIn, LoginAttemptOut, MeOut, OkOut
 from wallet_app.core import ratelimit
 from wallet_app.core.config import get_settings
+from wallet_app.errors import AppError
 from wallet_app.models import stored_id
 from wallet_app.services import accounts, google, sessions
 
@@ -22,22 +23,28 @@ _AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
 _SIGN_IN_LIMIT = [Depends(ratelimit.by_client_ip("sign_in"))]  # per client IP (core.ratelimit)
 
 
-def set_session_cookie(response: Response, raw_token: str) -> None:
+def _cookie_secure() -> bool:
     s = get_settings()
+    return s.https or not s.dev_mode  # only development over http goes without Secure
+
+
+def set_session_cookie(response: Response, raw_token: str) -> None:
+    """Host-only (no Domain), Path=/: what the __Host- name of https requires."""
     response.set_cookie(
-        sessions.SESSION_COOKIE,
+        sessions.session_cookie_name(),
         raw_token,
-        max_age=s.session_lifetime_seconds,
+        max_age=get_settings().session_lifetime_seconds,
         path="/",
         httponly=True,
         samesite="lax",
-        secure=not s.dev_mode,
+        secure=_cookie_secure(),
     )
 
 
 def clear_session_cookie(response: Response) -> None:
-    s = get_settings()
-    response.delete_cookie(sessions.SESSION_COOKIE, path="/", httponly=True, samesite="lax", secure=not s.dev_mode)
+    response.delete_cookie(
+        sessions.session_cookie_name(), path="/", httponly=True, samesite="lax", secure=_cookie_secure()
+    )
 
 
 def _login(identity: google.Identity, locale: str, request: Request, response: Response) -> dict:
@@ -48,16 +55,72 @@ def _login(identity: google.Identity, locale: str, request: Request, response: R
     return accounts.me_payload(user)
 
 
+# One sign-in attempt: its nonce (the ID token's `nonce` claim, or the code flow's `state`)
+# rides in a short-lived HttpOnly cookie, so a token or code obtained for another page or
+# browser is refused. Every sign-in request consumes it, accepted or not.
+ATTEMPT_COOKIE = "nb_login_attempt"
+_ATTEMPT_PATH = "/api/v1/auth"
+
+
+def _clear_attempt(response: Response) -> None:
+    secure = not get_settings().dev_mode
+    response.delete_cookie(ATTEMPT_COOKIE, path=_ATTEMPT_PATH, httponly=True, samesite="strict", secure=secure)
+
+
+@router.post("/login-attempt", response_model=LoginAttemptOut)
+def start_login_attempt(response: Response) -> dict:
+    """Starts a sign-in attempt: its nonce goes into the ID token request (or as OAuth state)."""
+    nonce = google.new_login_attempt()
+    secure = not get_settings().dev_mode
+    response.set_cookie(
+        ATTEMPT_COOKIE,
+        nonce,
+        max_age=google.ATTEMPT_SECONDS,
+        path=_ATTEMPT_PATH,
+        httponly=True,
+        samesite="strict",
+        secure=secure,
+    )
+    return {"nonce": nonce}
+
+
+async def _sign_in(verify: Any, locale: str, request: Request, response: Response) -> Any:
+    """verify(attempt) -> Identity, then the attempt is spent and the user logged in; the
+    attempt cookie is cleared either way."""
+    try:
+        attempt = google.require_login_attempt(request.cookies.get(ATTEMPT_COOKIE))
+        identity = await verify(attempt)
+        google.spend_login_attempt(attempt)
+        result = await run_in_threadpool(_login, identity, locale, request, response)
+    except AppError as exc:
+        from wallet_app.api import app_error_response  # the package imports this module
+
+        refused = await app_error_response(request, exc)
+        _clear_attempt(refused)
+        return refused
+    _clear_attempt(response)
+    return result
+
+
 @router.post("/google", response_model=MeOut, responses=_AUTH_ERRORS, dependencies=_SIGN_IN_LIMIT)
-async def login_with_id_token(body: GoogleIdTokenIn, request: Request, response: Response) -> dict:
-    identity = await google.verify_id_token(body.id_token)
-    return await run_in_threadpool(_login, identity, body.locale, request, response)
+async def login_with_id_token(body: GoogleIdTokenIn, request: Request, response: Response) -> Any:
+    """Needs the cookie of POST /auth/login-attempt; the ID token's `nonce` claim must equal it."""
+
+    async def verify(attempt: str) -> google.Identity:
+        return await google.verify_id_token(body.id_token, nonce=attempt)
+
+    return await _sign_in(verify, body.locale, request, response)
 
 
 @router.post("/google/code", response_model=MeOut, responses=_AUTH_ERRORS, dependencies=_SIGN_IN_LIMIT)
-async def login_with_code(body: GoogleCodeIn, request: Request, response: Response) -> dict:
-    identity = await google.exchange_code(body.code)
-    return await run_in_threadpool(_login, identity, body.locale, request, response)
+async def login_with_code(body: GoogleCodeIn, request: Request, response: Response) -> Any:
+    """Needs the cookie of POST /auth/login-attempt; `state` must equal its nonce."""
+
+    async def verify(attempt: str) -> google.Identity:
+        google.check_login_attempt(attempt, body.state)  # before the code is spent
+        return await google.exchange_code(body.code)
+
+    return await _sign_in(verify, body.locale, request, response)
 
 
 @router.post("/logout", response_model=OkOut)

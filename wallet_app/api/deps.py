@@ -1,5 +1,6 @@
 """Shared route dependencies: same-origin check for writes, and the signed-in user."""
 
+from collections.abc import Collection
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -13,10 +14,13 @@ from wallet_app.services import sessions
 STATE_CHANGING = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def origin_allowed(method: str, origin: str | None, sec_fetch_site: str | None, public_origin: str) -> bool:
+def origin_allowed(
+    method: str, origin: str | None, sec_fetch_site: str | None, allowed_origins: Collection[str]
+) -> bool:
     """CSRF guard for cookie-authenticated writes.
 
-    - An Origin header must be exactly the app's origin ("null" and others are refused).
+    - An Origin header must be exactly one of the app's origins (settings.allowed_origins:
+      PUBLIC_BASE_URL's, and in development its loopback aliases); "null" and others are refused.
     - No Origin: browsers always send one on fetch/form POST, PATCH, PUT and DELETE, so its
       absence means a non-browser client (curl, a merchant's server, tests), which cannot
       carry a victim's cookie; allowed. One exception: a browser that reports fetch metadata
@@ -25,7 +29,7 @@ def origin_allowed(method: str, origin: str | None, sec_fetch_site: str | None, 
     if method.upper() not in STATE_CHANGING:
         return True
     if origin is not None:
-        return origin.strip().rstrip("/").lower() == public_origin.rstrip("/").lower()
+        return origin.strip().rstrip("/").lower() in {o.rstrip("/").lower() for o in allowed_origins}
     return sec_fetch_site in (None, "same-origin", "none")
 
 
@@ -34,13 +38,14 @@ def require_same_origin(request: Request) -> None:
         request.method,
         request.headers.get("origin"),
         request.headers.get("sec-fetch-site"),
-        get_settings().public_origin,
+        get_settings().allowed_origins,
     ):
         raise HTTPException(status_code=403, detail="foreign_origin")
 
 
 def session_token(request: Request) -> str | None:
-    return request.cookies.get(sessions.SESSION_COOKIE) or None
+    # Not request.cookies (last duplicate wins): the Reflex handlers' rule, first wins.
+    return sessions.token_from_cookie_header(request.headers.get("cookie"))
 
 
 async def current_user(request: Request) -> User:

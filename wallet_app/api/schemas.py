@@ -22,7 +22,12 @@ class GoogleIdTokenIn(BaseModel):
 
 class GoogleCodeIn(BaseModel):
     code: str = Field(min_length=1, max_length=2048)
+    state: str = Field(max_length=128, description="the OAuth state: the nonce of POST /auth/login-attempt")
     locale: Locale
+
+
+class LoginAttemptOut(BaseModel):
+    nonce: str = Field(description="the ID token's nonce, or the code flow's OAuth state; single use")
 
 
 class AddressIn(BaseModel):

@@ -1,6 +1,7 @@
 """The mobile page frame: one column, max 480 px, safe-area padding, bottom navigation."""
 
 import reflex as rx
+from reflex.components.core.banner import has_connection_errors
 
 from custom_components.wallet_js.backup_ui import restore_dialog
 from custom_components.wallet_js.wallet import device_check
@@ -60,6 +61,38 @@ def bottom_nav() -> rx.Component:
     )
 
 
+def connection_notice() -> rx.Component:
+    """A short notice in the user's language while the websocket is down (a server restart, a
+    network drop). Reflex retries by itself and the notice goes once it is back; it replaces
+    Reflex's own connection overlay, developer text in English (removed in wallet_app.py)."""
+    return rx.cond(
+        has_connection_errors,
+        rx.hstack(
+            rx.spinner(size="1"),
+            rx.text(t("reconnecting"), size="2", weight="medium", id="connection-notice-text"),
+            id="connection-notice",
+            role="status",
+            align="center",
+            spacing="2",
+            position="fixed",
+            # At the bottom, above the navigation: the top holds each page's own controls.
+            bottom=rx.cond(
+                SessionState.show_nav,
+                f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
+                "calc(16px + env(safe-area-inset-bottom))",
+            ),
+            left="50%",
+            transform="translateX(-50%)",
+            padding="6px 14px",
+            border_radius="9999px",
+            background_color="var(--amber-3)",
+            color="var(--amber-11)",
+            border="1px solid var(--amber-6)",
+            z_index="20",
+        ),
+    )
+
+
 def page(
     *children: rx.Component, title_key: str | None = None, gated: bool = True, signed_in: bool = True
 ) -> rx.Component:
@@ -91,6 +124,7 @@ def page(
         ),
         *(_signed_in_parts() if signed_in else []),
         alert_dialog(),
+        connection_notice(),
     )
 
 

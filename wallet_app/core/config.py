@@ -1,19 +1,40 @@
-"""One settings object for the whole server, read from the environment and `.env`."""
+"""One settings object for the whole server, read from the environment and `.env`.
 
+Production is the default; development (the stand-ins of wallet_app/dev) is asked for with
+DEV_MODE=1 (`make run` does). The settings are checked when loaded: get_settings() raises
+SettingsError, whose text is one paragraph naming the variable and the fix.
+"""
+
+import re
 from functools import lru_cache
 from pathlib import Path
+from urllib.parse import urlsplit
 
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
+# Keys every anvil user knows (its accounts #0 and #1: the dev deployer and the dev relayer);
+# never a relayer key outside development.
+ANVIL_PUBLIC_KEYS = (
+    "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
+    "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
+)
+
+
+class SettingsError(ValueError):
+    """The settings are refused; the text says which variable and how to fix it."""
 
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore")
 
     database_url: str = f"sqlite:///{REPO_ROOT / 'data' / 'newbl.db'}"
-    # Absent Google credentials mean development sign-in (/dev-idp and /dev-drive).
+    # Development mode: the stand-ins of wallet_app/dev (/dev-idp, /dev-drive, faucet, anvil's
+    # relayer key), only with a loopback PUBLIC_BASE_URL and without a Google client.
+    dev_mode: bool = False
+    # Google OAuth client; required outside development.
     google_client_id: str | None = None
     google_client_secret: str | None = None
     session_lifetime_seconds: int = 14 * 24 * 3600
@@ -31,28 +52,48 @@ class Settings(BaseSettings):
     dev_drive_dir: Path = REPO_ROOT / "data" / "dev-drive"
 
     @property
-    def dev_mode(self) -> bool:
-        return not self.google_client_id
-
-    @property
     def public_origin(self) -> str:
         return self.public_base_url.rstrip("/")
 
+    @property
+    def https(self) -> bool:
+        return urlsplit(self.public_base_url).scheme == "https"
+
+    @property
+    def allowed_origins(self) -> tuple[str, ...]:
+        """Origins the browser may call from (websocket CORS, writes): PUBLIC_BASE_URL's, and in
+        development the same port under each loopback name (`make run` prints 127.0.0.1)."""
+        if not self.dev_mode:
+            return (self.public_origin,)
+        url = urlsplit(self.public_base_url)
+        port = f":{url.port}" if url.port else ""
+        aliases = [f"{url.scheme}://{'[::1]' if h == '::1' else h}{port}" for h in LOOPBACK_HOSTS]
+        return tuple(dict.fromkeys([self.public_origin, *aliases]))
+
     # ---- merchant payments (issue 6)
     # The relayer's key pays the gas of pay() transactions. Required outside development
-    # (there the default is anvil's account #1, set by wallet_app.dev.install).
+    # (development uses anvil's account #1, set by wallet_app.dev.install).
     relayer_private_key: SecretStr | None = None
     # A relayed transaction not mined after this long is re-sent or replaced (same nonce, higher gas price).
     relayer_stuck_seconds: int = 30
     # An unused quote is handed out again to the same poll for this long.
     payment_quote_ttl_seconds: int = 900
     # A Pay deadline further than this in the future is refused (the client uses now + 300 s).
-    payment_max_deadline_seconds: int = 900
+    payment_max_deadline_seconds: int = 3600
+    # A Pay deadline nearer than this is refused: the relayed transaction needs time to be mined.
+    payment_min_deadline_seconds: int = 60
+    # Per-user quotas (counted in the database, so they hold across processes); over one: 429.
+    # New quotes per hour (a poll answered with the same open quote is not a new one).
+    payment_quotes_per_hour: int = 60
+    # Executed payments per hour.
+    payment_executes_per_hour: int = 30
+    # Open quotes (unused, younger than payment_quote_ttl_seconds) at a time.
+    payment_open_quotes_max: int = 10
 
     # ---- /sign (issue 11): a link whose gas price is above this multiple of the node's is refused.
     sign_max_gas_price_multiple: float = 3.0
-    # Development only (ignored once Google sign-in is configured): /sign without the preview and
-    # its checks, the baseline of bench/sign_preview.py.
+    # Development only (ignored outside DEV_MODE): /sign without the preview and its checks, the
+    # baseline of bench/sign_preview.py.
     dev_sign_preview_off: bool = False
 
     # ---- rate limits (issue 12, core/ratelimit.py): "N/second|minute|hour", several joined by ";";
@@ -76,7 +117,77 @@ class Settings(BaseSettings):
     # A user's token list holds at most this many tokens (each is read on every /assets).
     max_tokens_per_user: int = 50
 
+    @model_validator(mode="after")
+    def _check_mode(self) -> "Settings":
+        problems = refusals(self)
+        if problems:
+            raise ValueError(" ".join(problems))
+        return self
+
+
+def refusals(s: Settings) -> list[str]:
+    """Why these settings must not serve, one sentence each (empty: fine)."""
+    problems = []
+    loopback = urlsplit(s.public_base_url).hostname in LOOPBACK_HOSTS
+    if s.dev_mode:
+        if not loopback:
+            problems.append(
+                f"DEV_MODE is on but PUBLIC_BASE_URL ({s.public_base_url}) is not on loopback: the development "
+                "stand-ins let anyone sign in as any e-mail, so they run only at localhost, 127.0.0.1 or [::1]; "
+                "unset DEV_MODE on a public host."
+            )
+        if s.google_client_id:
+            problems.append(
+                "DEV_MODE is on and GOOGLE_CLIENT_ID is set: development sign-in would ignore the Google client; "
+                "unset GOOGLE_CLIENT_ID for development, or unset DEV_MODE to use Google."
+            )
+        return problems
+    if not s.https and not loopback:
+        problems.append(
+            f"PUBLIC_BASE_URL ({s.public_base_url}) is not https: outside development the session cookie is "
+            "Secure, which browsers refuse over plain http; serve over https (e.g. behind a TLS proxy) and set "
+            "PUBLIC_BASE_URL=https://..., or set DEV_MODE=1 for local development."
+        )
+    key = s.relayer_private_key.get_secret_value() if s.relayer_private_key else ""
+    if key and not re.fullmatch(r"(0x)?[0-9a-fA-F]{64}", key):
+        problems.append("RELAYER_PRIVATE_KEY is not a private key: set it to 64 hex digits (0x optional).")
+    elif key and "0x" + key.lower().removeprefix("0x") in ANVIL_PUBLIC_KEYS:
+        problems.append(
+            "RELAYER_PRIVATE_KEY is one of anvil's public test keys, which anyone can spend from: "
+            "outside development use a key of your own."
+        )
+    missing = [
+        name
+        for name, value in (
+            ("GOOGLE_CLIENT_ID", s.google_client_id),
+            ("GOOGLE_CLIENT_SECRET", s.google_client_secret),
+            ("RELAYER_PRIVATE_KEY", key),
+        )
+        if not value
+    ]
+    if missing:
+        problems.append(
+            f"{', '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: production needs a Google OAuth "
+            "client (GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET) and the relayer's key (RELAYER_PRIVATE_KEY); "
+            "set them, or set DEV_MODE=1 for local development (`make run` does)."
+        )
+    return problems
+
+
+def load_settings() -> Settings:
+    """Settings() with a refusal as one SettingsError paragraph instead of pydantic's report."""
+    try:
+        return Settings()
+    except ValidationError as e:
+        parts = []
+        for err in e.errors():
+            if err["type"] == "value_error" and not err["loc"]:
+                parts.append(str(err["ctx"]["error"]))
+            else:
+                parts.append(f"{'.'.join(str(x) for x in err['loc']).upper()}: {err['msg']}.")
+        raise SettingsError("Refusing to start: " + " ".join(parts)) from None
+
 
 @lru_cache
 def get_settings() -> Settings:
-    return Settings()
+    return load_settings()

@@ -19,6 +19,8 @@ _INLINE_SCRIPT = re.compile(rb"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", re.S
 GOOGLE_SCRIPT_HOSTS = "https://accounts.google.com/gsi/client"
 GOOGLE_CONNECT_HOSTS = "https://accounts.google.com https://oauth2.googleapis.com https://www.googleapis.com"
 GOOGLE_FRAME_HOSTS = "https://accounts.google.com"
+# Over https: browsers come back only over https for two years, subdomains included.
+HSTS = b"max-age=63072000; includeSubDomains"
 # Served from assets/ at the root; they must never be cached as immutable.
 UNCACHED_FILES = {"/sw.js", "/kdf-worker.js", "/manifest.webmanifest", "/register-sw.js"}
 
@@ -77,6 +79,7 @@ class SecurityHeaders:
         self._hashes: list[str] | None = None
         self._stamp: float | None = None
         self._google = not get_settings().dev_mode
+        self._hsts = get_settings().https
 
     def _script_hashes(self) -> list[str]:
         index = BUILD_DIR / "index.html"
@@ -106,6 +109,8 @@ class SecurityHeaders:
                 ]
                 if cache:
                     headers.append((b"cache-control", cache.encode()))
+                if self._hsts:
+                    headers.append((b"strict-transport-security", HSTS))
                 message = {**message, "headers": headers}
             await send(message)
 

@@ -15,11 +15,11 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from wallet_app.core import extensions
-from wallet_app.core.config import get_settings
+from wallet_app.core.config import ANVIL_PUBLIC_KEYS, get_settings
 from wallet_app.dev import drive, faucet, idp, merchant
 
 # anvil's account #1 (funded by anvil's genesis, not the deployer #0): a public key, dev only.
-DEV_RELAYER_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
+DEV_RELAYER_KEY = ANVIL_PUBLIC_KEYS[1]
 
 
 def _identity_provider() -> extensions.IdentityProvider | None:

@@ -58,6 +58,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def port_free(port: int) -> bool:
+    """Whether a new listener may bind 127.0.0.1:`port`. SO_REUSEADDR (as anvil's own listener
+    has): connections of a node just stopped (TIME_WAIT) do not count, a listener does."""
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 class Anvil:
     def __init__(
         self,
@@ -84,13 +96,8 @@ class Anvil:
 
     def start(self) -> Anvil:
         # Otherwise another node already on the port would answer and pass for this one.
-        # SO_REUSEADDR: connections of a node just stopped (TIME_WAIT) do not count, a listener does.
-        with socket.socket() as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                s.bind(("127.0.0.1", self.port))
-            except OSError as e:
-                raise AnvilError(f"port {self.port} is in use") from e
+        if not port_free(self.port):
+            raise AnvilError(f"port {self.port} is in use")
         cmd = [
             anvil_binary(),
             "--host",

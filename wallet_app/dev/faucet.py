@@ -1,9 +1,11 @@
 """Dev faucet: a newly registered address gets gas and test tokens on the local dev chains.
 
 Registered by wallet_app.dev.install() as an address hook (core.extensions); it acts only in
-development (no Google configured) and only for chains whose RPC is on loopback (never a
+development mode (DEV_MODE) and only for chains whose RPC is on loopback (never a
 real network). It runs in a background thread so registration stays quick, and
-a failure is only logged: registration must not fail because of the faucet.
+a failure is only logged: registration must not fail because of the faucet. A node that is
+gone (stopped at shutdown) is one log line, not a traceback; stop() cancels the sends that
+have not started.
 """
 
 from __future__ import annotations
@@ -19,6 +21,9 @@ log = logging.getLogger(__name__)
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _workers: list[threading.Thread] = []
 _workers_lock = threading.Lock()
+# One worker sends at a time (one deployer key, one nonce sequence); the waiting ones see stop().
+_send_lock = threading.Lock()
+_stopping = threading.Event()
 
 
 def is_loopback_rpc(rpc_url: str) -> bool:
@@ -49,11 +54,22 @@ def _fund(address: str, chains: list[tuple[int, str]], deployments_dir) -> dict[
 
     funded: dict[int, list[str]] = {}
     for chain_id, rpc_url in chains:
-        try:
-            funded[chain_id] = fund(rpc_url, address, deployments_dir)
-            log.info("dev faucet: funded %s on chain %s", address, chain_id)
-        except Exception:
-            log.exception("dev faucet: funding %s on chain %s failed", address, chain_id)
+        with _send_lock:
+            if _stopping.is_set():
+                break
+            try:
+                funded[chain_id] = fund(rpc_url, address, deployments_dir)
+                log.info("dev faucet: funded %s on chain %s", address, chain_id)
+            except OSError as e:  # requests' connection errors are OSErrors: the node is not there
+                log.warning(
+                    "dev faucet: chain %s at %s does not answer (%s); %s not funded",
+                    chain_id,
+                    rpc_url,
+                    type(e).__name__,
+                    address,
+                )
+            except Exception:
+                log.exception("dev faucet: funding %s on chain %s failed", address, chain_id)
     return funded
 
 
@@ -70,6 +86,10 @@ def on_address_registered(address: str) -> threading.Thread | None:
     chains, deployments_dir = _targets()
     if not chains:
         return None
+    return _spawn(address, chains, deployments_dir)
+
+
+def _spawn(address: str, chains: list[tuple[int, str]], deployments_dir) -> threading.Thread:
     worker = threading.Thread(target=_fund, args=(address, chains, deployments_dir), name="dev-faucet", daemon=True)
     with _workers_lock:
         _workers[:] = [w for w in _workers if w.is_alive()]
@@ -85,3 +105,13 @@ def wait_idle(timeout: float = 60.0) -> bool:
     for w in workers:
         w.join(timeout)
     return not any(w.is_alive() for w in workers)
+
+
+def stop(timeout: float = 30.0) -> bool:
+    """Before the dev chain stops: the sends not yet started are cancelled, the one under way is
+    waited for. False if a worker is still running after `timeout`. Funding works again after."""
+    _stopping.set()
+    try:
+        return wait_idle(timeout)
+    finally:
+        _stopping.clear()

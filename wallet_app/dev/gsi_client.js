@@ -92,7 +92,21 @@
       }
       return false;
     },
-    // Dev tokens simply expire; nothing to revoke server-side.
-    revoke: function (token, done) { if (typeof done === 'function') done({ successful: true }); },
+    // As Google's: POST the token to the provider's revoke endpoint; /dev-drive refuses it afterwards.
+    revoke: function (token, done) {
+      var report = function (result) { if (typeof done === 'function') done(result); };
+      fetch(idpOrigin + '/dev-idp/revoke', {
+        method: 'POST',
+        credentials: 'omit',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: String(token || '') }).toString(),
+      }).then(function (resp) {
+        if (resp.ok) return report({ successful: true });
+        return resp.json().then(
+          function (body) { report({ successful: false, error: body.error, error_description: body.error_description }); },
+          function () { report({ successful: false, error: 'invalid_request' }); }
+        );
+      }, function () { report({ successful: false, error: 'network_error' }); });
+    },
   };
 })();

@@ -1,8 +1,9 @@
 """Development identity provider under /dev-idp (mounted only without GOOGLE_CLIENT_ID).
 
 A small OpenID provider with Google's shapes: discovery, JWKS, an authorize popup where one
-types an e-mail, a token endpoint (RS256 ID tokens via joserfc, opaque access tokens) and a
-script at /dev-idp/gsi/client offering google.accounts.oauth2.initCodeClient/initTokenClient.
+types an e-mail, a token endpoint (RS256 ID tokens via joserfc, opaque access tokens), a
+revoke endpoint and a script at /dev-idp/gsi/client offering google.accounts.oauth2
+initCodeClient/initTokenClient/revoke.
 
 Codes and access tokens live in this process's memory (the app runs one backend worker
 without Redis); a restart forgets them, and the browser simply asks for new ones.
@@ -19,6 +20,7 @@ import secrets
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from urllib.parse import parse_qs, unquote
 
@@ -93,9 +95,15 @@ def subject_for_email(email: str) -> str:
 
 
 def issue_id_token(
-    email: str, aud: str = DEV_CLIENT_ID, *, now: int | None = None, overrides: dict | None = None
+    email: str,
+    aud: str = DEV_CLIENT_ID,
+    *,
+    nonce: str | None = None,
+    now: int | None = None,
+    overrides: dict | None = None,
 ) -> str:
-    """An RS256 ID token like Google's. `overrides` replace claims, None drops one (for tests)."""
+    """An RS256 ID token like Google's, with `nonce` when the request had one.
+    `overrides` replace claims, None drops one (for tests)."""
     now = int(time.time()) if now is None else now
     email = email.strip().lower()
     claims = {
@@ -109,6 +117,8 @@ def issue_id_token(
         "iat": now,
         "exp": now + TOKEN_SECONDS,
     }
+    if nonce:
+        claims["nonce"] = nonce
     for name, value in (overrides or {}).items():
         if value is None:
             claims.pop(name, None)
@@ -125,6 +135,7 @@ class _Grant:
     scope: str
     client_id: str
     expires_at: float
+    nonce: str = ""  # the authorization request's nonce, echoed in the ID token
 
 
 _codes: dict[str, _Grant] = {}
@@ -171,9 +182,16 @@ def user_for_access_token(token: str, scope: str) -> str | None:
     return grant.sub if scope in grant.scope.split() else None
 
 
+def revoke_token(token: str) -> bool:
+    """Revoke an access token (Google's POST /revoke); False for an unknown or expired one."""
+    with _store_lock:
+        grant = _access_tokens.pop(token, None)
+    return grant is not None and grant.expires_at > time.time()
+
+
 # --- authorize popup ---------------------------------------------------------------------------
 
-_AUTH_PARAMS = ("client_id", "redirect_uri", "response_type", "scope", "state", "login_hint", "prompt")
+_AUTH_PARAMS = ("client_id", "redirect_uri", "response_type", "scope", "state", "nonce", "login_hint", "prompt")
 
 
 def _page(title: str, body: str, metas: dict[str, str] | None = None, status: int = 200) -> HTMLResponse:
@@ -252,7 +270,8 @@ def _grant(params: dict[str, str], email: str) -> HTMLResponse:
     scope = " ".join(params["scope"].split())
     prompt = params.get("prompt", "")
     if params["response_type"] == "code":
-        code = _new_code(_Grant(sub, email, scope, params["client_id"], time.time() + CODE_SECONDS))
+        grant = _Grant(sub, email, scope, params["client_id"], time.time() + CODE_SECONDS, params.get("nonce", ""))
+        code = _new_code(grant)
         message: dict[str, str | int] = {"code": code, "scope": scope, "authuser": "0", "prompt": prompt or "none"}
     else:
         token = _new_access_token(sub, email, scope, params["client_id"])
@@ -293,13 +312,14 @@ def build_router() -> APIRouter:
                 "issuer": iss,
                 "authorization_endpoint": iss + "/authorize",
                 "token_endpoint": iss + "/token",
+                "revocation_endpoint": iss + "/revoke",
                 "jwks_uri": iss + "/jwks",
                 "response_types_supported": ["code", "token"],
                 "subject_types_supported": ["public"],
                 "id_token_signing_alg_values_supported": ["RS256"],
                 "scopes_supported": ["openid", "email", "profile"],
                 "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic"],
-                "claims_supported": ["aud", "email", "email_verified", "exp", "iat", "iss", "name", "sub"],
+                "claims_supported": ["aud", "email", "email_verified", "exp", "iat", "iss", "name", "nonce", "sub"],
                 "grant_types_supported": ["authorization_code"],
             }
         )
@@ -360,8 +380,19 @@ def build_router() -> APIRouter:
         }
         if "openid" in grant.scope.split():
             # Off the event loop: the signing key may be read from its file.
-            body["id_token"] = await run_in_threadpool(issue_id_token, grant.email, client_id)
+            body["id_token"] = await run_in_threadpool(
+                partial(issue_id_token, grant.email, client_id, nonce=grant.nonce or None)
+            )
         return JSONResponse(body, headers=_NO_STORE)
+
+    @router.post("/revoke")
+    async def revoke(request: Request) -> JSONResponse:
+        """Like https://oauth2.googleapis.com/revoke: `token` in the form (or the query)."""
+        form = {k: v[0] for k, v in parse_qs((await request.body()).decode("utf-8", "replace")).items()}
+        token = form.get("token") or request.query_params.get("token", "")
+        if not revoke_token(token):
+            return _oauth_error("invalid_token", description="Token expired or revoked")
+        return JSONResponse({}, headers=_NO_STORE)
 
     @router.get("/gsi/client")
     async def gsi_client() -> FileResponse:

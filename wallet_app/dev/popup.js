@@ -7,7 +7,9 @@
     var el = document.querySelector('meta[name="' + name + '"]');
     return el ? el.getAttribute('content') : null;
   }
-  var target = meta('nb-idp-target');
+  // The opener is the app at this popup's own origin (development answers at localhost and
+  // 127.0.0.1 alike): only a window of that origin receives the answer.
+  var target = window.location.origin;
 
   function deliver(message) {
     if (window.opener && target) {

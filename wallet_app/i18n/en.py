@@ -44,6 +44,7 @@ EN: dict[str, str] = {
     "logout_failed": "Logout failed: ",
     "payment_title": "Payment",
     "not_found": "Page not found.",
+    "reconnecting": "Reconnecting…",  # the connection to the server dropped (components.layout)
     "pin_label": "PIN",
     "delete": "Delete",
     "confirm": "Confirm",

@@ -44,6 +44,7 @@ KO: dict[str, str] = {
     "logout_failed": "로그아웃에 실패했습니다: ",
     "payment_title": "결제",
     "not_found": "페이지를 찾을 수 없습니다.",
+    "reconnecting": "다시 연결하는 중…",
     "pin_label": "PIN 번호",
     "delete": "지우기",
     "confirm": "확인",

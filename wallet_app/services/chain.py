@@ -3,7 +3,13 @@
 Configuration is a JSON list (settings.chains_file, `chains.dev.json` in development):
     {chain_id, chain_name, rpc_url, multicall_address, payment_contract, native_symbol,
      native_name, native_decimals, explorer_url, tokens: [{token_address, token_symbol,
-     token_name, token_decimals}]}
+     token_name, token_decimals}],
+     and the relayer's limits (issue 12; defaults in RELAYER_LIMIT_DEFAULTS when absent):
+     payment_tokens: [addresses] the only tokens /payment quotes and executes (absent: none),
+     max_pay_gas: the highest gas limit of a relayed pay() (an estimate above it is refused),
+     max_gas_price_wei and max_gas_price_multiple (of the node's current price): the ceiling
+     of every relayed gas price, re-pricing included (a node price above the absolute cap
+     makes payments unavailable), relayer_min_balance_wei: below it payments are unavailable}
 An address may be written as "deployments:<key>" (e.g. "deployments:tokens.tUSD"); it is
 resolved from <settings.deployments_dir>/deployments-<chain_id>.json written by contracts/deploy.py.
 Production chains use literal addresses (e.g. the canonical Multicall3
@@ -63,6 +69,14 @@ MAX_RAW_TX_BYTES = 128 * 1024
 
 T = TypeVar("T")
 
+# The relayer's limits when the chains file does not set them (see the module doc).
+RELAYER_LIMIT_DEFAULTS: dict[str, int | float] = {
+    "max_pay_gas": 300_000,  # pay() with a plain ERC-20 uses about 70k
+    "max_gas_price_wei": 500 * 10**9,
+    "max_gas_price_multiple": 3.0,
+    "relayer_min_balance_wei": 10**16,  # 0.01 ETH
+}
+
 
 @dataclass(frozen=True)
 class TokenInfo:
@@ -84,6 +98,11 @@ class ChainConfig:
     native_decimals: int
     explorer_url: str | None
     tokens: tuple[TokenInfo, ...]
+    payment_tokens: tuple[str, ...] = ()  # checksummed; the tokens /payment accepts
+    max_pay_gas: int = int(RELAYER_LIMIT_DEFAULTS["max_pay_gas"])
+    max_gas_price_wei: int = int(RELAYER_LIMIT_DEFAULTS["max_gas_price_wei"])
+    max_gas_price_multiple: float = float(RELAYER_LIMIT_DEFAULTS["max_gas_price_multiple"])
+    relayer_min_balance_wei: int = int(RELAYER_LIMIT_DEFAULTS["relayer_min_balance_wei"])
 
     def native_token(self) -> TokenInfo:
         return TokenInfo(ZERO_ADDRESS, self.native_symbol, self.native_name, self.native_decimals)
@@ -148,6 +167,14 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
                         int(t["token_decimals"]),
                     )
                 )
+            payment_tokens = [
+                _resolve(t, deployments, f"chain {chain_id} payment_tokens") for t in raw.get("payment_tokens", [])
+            ]
+            if None in payment_tokens:
+                multicall = None
+            limits = {k: type(v)(raw.get(k, v)) for k, v in RELAYER_LIMIT_DEFAULTS.items()}
+            if min(limits.values()) <= 0 or limits["max_gas_price_multiple"] < 1:
+                raise ValueError(f"relayer limits must be positive (the multiple at least 1): {limits}")
             if multicall is None:
                 log.warning("chain %s left out: contracts not deployed (%s missing or incomplete)", chain_id, dep_file)
                 continue
@@ -163,6 +190,11 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
                     native_decimals=int(raw.get("native_decimals", 18)),
                     explorer_url=raw.get("explorer_url"),
                     tokens=tuple(tokens),
+                    payment_tokens=tuple(t for t in payment_tokens if t is not None),
+                    max_pay_gas=int(limits["max_pay_gas"]),
+                    max_gas_price_wei=int(limits["max_gas_price_wei"]),
+                    max_gas_price_multiple=float(limits["max_gas_price_multiple"]),
+                    relayer_min_balance_wei=int(limits["relayer_min_balance_wei"]),
                 )
             )
         except (KeyError, TypeError, ValueError) as e:

@@ -6,6 +6,9 @@ async: a synchronous call to /dev-idp from inside a request would deadlock the s
 The access token that comes with a code exchange is dropped at once (never stored or logged).
 """
 
+import re
+import secrets
+import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -27,6 +30,8 @@ with warnings.catch_warnings():
     from authlib.integrations.httpx_client import AsyncOAuth2Client, OAuthError
 
 CACHE_SECONDS = 3600
+# An unknown `kid` refetches the JWKS at most this often (else every forged token would).
+JWKS_REFRESH_SECONDS = 60
 HTTP_TIMEOUT = 10.0
 CLOCK_LEEWAY = 60
 
@@ -104,8 +109,10 @@ async def discovery() -> dict:
 
 async def _key_set(jwks_uri: str, refresh: bool = False) -> KeySet:
     hit = _jwks_cache.get(jwks_uri)
-    if hit and not refresh and time.monotonic() - hit[0] < CACHE_SECONDS:
-        return hit[1]
+    if hit:
+        age = time.monotonic() - hit[0]
+        if age < (JWKS_REFRESH_SECONDS if refresh else CACHE_SECONDS):
+            return hit[1]
     try:
         keys = KeySet.import_key_set(await _get_json(jwks_uri))  # type: ignore[arg-type]
     except JoseError as exc:
@@ -128,8 +135,54 @@ def _claims_registry(client_id: str) -> jwt.JWTClaimsRegistry:
     )
 
 
-async def verify_id_token(id_token: str) -> Identity:
-    """Check signature (issuer's JWKS, RS256), iss, aud, exp and email_verified."""
+# --- login attempts ------------------------------------------------------------------------
+# A sign-in attempt is a random value kept in the browser's HttpOnly cookie (api/auth.py) and
+# sent to the provider as the ID token's nonce or the code flow's state. Each signs in once:
+# the spent ones are remembered here until they would have expired anyway (only successful
+# sign-ins are recorded, so made-up cookies cannot fill this).
+ATTEMPT_SECONDS = 600
+_spent_attempts: dict[str, float] = {}  # value -> forget after (insertion order = time order)
+_attempts_lock = threading.Lock()
+
+
+def new_login_attempt() -> str:
+    return secrets.token_urlsafe(32)
+
+
+def _spent(attempt: str, now: float) -> bool:
+    while _spent_attempts and next(iter(_spent_attempts.values())) <= now:
+        del _spent_attempts[next(iter(_spent_attempts))]
+    return attempt in _spent_attempts
+
+
+def require_login_attempt(attempt: str | None) -> str:
+    """The attempt's value; a missing (or expired) or already spent attempt is refused."""
+    with _attempts_lock:
+        if not attempt or _spent(attempt, time.monotonic()):
+            raise AppError("login_attempt_expired", "no login attempt (missing, expired or spent)")
+    return attempt
+
+
+def spend_login_attempt(attempt: str) -> None:
+    """Marks the attempt used by a successful sign-in; a second use is refused (atomically)."""
+    now = time.monotonic()
+    with _attempts_lock:
+        if _spent(attempt, now):
+            raise AppError("login_attempt_expired", "login attempt already spent")
+        _spent_attempts[attempt] = now + ATTEMPT_SECONDS
+
+
+def check_login_attempt(expected: str, presented: object) -> None:
+    """The presented nonce/state must equal the attempt's value (constant time)."""
+    if not isinstance(presented, str) or not secrets.compare_digest(
+        presented.encode("utf-8", "surrogatepass"), expected.encode()
+    ):
+        raise AppError("login_attempt_mismatch", "nonce/state does not match the login attempt")
+
+
+async def verify_id_token(id_token: str, *, nonce: str | None) -> Identity:
+    """Check signature (issuer's JWKS, RS256), iss, aud, exp, email_verified and that the
+    `nonce` claim equals the login attempt's nonce (None: the code flow, bound by its state)."""
     if not isinstance(id_token, str) or not id_token or len(id_token) > 8192:
         raise AppError("invalid_id_token", "empty or oversized token")
     meta = await discovery()
@@ -143,6 +196,8 @@ async def verify_id_token(id_token: str) -> Identity:
         _claims_registry(browser_client_id()).validate(claims)
     except JoseError as exc:
         raise AppError("invalid_id_token", f"{type(exc).__name__}: {exc}") from exc
+    if nonce is not None:
+        check_login_attempt(nonce, claims.get("nonce"))
     # Google sends a boolean; older tokens carried the string "true".
     if claims.get("email_verified") not in (True, "true"):
         raise AppError("email_not_verified", "email_verified is not true")
@@ -152,10 +207,17 @@ async def verify_id_token(id_token: str) -> Identity:
     return Identity(sub=claims["sub"], email=claims["email"], name=name if isinstance(name, str) else None)
 
 
+_CODE_RE = re.compile(r"[\x21-\x7e]+")
+
+
 async def exchange_code(code: str) -> Identity:
     """Popup code flow (redirect_uri 'postmessage'): code -> tokens -> verified identity."""
     if not isinstance(code, str) or not code or len(code) > 2048:
         raise AppError("invalid_code", "empty or oversized code")
+    if not _CODE_RE.fullmatch(code):
+        # Codes are printable ASCII; others cannot be form-encoded (Authlib raises
+        # UnicodeEncodeError, which must not pass for the provider being down).
+        raise AppError("code_exchange_refused", "code is not printable ASCII")
     meta = await discovery()
     idp = provider()
     try:
@@ -176,4 +238,4 @@ async def exchange_code(code: str) -> Identity:
     id_token = token.get("id_token")
     if not id_token:
         raise AppError("code_exchange_refused", "no id_token in the token response")
-    return await verify_id_token(id_token)
+    return await verify_id_token(id_token, nonce=None)

@@ -16,6 +16,14 @@ Decisions:
 - The public payment id (execute's `id`, status's `id`) is the payment_id itself.
 - execute is idempotent per payment_id: a repeat with the same chain/token/amount/merchant
   returns the same id and sends nothing; a different merchant for a used id is refused.
+- The relayer's gas is guarded (issue 12): only the chain's payment_tokens are quoted or
+  executed (checked before any chain read); the deadline must be between
+  settings.payment_min_deadline_seconds and payment_max_deadline_seconds ahead; a quote older
+  than payment_quote_ttl_seconds is expired; a pay() estimated above the chain's max_pay_gas
+  is refused (its gas limit is the estimate + 25%, capped there); per-user quotas (new quotes
+  and executes per hour, open quotes at a time) are counted in the database;
+  relayer.check_ready() refuses payments while the node's gas price is above the chain's cap
+  or the relayer's balance is below its floor.
 """
 
 from __future__ import annotations
@@ -122,21 +130,44 @@ def _user_address(user: User) -> str:
     return checksum(user.address)
 
 
+def _payable_token(chain: chains.ChainConfig, token_address: object) -> str:
+    """The token, when it is on the chain's allow-list (payment_tokens of the chains file)."""
+    token = parse_address(token_address, code="invalid_token")
+    if token not in chain.payment_tokens:
+        raise AppError("token_not_payable", f"{token} is not a payment token on chain {chain.chain_id}")
+    return token
+
+
+def _check_quota(count: int, limit: int, code: str, what: str) -> None:
+    if count >= limit:
+        raise AppError(code, f"{what}: {count} of {limit}")
+
+
 def quote(user: User, chain_id: object, token_address: object, amount: object, merchant: object = None) -> dict:
     """{available, transaction, verifying_contract, payment_id[, reason]} (see module doc)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
-    token = parse_address(token_address, code="invalid_token")
+    token = _payable_token(chain, token_address)
     units = parse_uint256(amount)
     merchant_addr = parse_address(merchant, code="invalid_merchant").lower() if merchant not in (None, "") else None
     owner = _user_address(user)
+    request = _QuoteRequest(
+        user_id=stored_id(user),
+        chain_id=chain.chain_id,
+        token_address=token.lower(),
+        amount=str(units),
+        from_address=owner.lower(),
+        merchant_address=merchant_addr,
+    )
+    payment_id = _open_quote(request)  # quotas before any chain read; a poll of an open quote is free
+    relayer.check_ready(chain)
     allowance, balance = chains.erc20_allowance_and_balance(chain, owner, token, contract)
 
     result: dict[str, Any] = {
         "available": False,
         "transaction": None,
         "verifying_contract": contract,
-        "payment_id": _quote_id(user, owner, chain.chain_id, token, units, merchant_addr),
+        "payment_id": payment_id or _new_quote(request),
     }
     if balance < units:
         result["reason"] = "insufficient_balance"
@@ -157,22 +188,28 @@ class _QuoteRequest(TypedDict):
     merchant_address: str | None
 
 
-def _quote_id(user: User, owner: str, chain_id: int, token: str, units: int, merchant: str | None) -> str:
-    """The unused quote for the same request when there is a fresh one, else a new one."""
-    ttl = get_settings().payment_quote_ttl_seconds
-    request = _QuoteRequest(
-        user_id=stored_id(user),
-        chain_id=chain_id,
-        token_address=token.lower(),
-        amount=str(units),
-        from_address=owner.lower(),
-        merchant_address=merchant,
-    )
+def _open_quote(request: _QuoteRequest) -> str | None:
+    """The unused quote for the same request when there is a fresh one; else None once the
+    user's quotas allow a new one (payment_quota_exceeded, too_many_open_quotes)."""
+    settings = get_settings()
+    now = now_epoch()
     with get_session() as db:
-        row = crud.find_open_quote(db, **request, created_after=now_epoch() - ttl)
-        if row is None:
-            row = crud.add_quote(db, "0x" + secrets.token_bytes(32).hex(), **request)
-            db.commit()
+        row = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
+        if row is not None:
+            return row.payment_id
+        user_id = request["user_id"]
+        hourly = crud.count_quotes(db, user_id, created_after=now - 3600)
+        _check_quota(hourly, settings.payment_quotes_per_hour, "payment_quota_exceeded", "quotes in the last hour")
+        fresh_after = now - settings.payment_quote_ttl_seconds
+        open_now = crud.count_quotes(db, user_id, created_after=fresh_after, open_only=True)
+        _check_quota(open_now, settings.payment_open_quotes_max, "too_many_open_quotes", "open quotes")
+    return None
+
+
+def _new_quote(request: _QuoteRequest) -> str:
+    with get_session() as db:
+        row = crud.add_quote(db, "0x" + secrets.token_bytes(32).hex(), **request)
+        db.commit()
         return row.payment_id
 
 
@@ -193,7 +230,7 @@ def execute(
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
     merchant = parse_address(merchant_address, code="invalid_merchant")
-    token = parse_address(token_address, code="invalid_token")
+    token = _payable_token(chain, token_address)
     units = parse_uint256(amount)
     pid = parse_payment_id(payment_id)
     dl = parse_uint256(deadline, code="invalid_deadline")
@@ -217,18 +254,26 @@ def execute(
     if row.status != "quoted":
         return row.payment_id  # already executed: the same id, nothing sent again
 
+    settings = get_settings()
     now = int(time.time())
-    if dl <= now:
-        raise AppError("expired", "deadline has passed")
-    if dl > now + get_settings().payment_max_deadline_seconds or dl > UINT48_MAX:
+    if dl <= now or row.created_at < now - settings.payment_quote_ttl_seconds:
+        raise AppError("expired", "deadline has passed or the quote is too old")
+    if dl < now + settings.payment_min_deadline_seconds:
+        raise AppError("invalid_deadline", "deadline too near: the relayed transaction needs time")
+    if dl > now + settings.payment_max_deadline_seconds or dl > UINT48_MAX:
         raise AppError("invalid_deadline", "deadline too far in the future")
     message = {"merchant": merchant, "token": token, "from": owner, "amount": units, "paymentRef": pid, "deadline": dl}
     signer = recover_pay_signer(chain.chain_id, contract, message, sig)
     if signer is None or signer.lower() != owner.lower():
         raise AppError("bad_signer", "the Pay message is not signed by the session's address")
 
+    with get_session() as db:
+        executed = crud.count_claims(db, stored_id(user), claimed_after=now - 3600)
+    _check_quota(executed, settings.payment_executes_per_hour, "payment_quota_exceeded", "executes in the last hour")
+    relayer.check_ready(chain)
+
     # Dry run as the relayer: refuses what would revert (expired on chain time, allowance, used ref)
-    # before any nonce is spent.
+    # or cost more gas than the chain's cap, before any nonce is spent.
     struct = (merchant, token, owner, units, bytes.fromhex(pid[2:]), dl)
     data = chains.contract("NewblPayment2").encode_abi("pay", [struct, sig])
     w3 = chains.web3_for(chain)
@@ -240,6 +285,8 @@ def execute(
         raise AppError("pay_would_fail", str(e)) from e
     except chains._NETWORK_ERRORS as e:
         raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+    if gas > chain.max_pay_gas:
+        raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
     info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     row_id = stored_id(row)
@@ -270,7 +317,7 @@ def execute(
         crud.set_payment_activity(db, row_id, activity_id)
         db.commit()
     try:
-        relayer.relay(row_id, chain, data, gas * (100 + GAS_MARGIN_PERCENT) // 100)
+        relayer.relay(row_id, chain, data, min(gas * (100 + GAS_MARGIN_PERCENT) // 100, chain.max_pay_gas))
     except Exception:
         # Never leave a claimed payment pending without a transaction behind it.
         relayer.fail_if_unsent(row_id, "relay_error")

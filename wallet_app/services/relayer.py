@@ -13,7 +13,10 @@ Nonces (one lock per chain + relayer address, held from allocation to the node's
 reconcile(chain) (first use in a process, then at most every RECONCILE_EVERY s from status
 polls) walks the rows whose nonce is not yet consumed on chain: receipt -> ok / failed(reason);
 nonce consumed by another tx -> failed 'dropped'; unknown to the node -> re-send; pending
-longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price.
+longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price,
+never above the chain's caps (max_gas_price_wei, max_gas_price_multiple x the node's price; no
+room left: kept as it is, with a warning). A pay() of ours that reverted because someone else
+got the same signed payment mined first (Paid for exactly it) is the user's payment made: ok.
 A deadline that the chain's time has passed is final: failed 'expired' (the nonce stays tracked
 until it is consumed).
 """
@@ -44,14 +47,20 @@ from wallet_app.models import Payment, now_epoch
 from wallet_app.services.chain import (
     _NETWORK_ERRORS,
     ChainConfig,
+    balances,
+    contract,
     decode_raw_tx,
+    gas_price,
     web3_for,
 )
+from wallet_app.services.eth import ZERO_ADDRESS
 
 log = logging.getLogger(__name__)
 
 RECONCILE_EVERY = 5.0  # seconds between full reconciles triggered by status polls
 GAS_BUMP_PERCENT = 25  # replacement gas price: at least +10% is required by nodes
+MIN_BUMP_PERCENT = 10  # below this a replacement is refused by nodes: not worth sending
+PAID_LOOKBACK_BLOCKS = 1000  # how far back a reverted Replayed pay() looks for the Paid that won
 
 # Custom errors of NewblPayment2, SafeERC20 and OpenZeppelin ERC-20 -> failure reasons.
 _REVERT_REASONS = {
@@ -76,9 +85,41 @@ def revert_reason(data: object) -> str:
     return "reverted"
 
 
-def bumped_gas_price(old: int, current: int) -> int:
-    """Replacement price: GAS_BUMP_PERCENT over the old one, and never below the node's current price."""
-    return max(current, old * (100 + GAS_BUMP_PERCENT) // 100 + 1)
+def gas_price_cap(chain: ChainConfig, current: int) -> int:
+    """The highest gas price the relayer pays now: the chain's absolute cap and its multiple of the node's price."""
+    return min(chain.max_gas_price_wei, int(current * chain.max_gas_price_multiple))
+
+
+def bumped_gas_price(old: int, current: int, cap: int | None = None) -> int | None:
+    """Replacement price: GAS_BUMP_PERCENT over the old one, and never below the node's current
+    price, but at most `cap`; None when the cap leaves less than the MIN_BUMP_PERCENT nodes require."""
+    price = max(current, old * (100 + GAS_BUMP_PERCENT) // 100 + 1)
+    if cap is not None and price > cap:
+        price = cap
+    return price if price > old * (100 + MIN_BUMP_PERCENT) // 100 else None
+
+
+def check_ready(chain: ChainConfig) -> int:
+    """Refuses payments (payments_unavailable, with a warning for the operator) while the node's
+    gas price is above the chain's cap or the relayer's balance is below its floor. -> the gas price."""
+    address = relayer_account().address
+    price = gas_price(chain)
+    if price > chain.max_gas_price_wei:
+        log.warning(
+            "payments paused on chain %s: gas price %s above the cap %s", chain.chain_id, price, chain.max_gas_price_wei
+        )
+        raise AppError("payments_unavailable", "gas price above the relayer's cap")
+    funds = balances(chain, address, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
+    if funds < chain.relayer_min_balance_wei:
+        log.warning(
+            "payments paused on chain %s: relayer %s holds %s wei, below the floor %s",
+            chain.chain_id,
+            address,
+            funds,
+            chain.relayer_min_balance_wei,
+        )
+        raise AppError("payments_unavailable", "relayer balance below its floor")
+    return price
 
 
 def relayer_account() -> LocalAccount:
@@ -219,9 +260,12 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
         raise AppError("payments_unavailable", f"no payment contract on chain {chain.chain_id}")
     _maybe_first_reconcile(chain, relayer)
     try:
-        gas_price = w3.eth.gas_price  # a price, not a nonce: read outside the lock
+        price = w3.eth.gas_price  # a price, not a nonce: read outside the lock
     except _NETWORK_ERRORS as e:
         _fail(row_id, f"relay_unavailable: {type(e).__name__}", release_nonce=True)
+        return
+    if price > chain.max_gas_price_wei:  # rose since execute's check_ready
+        _fail(row_id, "relay_unavailable: gas price above the cap", release_nonce=True)
         return
     sent = False
     with _chain_lock(chain, relayer):
@@ -234,9 +278,9 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
             with get_session() as db:
                 last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
                 nonce = max(pending_count, -1 if last is None else last + 1)
-                raw, tx_hash = _sign(acct, chain, to, data, gas_limit, gas_price, nonce)
+                raw, tx_hash = _sign(acct, chain, to, data, gas_limit, price, nonce)
                 row = _stored_payment(db, row_id)
-                row.relayer_address, row.nonce, row.gas_price = relayer, nonce, str(gas_price)
+                row.relayer_address, row.nonce, row.gas_price = relayer, nonce, str(price)
                 row.raw_tx, row.tx_hash, row.updated_at = raw, tx_hash, now_epoch()
                 _set_activity(db, row)
                 db.add(row)
@@ -306,10 +350,44 @@ def _hashes(row: Payment) -> list[str]:
     return [h for h in [row.tx_hash, *(row.old_tx_hashes or "").split()] if h]
 
 
+def _topic(address: str) -> str:
+    return "0x" + "00" * 12 + address.lower()[2:]
+
+
+def _paid_by_another_tx(w3, row: Payment, receipt) -> str | None:
+    """The transaction that paid exactly this payment (someone else submitted the same signed
+    Pay before ours, which then reverted Replayed), or None. Replaying our call on the block
+    before cannot tell: the other one may be earlier in the same block. Paid is matched on its indexed
+    (paymentRef, merchant, from) and then on token and amount."""
+    if row.merchant_address is None:
+        return None
+    event = contract("NewblPayment2").events.Paid()
+    block = receipt["blockNumber"]
+    logs = w3.eth.get_logs(
+        {
+            "address": receipt["to"],
+            "fromBlock": max(0, block - PAID_LOOKBACK_BLOCKS),
+            "toBlock": block,
+            "topics": [event.topic, row.payment_id, _topic(row.merchant_address), _topic(row.from_address)],
+        }
+    )
+    for entry in logs:
+        args = event.process_log(entry)["args"]
+        if args["token"].lower() == row.token_address and str(args["amount"]) == row.amount:
+            return "0x" + bytes(entry["transactionHash"]).hex()
+    return None
+
+
 def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     row.tx_hash, row.settled = tx_hash, True
     if receipt["status"] == 1:
         row.status, row.reason = "ok", None
+    elif (paid_by := _paid_by_another_tx(w3, row, receipt)) is not None:
+        # Ours reverted (Replayed) because someone else submitted the same signed payment first
+        # (e.g. copied from the mempool): the user's payment is made, so it is ok.
+        log.warning("payment %s was submitted by another account first (%s)", row.payment_id, paid_by)
+        row.old_tx_hashes = " ".join(h for h in _hashes(row) if h != paid_by)
+        row.tx_hash, row.status, row.reason = paid_by, "ok", None
     else:
         row.status, row.reason = "failed", _failure_reason(w3, row, receipt)
     row.updated_at = now_epoch()
@@ -402,8 +480,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                         log.warning(
                             "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
                         )
-                elif now() - row.sent_at >= stuck_after:
-                    _replace(chain, acct, row, gas_price_now, now)
+                elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
                     counts["replaced"] += 1
             row.updated_at = now_epoch()
             _set_activity(db, row)
@@ -421,15 +498,24 @@ def _known(w3, tx_hash: str | None) -> bool:
         return False
 
 
-def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now) -> None:
-    """Same nonce, same call, higher gas price. Persisted before the send, and every hash is
-    kept: whichever of them is mined is found by its receipt."""
+def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now) -> bool:
+    """Same nonce, same call, higher gas price (within the chain's caps; False when they leave no
+    room). Persisted before the send, and every hash is kept: whichever of them is mined is found
+    by its receipt."""
     sent = _relayed(row)
     old = decode_raw_tx(sent.raw_tx)
     if old.to is None:
         raise ValueError(f"payment {row.payment_id}: the relayed transaction has no recipient")
     old_raw, old_hash, old_price = row.raw_tx, row.tx_hash, row.gas_price
-    price = bumped_gas_price(int(sent.gas_price), gas_price_now)
+    price = bumped_gas_price(int(sent.gas_price), gas_price_now, gas_price_cap(chain, gas_price_now))
+    if price is None:
+        log.warning(
+            "payment %s (nonce %s) stuck at gas price %s: the chain's cap leaves no room to re-price",
+            row.payment_id,
+            row.nonce,
+            sent.gas_price,
+        )
+        return False
     raw, tx_hash = _sign(acct, chain, old.to, old.data, old.gas_limit, price, sent.nonce)
     row.old_tx_hashes = " ".join(_hashes(row))
     row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = raw, tx_hash, str(price), None
@@ -440,6 +526,7 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
     elif outcome != SendOutcome.UNKNOWN:
         log.warning("replacement of payment %s (nonce %s) refused: %s", row.payment_id, row.nonce, msg)
         row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = old_raw, old_hash, old_price, now()
+    return True
 
 
 def _commit(row: Payment) -> None:

@@ -9,6 +9,14 @@ from wallet_app.core.db import get_session
 from wallet_app.models import User, now_epoch
 
 SESSION_COOKIE = "nb_session"
+# Over https the name carries the __Host- prefix: the browser keeps it only when Secure, Path=/
+# and without Domain, so a sibling subdomain can neither plant nor shadow it.
+HOST_SESSION_COOKIE = "__Host-" + SESSION_COOKIE
+
+
+def session_cookie_name() -> str:
+    """The session cookie's name: __Host-nb_session when served over https, else nb_session."""
+    return HOST_SESSION_COOKIE if get_settings().https else SESSION_COOKIE
 
 
 def new_token() -> str:
@@ -54,7 +62,9 @@ def lookup_user(raw_token: str | None) -> User | None:
 def parse_cookie_header(header: str | None) -> dict[str, str]:
     """Cookie header -> {name: value}; the first of duplicate names wins, junk is skipped.
 
-    Not http.cookies.SimpleCookie: it drops every cookie after one it cannot parse.
+    First wins because browsers send the cookie with the more specific path first (RFC 6265
+    5.4). Not http.cookies.SimpleCookie: it drops every cookie after one it cannot parse; not
+    Starlette's request.cookies: there the last one wins.
     """
     cookies: dict[str, str] = {}
     for part in (header or "").split(";"):
@@ -69,9 +79,10 @@ def parse_cookie_header(header: str | None) -> dict[str, str]:
 
 
 def token_from_cookie_header(cookie_header: str | None) -> str | None:
-    return parse_cookie_header(cookie_header).get(SESSION_COOKIE) or None
+    """The session token of a raw Cookie header: the one rule for the API and the Reflex handlers."""
+    return parse_cookie_header(cookie_header).get(session_cookie_name()) or None
 
 
-def user_from_cookie_header(cookie_header: str) -> User | None:
+def user_from_cookie_header(cookie_header: str | None) -> User | None:
     """For Reflex handlers: the signed-in user from the raw Cookie header, else None."""
     return lookup_user(token_from_cookie_header(cookie_header))

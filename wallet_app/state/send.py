@@ -131,8 +131,8 @@ class SendState(SignedInState):
         return None
 
     @rx.event
-    async def submit(self, form_data: dict):
-        # The fields live in state (form_data is ignored: a browser could send anything).
+    async def submit(self):
+        # The fields live in state: the form submits no data (a browser could send anything).
         if self.building:
             return
         user = await self._require_user()

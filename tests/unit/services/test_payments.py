@@ -7,6 +7,8 @@ from eth_utils import keccak
 
 from wallet_app.errors import AppError
 from wallet_app.services import payments, relayer
+from wallet_app.services.chain import ChainConfig
+from wallet_app.state.session import texts_for
 
 
 @pytest.mark.parametrize("value, ok", [
@@ -45,6 +47,26 @@ def test_bumped_gas_price_beats_old_by_a_quarter_and_current(old, current, expec
     assert relayer.bumped_gas_price(old, current) == expected
 
 
+@pytest.mark.parametrize("old, current, cap, expected", [
+    (100, 100, 1000, 126),  # room: the usual +25%
+    (100, 500, 300, 300),  # the node's price is above the cap: the cap
+    (100, 100, 120, 120),  # less than +25% but more than the +10% nodes require
+    (100, 100, 110, None),  # +10% exactly is not enough: no replacement
+    (100, 100, 50, None),  # a cap below the old price
+])
+def test_bumped_gas_price_stays_under_the_cap(old, current, cap, expected):
+    assert relayer.bumped_gas_price(old, current, cap) == expected
+
+
+@pytest.mark.parametrize("absolute, multiple, current, expected", [
+    (10**12, 3.0, 10**9, 3 * 10**9), (2 * 10**9, 3.0, 10**9, 2 * 10**9), (10**12, 1.2, 10, 12),
+])
+def test_gas_price_cap_is_the_lower_of_the_two(absolute, multiple, current, expected):
+    chain = ChainConfig(1, "c", "http://127.0.0.1:1", "0x" + "11" * 20, None, "ETH", "Ether", 18, None, (),
+                        max_gas_price_wei=absolute, max_gas_price_multiple=multiple)
+    assert relayer.gas_price_cap(chain, current) == expected
+
+
 def test_recover_pay_signer():
     acct = Account.create()
     contract = "0x" + "11" * 20
@@ -56,3 +78,15 @@ def test_recover_pay_signer():
     assert payments.recover_pay_signer(1, contract, message, sig) != acct.address  # domain binds the chain
     assert payments.recover_pay_signer(31337, contract, {**message, "amount": 11}, sig) != acct.address
     assert payments.recover_pay_signer(31337, contract, message, b"\0" * 65) is None
+
+
+@pytest.mark.parametrize("code, status, en, ko", [
+    ("token_not_payable", 400, "This token cannot be used for payments.", "이 토큰으로는 결제할 수 없습니다."),
+    ("payment_quota_exceeded", 429, "Too many payment requests. Please try again in an hour.",
+     "결제 요청이 너무 많습니다. 한 시간 뒤에 다시 시도해 주세요."),
+])
+def test_relayer_limit_errors_show_their_text_on_the_payment_page(code, status, en, ko):
+    """/payment's state stops the flow with _fail(error): the dialog shows texts_for(spec.key)."""
+    error = AppError(code)
+    assert error.spec.status == status
+    assert texts_for(error.spec.key, error.params) == {"en": en, "ko": ko}

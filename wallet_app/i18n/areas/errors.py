@@ -16,6 +16,8 @@ EN: dict[str, str] = {
     "err_identity_provider_error": "Google sign-in is not reachable right now. Please try again.",
     "err_invalid_code": "No authorization code",
     "err_code_exchange_refused": "Google refused the sign-in. Please try again.",
+    "err_login_attempt_expired": "This sign-in attempt has expired. Please sign in again.",
+    "err_login_attempt_mismatch": "This sign-in does not belong to this page. Please sign in again.",
     # ---- addresses, amounts, chains
     "err_unsupported_chain": "unsupported chain",
     "err_invalid_address": "Invalid address. Enter 0x followed by 40 hex digits.",
@@ -64,6 +66,13 @@ EN: dict[str, str] = {
     # rate limits and caps (issue 12 RATE)
     "err_rate_limited": "Too many requests. Please wait a moment and try again.",
     "err_too_many_tokens": "Your token list is full: it holds at most {max} tokens.",
+    # the relayer's limits (issue 12, RELAY part)
+    "err_token_not_payable": "This token cannot be used for payments.",
+    "err_payment_gas_too_high": "This payment needs too much network fee to be processed.",
+    "err_payment_quota_exceeded": "Too many payment requests. Please try again in an hour.",
+    "err_too_many_open_quotes": "Too many unfinished payments. Finish one or try again later.",
+    # ---- FUZZ (issue 12)
+    "err_invalid_request": "The request was malformed and was refused.",
     # ---- the browser's own
     "err_UNKNOWN": "Unknown error",
     "err_PIN_FORMAT": "PIN must be 6 digits.",
@@ -90,6 +99,7 @@ EN: dict[str, str] = {
     "err_KDF_LOAD": "failed to load argon2",
     "err_KDF_FAILED": "The PIN key could not be computed.",
     "err_KDF_PARAMS": "The stored key parameters are invalid.",
+    "err_UNSUPPORTED_BACKUP": "Unsupported backup: unknown key parameters. Nothing was changed.",
     "err_KDF_CLOSED": "The PIN check was stopped.",
     "err_GIS_LOAD_FAILED": "Failed to load Google Identity Services",
     "err_NO_ACCESS_TOKEN": "No access_token for Drive",
@@ -109,12 +119,16 @@ KO: dict[str, str] = {
     "err_foreign_origin": "다른 사이트에서 온 요청이라 거부되었습니다.",
     "err_no_address": "활성 계정 주소가 없습니다.",
     "err_invalid_locale": "지원하지 않는 언어입니다.",
+    # FUZZ (issue 12)
+    "err_invalid_request": "요청 형식이 올바르지 않아 거부되었습니다.",
     "err_google_auth_failed": "Google 로그인에 실패했습니다.",
     "err_invalid_id_token": "Google 로그인을 확인하지 못했습니다.",
     "err_email_not_verified": "이 Google 계정의 이메일 주소가 인증되지 않았습니다.",
     "err_identity_provider_error": "지금은 Google 로그인에 연결할 수 없습니다. 다시 시도해 주세요.",
     "err_invalid_code": "인증 코드가 없습니다",
     "err_code_exchange_refused": "Google이 로그인을 거부했습니다. 다시 시도해 주세요.",
+    "err_login_attempt_expired": "로그인 시도가 만료되었습니다. 다시 로그인해 주세요.",
+    "err_login_attempt_mismatch": "이 페이지에서 시작한 로그인이 아닙니다. 다시 로그인해 주세요.",
     "err_unsupported_chain": "지원하지 않는 체인",
     "err_invalid_address": "올바르지 않은 주소입니다. 0x 뒤에 16진수 40자리를 입력해 주세요.",
     "err_invalid_recipient": "받는 주소가 올바르지 않습니다. 0x 뒤에 16진수 40자리여야 합니다.",
@@ -160,6 +174,11 @@ KO: dict[str, str] = {
     # rate limits and caps (issue 12 RATE)
     "err_rate_limited": "요청이 너무 많습니다. 잠시 후 다시 시도해 주세요.",
     "err_too_many_tokens": "토큰 목록이 가득 찼습니다. 토큰은 최대 {max}개까지 등록할 수 있습니다.",
+    # the relayer's limits (issue 12, RELAY part)
+    "err_token_not_payable": "이 토큰으로는 결제할 수 없습니다.",
+    "err_payment_gas_too_high": "이 결제는 네트워크 수수료가 너무 많이 들어 처리할 수 없습니다.",
+    "err_payment_quota_exceeded": "결제 요청이 너무 많습니다. 한 시간 뒤에 다시 시도해 주세요.",
+    "err_too_many_open_quotes": "완료되지 않은 결제가 너무 많습니다. 결제를 마치거나 나중에 다시 시도해 주세요.",
     "err_UNKNOWN": "알 수 없는 오류",
     "err_PIN_FORMAT": "PIN은 6자리 숫자여야 합니다.",
     "err_INVALID_PIN": "PIN이 올바르지 않습니다. 다시 시도하세요.",
@@ -185,6 +204,7 @@ KO: dict[str, str] = {
     "err_KDF_LOAD": "PIN 키 계산 모듈을 불러오지 못했습니다",
     "err_KDF_FAILED": "PIN 키를 계산하지 못했습니다.",
     "err_KDF_PARAMS": "저장된 키 매개변수가 올바르지 않습니다.",
+    "err_UNSUPPORTED_BACKUP": "지원하지 않는 백업입니다. 알 수 없는 키 매개변수입니다. 바뀐 것은 없습니다.",
     "err_KDF_CLOSED": "PIN 확인이 중단되었습니다.",
     "err_GIS_LOAD_FAILED": "Google 로그인 서비스를 불러오지 못했습니다",
     "err_NO_ACCESS_TOKEN": "Drive 접근 토큰이 없습니다",

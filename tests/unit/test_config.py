@@ -1,0 +1,119 @@
+"""Settings are checked at load: production is the default, development is explicit and
+loopback only; the app refuses to start with one paragraph, not a traceback."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from wallet_app.core.config import ANVIL_PUBLIC_KEYS, REPO_ROOT, Settings, SettingsError, get_settings, load_settings
+
+KEY = "0x" + "11" * 32
+PRODUCTION = {"GOOGLE_CLIENT_ID": "id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "s",
+              "RELAYER_PRIVATE_KEY": KEY, "PUBLIC_BASE_URL": "https://wallet.example.com"}
+MODE_VARS = ("DEV_MODE", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "RELAYER_PRIVATE_KEY", "PUBLIC_BASE_URL")
+
+
+@pytest.fixture
+def env(monkeypatch, tmp_path):
+    """A clean slate for the mode variables (no .env: the cwd is tmp_path); set(**vars) -> load."""
+    monkeypatch.chdir(tmp_path)
+    for name in MODE_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+    def load(**values: str) -> Settings:
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+        return load_settings()
+
+    yield load
+    get_settings.cache_clear()
+
+
+@pytest.mark.parametrize("url", ["http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:3000", "http://localhost"])
+def test_development_on_loopback(env, url):
+    s = env(DEV_MODE="1", PUBLIC_BASE_URL=url)
+    assert s.dev_mode and not s.https
+
+
+def test_production_with_everything_set(env):
+    s = env(**PRODUCTION)
+    assert not s.dev_mode and s.https
+    assert s.allowed_origins == ("https://wallet.example.com",)
+
+
+@pytest.mark.parametrize(
+    "values,message",
+    [
+        ({"DEV_MODE": "1", "PUBLIC_BASE_URL": "https://wallet.example.com"},
+         "DEV_MODE is on but PUBLIC_BASE_URL (https://wallet.example.com) is not on loopback"),
+        ({"DEV_MODE": "true", "PUBLIC_BASE_URL": "http://localhost.evil.example:3000"}, "is not on loopback"),
+        ({"DEV_MODE": "1", "PUBLIC_BASE_URL": "http://localhost:3000", "GOOGLE_CLIENT_ID": "x"},
+         "DEV_MODE is on and GOOGLE_CLIENT_ID is set"),
+        ({}, "GOOGLE_CLIENT_ID, GOOGLE_CLIENT_SECRET, RELAYER_PRIVATE_KEY are not set"),
+        ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ""}, "RELAYER_PRIVATE_KEY is not set"),
+        ({**PRODUCTION, "GOOGLE_CLIENT_SECRET": ""}, "GOOGLE_CLIENT_SECRET is not set"),
+        ({"DEV_MODE": "maybe"}, "DEV_MODE: Input should be a valid boolean"),
+        ({**PRODUCTION, "PUBLIC_BASE_URL": "http://wallet.example.com"},
+         "PUBLIC_BASE_URL (http://wallet.example.com) is not https"),
+        ({**PRODUCTION, "RELAYER_PRIVATE_KEY": "0x1234"}, "RELAYER_PRIVATE_KEY is not a private key"),
+        ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ANVIL_PUBLIC_KEYS[1].upper().replace("0X", "")},
+         "RELAYER_PRIVATE_KEY is one of anvil's public test keys"),
+        ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ANVIL_PUBLIC_KEYS[0]}, "RELAYER_PRIVATE_KEY is one of anvil's public"),
+    ],
+)
+def test_refused(env, values, message):
+    with pytest.raises(SettingsError) as exc:
+        env(**values)
+    text = str(exc.value)
+    assert text.startswith("Refusing to start: ") and message in text and "\n" not in text
+    assert ANVIL_PUBLIC_KEYS[1][2:] not in text.lower()  # a key is never echoed
+    if "not set" in message or "not https" in message:
+        assert "set DEV_MODE=1 for local development" in text
+
+
+def test_loopback_aliases_only_in_development(env):
+    assert env(DEV_MODE="1", PUBLIC_BASE_URL="http://localhost:3000/").allowed_origins == (
+        "http://localhost:3000", "http://127.0.0.1:3000", "http://[::1]:3000")
+    assert env(DEV_MODE="0", **{**PRODUCTION, "PUBLIC_BASE_URL": "http://localhost:3000"}).allowed_origins == (
+        "http://localhost:3000",)
+
+
+def _start(*cmd: str, **values: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in MODE_VARS}
+    return subprocess.run([sys.executable, *cmd], cwd=REPO_ROOT, env={**env, **values}, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize(
+    "values,message",
+    [
+        ({"DEV_MODE": "1", "PUBLIC_BASE_URL": "https://wallet.example.com"}, "is not on loopback"),
+        ({"GOOGLE_CLIENT_SECRET": "s", "RELAYER_PRIVATE_KEY": KEY}, "GOOGLE_CLIENT_ID is not set"),
+    ],
+)
+def test_the_app_refuses_to_start(values, message):
+    """`python -m wallet_app.serve` (what `make run` and the servers run) and every reflex
+    process (it reads rxconfig.py first): a non-zero exit and one paragraph on stderr."""
+    for cmd in (["-m", "wallet_app.serve", "--port", "3999"], ["-c", "import rxconfig"]):
+        done = _start(*cmd, **values)
+        assert done.returncode != 0
+        assert done.stderr.startswith("Refusing to start: ") and message in done.stderr
+        assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_make_run_turns_development_on():
+    done = _start("-m", "wallet_app.serve", "--dev", "--port", "3999", PUBLIC_BASE_URL="https://wallet.example.com")
+    assert done.returncode == 2 and "DEV_MODE is on" in done.stderr
+    assert "wallet_app.serve --dev" in (REPO_ROOT / "Makefile").read_text()
+
+
+def test_the_build_needs_no_serving_settings(env):
+    from wallet_app import build
+
+    built = build.build_env()  # no mode variables at all (a build machine): refused for serving
+    assert built is not None and {k: built[k] for k in build.BUILD_DEFAULTS} == build.BUILD_DEFAULTS
+    assert env(**build.BUILD_DEFAULTS).dev_mode  # what reflex export then loads
+    env(**PRODUCTION, DEV_MODE="0")
+    assert build.build_env() is None  # valid settings are built with as they are
