@@ -63,15 +63,15 @@ _ATTEMPT_PATH = "/api/v1/auth"
 
 
 def _clear_attempt(response: Response) -> None:
-    secure = not get_settings().dev_mode
-    response.delete_cookie(ATTEMPT_COOKIE, path=_ATTEMPT_PATH, httponly=True, samesite="strict", secure=secure)
+    response.delete_cookie(
+        ATTEMPT_COOKIE, path=_ATTEMPT_PATH, httponly=True, samesite="strict", secure=_cookie_secure()
+    )
 
 
 @router.post("/login-attempt", response_model=LoginAttemptOut)
 def start_login_attempt(response: Response) -> dict:
     """Starts a sign-in attempt: its nonce goes into the ID token request (or as OAuth state)."""
     nonce = google.new_login_attempt()
-    secure = not get_settings().dev_mode
     response.set_cookie(
         ATTEMPT_COOKIE,
         nonce,
@@ -79,7 +79,7 @@ def start_login_attempt(response: Response) -> dict:
         path=_ATTEMPT_PATH,
         httponly=True,
         samesite="strict",
-        secure=secure,
+        secure=_cookie_secure(),
     )
     return {"nonce": nonce}
 
