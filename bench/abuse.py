@@ -36,6 +36,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench.devstack import deploy_dev_chain, sign_in, use_dev_environment  # noqa: E402
+
 RESULTS = REPO / "bench" / "results"
 TARGET_P99_MS = 50.0
 PROBE_GAP = 0.01  # between two /me probes
@@ -111,12 +114,7 @@ def main() -> int:
 
     with Anvil(port=0, start_timeout=20) as node:
         port = free_port()
-        os.environ.update({
-            "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
-            "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
-            "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
-        })
+        use_dev_environment(tmp, port)
         return run(args, tmp, port, node)
 
 
@@ -126,19 +124,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     from web3 import Web3
 
     from contracts.artifacts import artifact
-    from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS, deploy
-    from wallet_app.core.config import get_settings
-    from wallet_app.core.db import get_engine, upgrade_schema
+    from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS
 
-    get_settings.cache_clear()
-    entries = json.loads((REPO / "chains.dev.json").read_text())
-    for e in entries:
-        e["rpc_url"] = node.url
-    (tmp / "chains.json").write_text(json.dumps(entries))
-    dep = deploy(node.url, tmp)
-    upgrade_schema()
-    with get_engine().connect() as conn:
-        conn.exec_driver_sql("PRAGMA journal_mode=WAL")  # readers must not starve the writers
+    dep = deploy_dev_chain(tmp, node.url)
     token = dep["tokens"]["tUSD"]
     w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
     payer = Account.create()
@@ -179,16 +167,13 @@ def measure(args, base: str, token: str, payer, w3, token_c) -> int:
 
     from wallet_app.core.config import get_settings
     from wallet_app.core.db import get_session
-    from wallet_app.dev import DEV_RELAYER_KEY, idp
+    from wallet_app.dev import DEV_RELAYER_KEY
     from wallet_app.models import Payment
     from wallet_app.services import payments
 
     def signed_in(email: str, address: str | None = None) -> httpx.Client:
         c = httpx.Client(base_url=base, timeout=60)
-        nonce = c.post("/auth/login-attempt").json()["nonce"]  # the sign-in's nonce (issue 12 item 5)
-        c.post("/auth/google", json={"id_token": idp.issue_id_token(email, nonce=nonce), "locale": "en"}).raise_for_status()
-        if address:
-            c.post("/me/address", json={"address": address}).raise_for_status()
+        sign_in(c, email, address)
         return c
 
     prober = signed_in("prober@example.com", Account.create().address)

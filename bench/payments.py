@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 import threading
@@ -30,6 +29,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+
+from bench.devstack import deploy_dev_chain, sign_in, use_dev_environment  # noqa: E402
+
 RESULTS = REPO / "bench" / "results"
 POLL = 0.1  # local waits (server start)
 FLOW_TIMEOUT = 180.0
@@ -58,12 +60,7 @@ def main() -> int:
 
     with Anvil(port=0, start_timeout=20) as node:
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
-        os.environ.update({
-            "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
-            "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
-            "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
-            "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
-        })
+        use_dev_environment(tmp, port)
         return run(args, tmp, port, node)
 
 
@@ -76,28 +73,15 @@ def run(args, tmp: Path, port: int, node) -> int:
     from web3 import Web3
 
     from contracts.artifacts import artifact
-    from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS, deploy
+    from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS
     from wallet_app import dev
     from wallet_app.api import build_api
-    from wallet_app.core.config import get_settings
-    from wallet_app.core.db import get_session, upgrade_schema
-    from wallet_app.dev import faucet, idp
+    from wallet_app.core.db import get_session
+    from wallet_app.dev import faucet
     from wallet_app.models import Payment
     from wallet_app.services import google, payments, relayer
 
-    get_settings.cache_clear()
-    entries = json.loads((REPO / "chains.dev.json").read_text())
-    for e in entries:
-        e["rpc_url"] = node.url
-    (tmp / "chains.json").write_text(json.dumps(entries))
-    dep = deploy(node.url, tmp)
-    upgrade_schema()
-    # WAL (kept in the file): 100 clients polling would otherwise starve SQLite writers past
-    # the 5 s busy timeout (readers block a rollback-journal commit).
-    from wallet_app.core.db import get_engine
-
-    with get_engine().connect() as conn:
-        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+    dep = deploy_dev_chain(tmp, node.url)
     token = dep["tokens"]["tUSD"]
     w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
     deployer = Account.from_key(DEV_DEPLOYER_KEY)
@@ -146,11 +130,7 @@ def run(args, tmp: Path, port: int, node) -> int:
     def user_flow(i: int) -> dict:
         acct = users[i]
         with httpx.Client(base_url=base, timeout=60) as c:
-            nonce = c.post("/auth/login-attempt").json()["nonce"]  # the sign-in's nonce (issue 12 item 5)
-            token = idp.issue_id_token(f"payer{i}@example.com", nonce=nonce)
-            r = c.post("/auth/google", json={"id_token": token, "locale": "en"})
-            r.raise_for_status()
-            c.post("/me/address", json={"address": acct.address}).raise_for_status()
+            sign_in(c, f"payer{i}@example.com", acct.address)
             params = {"chain_id": 31337, "token_address": token, "amount": str(amount)}
             q = c.get("/payment/available", params=params).json()
             if not q["available"]:

@@ -1,0 +1,54 @@
+"""What the API benchmarks share: development mode on a throw-away SQLite file in WAL mode, a
+chains file pointing at their own anvil with the contracts deployed, and the dev sign-in."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def use_dev_environment(tmp: Path, port: int) -> None:
+    """Settings for a server on 127.0.0.1:port in development mode, with its files in tmp."""
+    from wallet_app.core.config import get_settings
+
+    os.environ.update({
+        "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
+        "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
+        "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
+    })
+    get_settings.cache_clear()
+
+
+def deploy_dev_chain(tmp: Path, rpc_url: str) -> dict:
+    """chains.dev.json pointed at rpc_url, the contracts deployed, the schema migrated; returns
+    the deployments."""
+    from contracts.deploy import deploy
+    from wallet_app.core.db import get_engine, upgrade_schema
+
+    entries = json.loads((REPO / "chains.dev.json").read_text())
+    for e in entries:
+        e["rpc_url"] = rpc_url
+    (tmp / "chains.json").write_text(json.dumps(entries))
+    deployed = deploy(rpc_url, tmp)
+    upgrade_schema()
+    with get_engine().connect() as conn:
+        # WAL (kept in the file): many clients polling would otherwise starve SQLite writers past
+        # the 5 s busy timeout (readers block a rollback-journal commit).
+        conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+    return deployed
+
+
+def sign_in(client, email: str, address: str | None = None) -> None:
+    """The development sign-in through the API (login attempt, ID token with its nonce), then the
+    wallet address when given. client: an httpx.Client on /api/v1."""
+    from wallet_app.dev import idp
+
+    nonce = client.post("/auth/login-attempt").json()["nonce"]
+    token = idp.issue_id_token(email, nonce=nonce)
+    client.post("/auth/google", json={"id_token": token, "locale": "en"}).raise_for_status()
+    if address:
+        client.post("/me/address", json={"address": address}).raise_for_status()
