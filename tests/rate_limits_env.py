@@ -1,6 +1,6 @@
 """The rate limits the tests run with: far above any test's pace, so that only the tests of the
-limits themselves (tests/api/test_rate_limits.py and tests/e2e/test_rate_limit_messages.py, which set their own) ever meet one. The shipped
-defaults (core/config.py) are checked by tests/unit/test_ratelimit.py."""
+limits themselves (tests/api/test_rate_limits.py, tests/e2e/test_rate_limit_messages.py: they set
+their own) ever meet one. The shipped defaults (core/config.py) are checked by tests/unit/test_ratelimit.py."""
 
 from wallet_app.core.ratelimit import KINDS
 
