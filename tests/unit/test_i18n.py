@@ -6,13 +6,15 @@ from pathlib import Path
 import pytest
 
 from wallet_app.i18n import (
+    AREAS,
     CATALOGUES,
     ERROR_TEXTS,
     lang_from_accept_language,
     messages,
     normalize_lang,
     t,
-    write_catalogue_module,
+    catalogue_module_texts,
+    write_catalogue_modules,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,29 +76,37 @@ def test_every_catalogue_key_used_in_pages_exists():
     assert used <= set(CATALOGUES["en"]), used - set(CATALOGUES["en"])
 
 
-def test_the_browser_module_holds_both_tables_and_is_rewritten_only_on_change(tmp_path):
-    path = tmp_path / "catalogues.js"
-    write_catalogue_module(path)
-    exports = dict(re.findall(r"export const (CATALOGUES|OTHER_ERROR_KEYS) = (.*);\n", path.read_text("utf-8")))
-    assert json.loads(exports["CATALOGUES"]) == CATALOGUES
-    assert json.loads(exports["OTHER_ERROR_KEYS"]) == {"invalid_chain_id": "err_unsupported_chain",
-                                                        **{c: "send_" + c for c in ("need_chain", "need_token",
-                                                           "need_recipient", "need_amount")},
-                                                        "token_info_missing": "send_token_info_missing"}
-    stamp = path.stat().st_mtime_ns
-    write_catalogue_module(path)
-    assert path.stat().st_mtime_ns == stamp
+def browser_tables(folder, module: str, name: str):
+    """`name` exported by a generated module, as node computes it from the written files."""
+    (folder / "package.json").write_text('{"type": "module"}')  # the modules are ES modules
+    script = f"import({json.dumps((folder / module).as_uri())}).then(m => console.log(JSON.stringify(m.{name})))"
+    out = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60, check=True).stdout
+    return json.loads(out)
+
+
+def test_each_area_ships_as_its_own_module_and_files_are_rewritten_only_on_change(tmp_path):
+    write_catalogue_modules(tmp_path)
+    for area, texts in AREAS.items():
+        assert browser_tables(tmp_path, f"area_{area}.js", "TEXTS") == texts
+    assert browser_tables(tmp_path, "catalogues.js", "CATALOGUES") == CATALOGUES
+    stamp = (tmp_path / "catalogues.js").stat().st_mtime_ns
+    write_catalogue_modules(tmp_path)
+    assert (tmp_path / "catalogues.js").stat().st_mtime_ns == stamp
+
+
+def test_the_error_module_carries_the_few_texts_kept_outside_the_errors_area():
+    other = re.search(r"const OTHER = (.*);\n", catalogue_module_texts()["error_texts.js"]).group(1)
+    assert set(json.loads(other)["en"]) == {"invalid_chain_id", "need_chain", "need_token", "need_recipient",
+                                           "need_amount", "token_info_missing"}
 
 
 def test_lookups_read_the_imported_tables_instead_of_inlining_them():
-    text = t("subtitle")
-    assert str(text).startswith("CATALOGUES?.[") and str(text).endswith('?.["subtitle"]')
+    text = t("subtitle")  # a core text: the core area's module only
+    assert str(text).startswith("TEXTS_core?.[") and str(text).endswith('?.["subtitle"]')
+    assert str(t("scan_qr")).startswith("TEXTS_send?.[")
     assert "Non-custodial" not in str(messages())
 
 
 def test_the_browser_module_derives_the_same_error_texts(tmp_path):
-    path = tmp_path / "catalogues.mjs"
-    write_catalogue_module(path)
-    script = f"import({json.dumps(path.as_uri())}).then(m => console.log(JSON.stringify(m.ERROR_TEXTS)))"
-    out = subprocess.run(["node", "-e", script], capture_output=True, text=True, timeout=60, check=True).stdout
-    assert json.loads(out) == ERROR_TEXTS
+    write_catalogue_modules(tmp_path)
+    assert browser_tables(tmp_path, "error_texts.js", "ERROR_TEXTS") == ERROR_TEXTS

@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from wallet_app.i18n import t, t_var
+from wallet_app.i18n import CORE_AREA, t, t_var
 from wallet_app.state.session import SessionState
 
 
@@ -11,7 +11,7 @@ def alert_dialog() -> rx.Component:
     s = SessionState
     return rx.alert_dialog.root(
         rx.alert_dialog.content(
-            rx.alert_dialog.title(t_var(s.dialog_title)),
+            rx.alert_dialog.title(t_var(s.dialog_title, CORE_AREA)),
             rx.alert_dialog.description(
                 # A detail can be a 66-character hash or an error with no spaces: let it wrap.
                 rx.text(
@@ -31,7 +31,7 @@ def alert_dialog() -> rx.Component:
                         ),
                     ),
                 ),
-                rx.alert_dialog.action(rx.button(t_var(s.dialog_ok_label), size="3", on_click=s.dialog_ok)),
+                rx.alert_dialog.action(rx.button(t_var(s.dialog_ok_label, CORE_AREA), size="3", on_click=s.dialog_ok)),
                 gap="3",
                 justify="end",
                 margin_top="16px",

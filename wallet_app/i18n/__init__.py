@@ -1,5 +1,6 @@
-"""ko/en catalogues and the lookup pages use. Both catalogues ship to the browser, so a
-language switch re-renders at once without a round trip."""
+"""ko/en catalogues and the lookup pages use. Both languages ship to the browser, so a
+language switch re-renders at once without a round trip; each area's texts ship as a module of
+their own, so a page loads only the areas it shows (/ loads the core texts and the errors)."""
 
 import json
 import os
@@ -16,27 +17,33 @@ from wallet_app.i18n.en import EN
 from wallet_app.i18n.ko import KO
 
 LANGUAGES = ("ko", "en")
+CORE_AREA = "core"  # wallet_app/i18n/en.py and ko.py
 
 
-def _merged() -> dict[str, dict[str, str]]:
-    """The core catalogues plus every area module's, refusing a key defined twice."""
+def _areas() -> dict[str, dict[str, dict[str, str]]]:
+    """area -> lang -> texts: the core catalogues and every area module's, refusing a key defined twice."""
     import importlib
     import pkgutil
 
     from wallet_app.i18n import areas
 
-    merged = {"en": dict(EN), "ko": dict(KO)}
+    found = {CORE_AREA: {"en": dict(EN), "ko": dict(KO)}}
+    seen = set(EN)
     for info in pkgutil.iter_modules(areas.__path__):
         module = importlib.import_module(f"{areas.__name__}.{info.name}")
-        for lang, texts in (("en", module.EN), ("ko", module.KO)):
-            clash = set(texts) & set(merged[lang])
-            if clash:
-                raise KeyError(f"catalogue keys defined twice ({info.name}): {sorted(clash)}")
-            merged[lang].update(texts)
-    return merged
+        clash = seen & set(module.EN)
+        if clash:
+            raise KeyError(f"catalogue keys defined twice ({info.name}): {sorted(clash)}")
+        seen |= set(module.EN)
+        found[info.name] = {"en": dict(module.EN), "ko": dict(module.KO)}
+    return found
 
 
-CATALOGUES = _merged()
+AREAS = _areas()
+AREA_OF = {key: area for area, texts in AREAS.items() for key in texts["en"]}
+
+
+CATALOGUES = {lang: {k: v for texts in AREAS.values() for k, v in texts[lang].items()} for lang in LANGUAGES}
 # Error code -> text per language (wallet_app/errors.REGISTRY), for the JS units' errorText().
 ERROR_TEXTS = {lang: error_texts(CATALOGUES[lang]) for lang in LANGUAGES}
 
@@ -52,27 +59,52 @@ def lang_from_accept_language(header: str | None) -> str:
     return "ko" if first.startswith("ko") else "en"
 
 
-# Both tables ship once, as one module the pages import: written inline, every t() would
-# carry its own copy of the catalogues into the page's code.
-CATALOGUE_FILE = REPO_ROOT / "assets" / "external" / "wallet_app" / "i18n" / "catalogues.js"
-CATALOGUE_MODULE = "$/public/external/wallet_app/i18n/catalogues.js"
+# The browser's tables, generated under assets/external (not committed): one module per area
+# (TEXTS: lang -> key -> text) that t() imports, error_texts.js (ERROR_TEXTS: lang -> code -> text,
+# derived from the errors area) and catalogues.js (CATALOGUES: every area merged, for the JS units
+# that show their own texts). Written inline instead, every t() would carry its own copy.
+CATALOGUE_DIR = REPO_ROOT / "assets" / "external" / "wallet_app" / "i18n"
+CATALOGUE_IMPORT = "$/public/external/wallet_app/i18n/"
 
 
-def write_catalogue_module(path=CATALOGUE_FILE) -> None:
-    """The browser module with CATALOGUES and ERROR_TEXTS (generated, not committed). ERROR_TEXTS
-    is derived there, so its texts ship once: a code's text is its catalogue's err_<code>, and the
-    few codes whose registry key is another one are listed."""
-    other_keys = {code: spec.key for code, spec in REGISTRY.items() if spec.key != f"err_{code}"}
-    text = (
-        f"export const CATALOGUES = {json.dumps(CATALOGUES, ensure_ascii=False, sort_keys=True)};\n"
-        f"export const OTHER_ERROR_KEYS = {json.dumps(other_keys, sort_keys=True)};\n"
-        "export const ERROR_TEXTS = Object.fromEntries(Object.entries(CATALOGUES).map(([lang, texts]) => [lang,\n"
-        "  Object.fromEntries([\n"
-        "    ...Object.keys(texts).filter((k) => k.startsWith('err_')).map((k) => [k.slice(4), texts[k]]),\n"
-        "    ...Object.entries(OTHER_ERROR_KEYS).map(([code, key]) => [code, texts[key]]),\n"
-        "  ])]));\n"
+def catalogue_module_texts() -> dict[str, str]:
+    """file name -> module text."""
+    files = {
+        f"area_{area}.js": f"export const TEXTS = {json.dumps(texts, ensure_ascii=False, sort_keys=True)};\n"
+        for area, texts in AREAS.items()
+    }
+    files["catalogues.js"] = (
+        "".join(f'import {{ TEXTS as {area} }} from "./area_{area}.js";\n' for area in AREAS)
+        + "export const CATALOGUES = Object.fromEntries("
+        + f"{json.dumps(list(LANGUAGES))}.map((lang) => [lang, Object.assign({{}}, "
+        + ", ".join(f"{area}[lang]" for area in AREAS)
+        + ")]));\n"
     )
-    write_generated_module(path, text)
+    # A code's text is the errors area's err_<code>; the few codes with another key carry theirs.
+    errors_area = AREAS["errors"]["en"]
+    other = {
+        lang: {
+            code: CATALOGUES[lang][spec.key]
+            for code, spec in REGISTRY.items()
+            if spec.key != f"err_{code}" or spec.key not in errors_area
+        }
+        for lang in LANGUAGES
+    }
+    files["error_texts.js"] = (
+        'import { TEXTS } from "./area_errors.js";\n'
+        f"const OTHER = {json.dumps(other, ensure_ascii=False, sort_keys=True)};\n"
+        "const codes = (texts) => Object.keys(texts).filter((k) => k.startsWith('err_'));\n"
+        "export const ERROR_TEXTS = Object.fromEntries(Object.entries(TEXTS).map(([lang, texts]) => [lang, {\n"
+        "  ...Object.fromEntries(codes(texts).map((k) => [k.slice(4), texts[k]])),\n"
+        "  ...OTHER[lang],\n"
+        "}]));\n"
+    )
+    return files
+
+
+def write_catalogue_modules(folder=CATALOGUE_DIR) -> None:
+    for name, text in catalogue_module_texts().items():
+        write_generated_module(folder / name, text)
 
 
 def write_generated_module(path, text: str) -> None:
@@ -88,37 +120,44 @@ def write_generated_module(path, text: str) -> None:
     os.replace(tmp, path)
 
 
-write_catalogue_module()
+write_catalogue_modules()
 
 
-def _table(name: str) -> ObjectVar:
-    """The browser's CATALOGUES or ERROR_TEXTS (lang -> key -> text), imported from the module."""
-    imports = {CATALOGUE_MODULE: [ImportVar(tag=name)]}
-    var: Var = Var(_js_expr=name, _var_type=dict[str, dict[str, str]], _var_data=VarData(imports=imports))
+def _table(module: str, name: str, alias: str | None = None) -> ObjectVar:
+    """A lang -> key -> text table of the browser, imported from one generated module."""
+    imports = {CATALOGUE_IMPORT + module: [ImportVar(tag=name, alias=alias)]}
+    var: Var = Var(_js_expr=alias or name, _var_type=dict[str, dict[str, str]], _var_data=VarData(imports=imports))
     return var.to(ObjectVar, dict[str, dict[str, str]])
 
 
 def t(key: str) -> rx.Var:
     """The text for `key` in the current language (resolved in the browser)."""
-    if key not in CATALOGUES["en"]:
+    area = AREA_OF.get(key)
+    if area is None:
         raise KeyError(f"missing catalogue key: {key}")
-    return messages()[key]
+    return t_var(Var.create(key), area)
 
 
-def t_var(key: rx.Var) -> rx.Var:
-    """Like t() for a key held in state (validated by the code that sets it)."""
-    return messages()[key]
+def t_var(key: rx.Var, area: str | None = None) -> rx.Var:
+    """Like t() for a key held in state (validated by the code that sets it); with `area`, the
+    key is one of that area's and only its texts are loaded."""
+    if area is None:
+        return messages()[key]
+    from wallet_app.state.session import SessionState
+
+    table = _table(f"area_{area}.js", "TEXTS", f"TEXTS_{area}")
+    return table[SessionState.lang].to(ObjectVar, dict[str, str])[key]
 
 
 def messages() -> ObjectVar:
     """The whole current catalogue, for JS units that show their own texts."""
     from wallet_app.state.session import SessionState
 
-    return _table("CATALOGUES")[SessionState.lang].to(ObjectVar, dict[str, str])
+    return _table("catalogues.js", "CATALOGUES")[SessionState.lang].to(ObjectVar, dict[str, str])
 
 
 def error_messages() -> ObjectVar:
     """Error code -> text in the current language, for JS units that show error codes."""
     from wallet_app.state.session import SessionState
 
-    return _table("ERROR_TEXTS")[SessionState.lang].to(ObjectVar, dict[str, str])
+    return _table("error_texts.js", "ERROR_TEXTS")[SessionState.lang].to(ObjectVar, dict[str, str])

@@ -66,4 +66,6 @@ EN: dict[str, str] = {
     "no_backup_redirect": "No backup file on Google Drive. Redirecting to onboarding.",
     "recovery_failed": "Recovery failed: ",
     "continue_onboarding": "Continue to onboarding",
+    # A dialog title (wallet_app.errors); the shared dialog reads its titles from this core area.
+    "send_input_needed": "input needed",
 }

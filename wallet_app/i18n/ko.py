@@ -66,4 +66,6 @@ KO: dict[str, str] = {
     "no_backup_redirect": "Google Drive에 백업 파일이 없습니다. 지갑 만들기로 이동합니다.",
     "recovery_failed": "복구에 실패했습니다: ",
     "continue_onboarding": "지갑 만들기로 이동",
+    # A dialog title (wallet_app.errors); the shared dialog reads its titles from this core area.
+    "send_input_needed": "입력 필요",
 }

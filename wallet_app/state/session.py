@@ -14,7 +14,7 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.core.config import get_settings
-from wallet_app.i18n import CATALOGUES, LANGUAGES, lang_from_accept_language, normalize_lang
+from wallet_app.i18n import AREA_OF, CATALOGUES, CORE_AREA, LANGUAGES, lang_from_accept_language, normalize_lang
 from wallet_app.services import accounts, google, sessions
 from wallet_app.services.eth import short_address
 
@@ -104,9 +104,11 @@ class SessionState(rx.State):
     ) -> None:
         """Open the shared dialog. `for_route`: raised together with a redirect to that route;
         `prefix`: a catalogue key shown before the message."""
-        for key in (message, title, ok_label):
-            if key not in CATALOGUES["en"]:
-                raise KeyError(key)
+        if message not in CATALOGUES["en"]:
+            raise KeyError(message)
+        for key in (title, ok_label):  # the dialog on every page loads only the core texts
+            if AREA_OF.get(key) != CORE_AREA:
+                raise KeyError(f"{key} is not a core catalogue key")
         texts = texts_for(message, params)
         if prefix:
             texts = {lang: CATALOGUES[lang][prefix] + text for lang, text in texts.items()}

@@ -12,7 +12,6 @@ EN: dict[str, str] = {
     "send_submit": "Next",
     "send_building": "Preparing the transaction…",
     # Validation (specification section 5).
-    "send_input_needed": "input needed",
     "send_need_chain": "Please select a network.",
     "send_need_token": "Please select a token.",
     "send_need_recipient": "Please enter the recipient address.",
@@ -30,7 +29,6 @@ KO: dict[str, str] = {
     "send_no_tokens": "이 네트워크에는 토큰이 없습니다.",
     "send_submit": "다음",
     "send_building": "거래를 준비하는 중…",
-    "send_input_needed": "입력 필요",
     "send_need_chain": "네트워크를 선택해 주세요.",
     "send_need_token": "토큰을 선택해 주세요.",
     "send_need_recipient": "받는 주소를 입력해 주세요.",
