@@ -1,4 +1,4 @@
-"""Development identity provider under /dev-idp (mounted only without GOOGLE_CLIENT_ID).
+"""Development identity provider under /dev-idp (mounted only in development mode, DEV_MODE).
 
 A small OpenID provider with Google's shapes: discovery, JWKS, an authorize popup where one
 types an e-mail, a token endpoint (RS256 ID tokens via joserfc, opaque access tokens), a
@@ -234,7 +234,7 @@ def _form_page(params: dict[str, str], error: str | None = None) -> HTMLResponse
     return _page(
         "Development sign-in",
         body,
-        metas={"nb-idp-target": get_settings().public_origin, "nb-idp-state": params.get("state", "")},
+        metas={"nb-idp-state": params.get("state", "")},
     )
 
 
@@ -243,10 +243,8 @@ def _result_page(message: dict) -> HTMLResponse:
     return _page(
         "Development sign-in",
         '<h1>Development sign-in</h1><p id="status" role="status">Signed in. You can close this window.</p>',
-        metas={
-            "nb-idp-target": get_settings().public_origin,
-            "nb-idp-result": json.dumps(message, separators=(",", ":")),
-        },
+        # popup.js posts it to its own origin: the opener's, at localhost or 127.0.0.1 alike.
+        metas={"nb-idp-result": json.dumps(message, separators=(",", ":"))},
     )
 
 
