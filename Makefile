@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run test lint build chromium clean audit
+.PHONY: setup run test lint build chromium clean audit redis
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -23,6 +23,11 @@ setup: .venv/.installed tools/node_modules/.installed
 chromium:
 	@{ command -v chromium >/dev/null && fc-list | grep -qi nanum; } || { apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-nanum >/dev/null; }
+
+# Debian's redis-server (installed when missing); `python tools/redisserver.py -- CMD` runs CMD next to a
+# private instance on a free loopback port (data in data/redis, stopped on exit) with REDIS_URL set.
+redis:
+	python3 tools/redisserver.py --install
 
 # Compiles the Reflex frontend (production build) into .web/build.
 build: setup
