@@ -84,7 +84,11 @@ class RedisServer:
         deadline = time.monotonic() + self.start_timeout
         while not _ping(self.port):
             if self.proc.poll() is not None or time.monotonic() > deadline:
-                log = (workdir / "redis.log").read_text(errors="replace")[-2000:] if (workdir / "redis.log").exists() else ""
+                log = (
+                    (workdir / "redis.log").read_text(errors="replace")[-2000:]
+                    if (workdir / "redis.log").exists()
+                    else ""
+                )
                 self.stop()
                 raise RuntimeError(f"redis-server did not answer on port {self.port}: {log}")
             time.sleep(0.05)  # polling interval, not a fixed wait

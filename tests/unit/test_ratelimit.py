@@ -91,7 +91,7 @@ def test_new_settings_start_fresh_counters(settings_env, monkeypatch):
 
 def test_storage_is_memory_unless_redis_url(settings_env, monkeypatch):
     assert ratelimit.storage_uri(settings_env) == "memory://"
-    assert isinstance(ratelimit._current()[0].storage, MemoryStorage)
+    assert isinstance(ratelimit._current().storage, MemoryStorage)
     use(monkeypatch, REDIS_URL="redis://127.0.0.1:6399/2")
     assert ratelimit.storage_uri(get_settings()) == "redis://127.0.0.1:6399/2"
     assert isinstance(storage_from_string(ratelimit.storage_uri(get_settings())), RedisStorage)

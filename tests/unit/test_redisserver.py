@@ -18,10 +18,16 @@ def test_a_private_redis_answers_and_stops():
 
 
 def test_the_command_runs_with_redis_url_and_redis_stops_after(tmp_path):
-    probe = "import os, redis; r = redis.Redis.from_url(os.environ['REDIS_URL']); print(r.ping(), os.environ['REDIS_URL'])"
+    probe = (
+        "import os, redis; r = redis.Redis.from_url(os.environ['REDIS_URL']); print(r.ping(), os.environ['REDIS_URL'])"
+    )
     out = subprocess.run(
         [sys.executable, "tools/redisserver.py", "--data-dir", str(tmp_path), "--", sys.executable, "-c", probe],
-        cwd=REPO_ROOT, capture_output=True, text=True, timeout=60, check=True,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout.splitlines()
     assert out[0].startswith("redis: redis://127.0.0.1:")
     url = out[0].split()[1]

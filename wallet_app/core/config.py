@@ -98,7 +98,8 @@ class Settings(BaseSettings):
 
     # ---- rate limits (issue 12, core/ratelimit.py): "N/second|minute|hour", several joined by ";";
     # a per-second part spreads out what a minute allows (a burst of costly calls slows everyone).
-    # Counters in Redis when set (shared by all workers), else in this process's memory.
+    # Counters, fast refusals and spent login attempts in Redis when set (shared by all workers, and
+    # Reflex's state manager: rxconfig.py), else in this process's memory.
     redis_url: str | None = None
     # Sign-in attempts per client IP (/auth/google, /auth/google/code); NATs put many users on one IP.
     rate_limit_sign_in: str = "60/minute"

@@ -3,7 +3,8 @@
 `hit(kind, key)` counts one action of `kind` ("sign_in", "token_add", ...) by `key` (a client IP
 or a user id) and raises AppError("rate_limited", retry_after=<seconds>) once the limit of that
 kind (settings.rate_limit_<kind>, e.g. "30/minute" or "5/second;60/minute") is spent. Counters
-live in memory (one process), or in Redis when settings.redis_url is set (shared by every worker).
+live in memory (one process), or in Redis when settings.redis_url is set (shared by every worker),
+and so do the fast refusals (remember_refusal / refused_for, in core.shared).
 
 Callers are the services shared by the REST API and the Reflex handlers, so one limit holds for
 both; the API answers 429 with Retry-After (wallet_app.api.app_error_response).
@@ -19,7 +20,9 @@ from typing import Any
 
 from fastapi import Request
 from limits import RateLimitItem, parse_many, storage, strategies
+from redis import RedisError
 
+from wallet_app.core import shared
 from wallet_app.core.config import Settings, get_settings
 from wallet_app.errors import AppError
 
@@ -27,12 +30,10 @@ log = logging.getLogger(__name__)
 
 KINDS = ("sign_in", "address", "token_metadata", "token_add", "tx_build", "payment_quote", "payment_execute")
 
-Refusals = dict[tuple[str, str, str], float]
-# Per settings: the limiter, and the refused API requests: (method, path, client) -> time.time()
-# until which their route refuses them anyway, so that the API answers a flood of them without
-# the session lookup (api.RefuseWhileLimited).
-_state: tuple[Settings, strategies.RateLimiter, Refusals] | None = None
-MAX_REFUSED = 100_000
+# Per settings: the limiter. The refused API requests live in core.shared's "refused" marks:
+# (method, path, client) -> until when their route refuses them anyway, so that the API answers a
+# flood of them without the session lookup (api.RefuseWhileLimited), on every worker.
+_state: tuple[Settings, strategies.RateLimiter] | None = None
 
 # The OpenAPI entry of a limited route's refusal.
 RESPONSE_429: dict[int | str, dict[str, Any]] = {
@@ -49,20 +50,20 @@ def limits_of(spec: str) -> list[RateLimitItem]:
     return parse_many(spec)
 
 
-def _current() -> tuple[strategies.RateLimiter, Refusals]:
-    """The limiter and refusals of the current settings (new settings, e.g. a test's, start afresh)."""
+def _current() -> strategies.RateLimiter:
+    """The limiter of the current settings (new settings, e.g. a test's, start afresh)."""
     global _state
     settings = get_settings()
     if _state is None or _state[0] is not settings:
         limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(storage_uri(settings)))
-        _state = (settings, limiter, {})
-    return _state[1], _state[2]
+        _state = (settings, limiter)
+    return _state[1]
 
 
 def hit(kind: str, key: str | int) -> None:
     """Counts one `kind` action by `key`; rate_limited (with retry_after in seconds) when over."""
     spec: str = getattr(get_settings(), f"rate_limit_{kind}")
-    limiter, _ = _current()
+    limiter = _current()
     try:
         for item in limits_of(spec):
             if not limiter.hit(item, kind, str(key)):
@@ -76,27 +77,26 @@ def hit(kind: str, key: str | int) -> None:
         log.exception("rate limit storage unavailable; %s not limited", kind)
 
 
+def _refusal_key(key: tuple[str, str, str]) -> str:
+    return " ".join(key)
+
+
 def remember_refusal(key: tuple[str, str, str], retry_after: int) -> None:
     """A route refused `key` (method, path, client) as rate_limited for `retry_after` seconds."""
-    _, refused = _current()
-    now = time.time()
-    if len(refused) >= MAX_REFUSED:  # drop the expired ones, else start over
-        for old in [k for k, until in refused.items() if until <= now] or list(refused):
-            del refused[old]
-    refused[key] = now + retry_after
+    try:
+        shared.marks("refused").mark(_refusal_key(key), retry_after)
+    except RedisError:  # the limiter itself still refuses; only the shortcut is lost
+        log.exception("refusal storage unavailable")
 
 
 def refused_for(key: tuple[str, str, str]) -> int:
     """Seconds `key` is still refused (0: not refused)."""
-    _, refused = _current()
-    until = refused.get(key)
-    if until is None:
+    try:
+        left = shared.marks("refused").left(_refusal_key(key))
+    except RedisError:  # serve: the route's own limiter decides
+        log.exception("refusal storage unavailable")
         return 0
-    left = until - time.time()
-    if left <= 0:
-        refused.pop(key, None)
-        return 0
-    return max(1, math.ceil(left))
+    return max(1, math.ceil(left)) if left > 0 else 0
 
 
 def by_client_ip(kind: str):

@@ -8,7 +8,6 @@ The access token that comes with a code exchange is dropped at once (never store
 
 import re
 import secrets
-import threading
 import time
 import warnings
 from dataclasses import dataclass
@@ -17,8 +16,9 @@ import httpx
 from joserfc import jwt
 from joserfc.errors import InvalidKeyIdError, JoseError
 from joserfc.jwk import KeySet
+from redis import RedisError
 
-from wallet_app.core import extensions
+from wallet_app.core import extensions, shared
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
 
@@ -138,38 +138,39 @@ def _claims_registry(client_id: str) -> jwt.JWTClaimsRegistry:
 # --- login attempts ------------------------------------------------------------------------
 # A sign-in attempt is a random value kept in the browser's HttpOnly cookie (api/auth.py) and
 # sent to the provider as the ID token's nonce or the code flow's state. Each signs in once:
-# the spent ones are remembered here until they would have expired anyway (only successful
-# sign-ins are recorded, so made-up cookies cannot fill this).
+# the spent ones are remembered (core.shared "spent_login" marks: in Redis with REDIS_URL, so on
+# every worker) until they would have expired anyway (only successful sign-ins are recorded, so
+# made-up cookies cannot fill this). Without that memory a replay cannot be told apart: when Redis
+# cannot answer, sign-in is refused (shared_state_unavailable), not let through.
 ATTEMPT_SECONDS = 600
-_spent_attempts: dict[str, float] = {}  # value -> forget after (insertion order = time order)
-_attempts_lock = threading.Lock()
 
 
 def new_login_attempt() -> str:
     return secrets.token_urlsafe(32)
 
 
-def _spent(attempt: str, now: float) -> bool:
-    while _spent_attempts and next(iter(_spent_attempts.values())) <= now:
-        del _spent_attempts[next(iter(_spent_attempts))]
-    return attempt in _spent_attempts
-
-
 def require_login_attempt(attempt: str | None) -> str:
     """The attempt's value; a missing (or expired) or already spent attempt is refused."""
-    with _attempts_lock:
-        if not attempt or _spent(attempt, time.monotonic()):
-            raise AppError("login_attempt_expired", "no login attempt (missing, expired or spent)")
+    if not attempt:
+        raise AppError("login_attempt_expired", "no login attempt (missing or expired)")
+    try:
+        spent = shared.marks("spent_login").left(attempt) > 0
+    except RedisError as e:
+        raise AppError("shared_state_unavailable", f"spent login attempts: {e}") from None
+    if spent:
+        raise AppError("login_attempt_expired", "login attempt already spent")
     return attempt
 
 
 def spend_login_attempt(attempt: str) -> None:
-    """Marks the attempt used by a successful sign-in; a second use is refused (atomically)."""
-    now = time.monotonic()
-    with _attempts_lock:
-        if _spent(attempt, now):
-            raise AppError("login_attempt_expired", "login attempt already spent")
-        _spent_attempts[attempt] = now + ATTEMPT_SECONDS
+    """Marks the attempt used by a successful sign-in; a second use is refused (atomically, on
+    every worker)."""
+    try:
+        new = shared.marks("spent_login").add_new(attempt, ATTEMPT_SECONDS)
+    except RedisError as e:
+        raise AppError("shared_state_unavailable", f"spent login attempts: {e}") from None
+    if not new:
+        raise AppError("login_attempt_expired", "login attempt already spent")
 
 
 def check_login_attempt(expected: str, presented: object) -> None:

@@ -1,0 +1,113 @@
+"""core.shared on memory and on a real private Redis, and what lives there with REDIS_URL: the
+API's fast refusals (core.ratelimit) and the spent login attempts (services.google), seen by
+every worker (here: separate clients, as separate processes have)."""
+
+import time
+
+import pytest
+import redis
+
+from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
+from wallet_app.core import ratelimit, shared
+from wallet_app.core.config import get_settings
+from wallet_app.errors import AppError
+from wallet_app.services import google
+
+
+def use(monkeypatch, **env):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+
+
+def wait_until(condition, timeout=5.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)  # polling interval, not a fixed wait
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store_env(request, settings_env, monkeypatch):
+    """Settings with REDIS_URL on the private Redis (flushed), or without (memory)."""
+    if request.param == "redis":
+        server = request.getfixturevalue("redis_server")
+        redis.Redis.from_url(server.url).flushdb()
+        use(monkeypatch, REDIS_URL=server.url)
+    else:
+        use(monkeypatch, REDIS_URL="")
+    return request.param
+
+
+def test_the_store_follows_redis_url(store_env):
+    expected = shared.RedisMarks if store_env == "redis" else shared.MemoryMarks
+    assert isinstance(shared.marks("t"), expected)
+
+
+def test_mark_left_and_expiry(store_env):
+    marks = shared.marks("t")
+    assert marks.left("a") == 0
+    marks.mark("a", 30)
+    assert 29 < marks.left("a") <= 30
+    marks.mark("b", 0.2)
+    assert marks.left("b") > 0
+    wait_until(lambda: marks.left("b") == 0)
+    assert marks.left("a") > 29  # only b expired
+
+
+def test_add_new_only_once_until_expired(store_env):
+    marks = shared.marks("t")
+    assert marks.add_new("x", 0.3)
+    assert not marks.add_new("x", 0.3)
+    wait_until(lambda: marks.left("x") == 0)
+    assert marks.add_new("x", 30)
+
+
+def test_namespaces_are_apart(store_env):
+    shared.marks("one").mark("k", 30)
+    assert shared.marks("two").left("k") == 0
+
+
+def test_memory_store_stays_bounded(monkeypatch):
+    monkeypatch.setattr(shared, "MAX_MEMORY_KEYS", 10)
+    marks = shared.MemoryMarks()
+    for i in range(25):
+        marks.mark(str(i), 60)
+    assert len(marks._until) <= 10
+    assert marks.left("24") > 0  # the newest stays
+
+
+def test_redis_keys_are_seen_by_another_worker(redis_server, settings_env, monkeypatch):  # noqa: F811
+    use(monkeypatch, REDIS_URL=redis_server.url)
+    other = shared.RedisMarks(redis.Redis.from_url(redis_server.url), "refused")
+    ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30)
+    assert 29 < other.left("GET /api/v1/me 10.0.0.1") <= 30
+    other.mark("POST /api/v1/x 10.0.0.2", 5)
+    assert ratelimit.refused_for(("POST", "/api/v1/x", "10.0.0.2")) == 5
+    assert ratelimit.refused_for(("POST", "/api/v1/x", "10.0.0.3")) == 0
+
+
+def test_a_login_attempt_spent_on_one_worker_is_refused_on_another(redis_server, settings_env, monkeypatch):  # noqa: F811
+    use(monkeypatch, REDIS_URL=redis_server.url)
+    attempt = google.new_login_attempt()
+    assert google.require_login_attempt(attempt) == attempt
+    other = shared.RedisMarks(redis.Redis.from_url(redis_server.url), "spent_login")
+    assert other.add_new(attempt, 600)  # the other worker signs in with it first
+    with pytest.raises(AppError) as refused:
+        google.require_login_attempt(attempt)
+    assert refused.value.code == "login_attempt_expired"
+    with pytest.raises(AppError) as again:
+        google.spend_login_attempt(attempt)
+    assert again.value.code == "login_attempt_expired"
+    assert 590 < redis.Redis.from_url(redis_server.url).ttl(f"nb:spent_login:{attempt}") <= 600
+
+
+def test_unreachable_redis_refuses_sign_in_but_not_the_api(settings_env, monkeypatch):
+    use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0")  # nothing listens there
+    attempt = google.new_login_attempt()
+    for call in (google.require_login_attempt, google.spend_login_attempt):
+        with pytest.raises(AppError) as refused:
+            call(attempt)
+        assert refused.value.code == "shared_state_unavailable"
+    ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30)  # logged, not raised
+    assert ratelimit.refused_for(("GET", "/api/v1/me", "10.0.0.1")) == 0
