@@ -15,4 +15,7 @@ config = rx.Config(
     plugins=[rx.plugins.RadixThemesPlugin(theme=rx.theme(accent_color="blue", radius="large", appearance="inherit"))],
     disable_plugins=[rx.plugins.SitemapPlugin],
     show_built_with_reflex=False,
+    # With REDIS_URL Reflex keeps every client's state in Redis (its Redis state manager), so any
+    # worker serves any event and a restarted worker loses nothing; without it, the one worker's.
+    redis_url=settings.redis_url,
 )

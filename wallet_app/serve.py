@@ -56,22 +56,31 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--dev", action="store_true", help="development mode (DEV_MODE=1): the local stand-ins")
+    parser.add_argument("--workers", type=int, default=None, help="backend workers (default: 2 with REDIS_URL, else 1)")
     args = parser.parse_args()
     if args.dev:
         os.environ["DEV_MODE"] = "1"  # inherited by the reflex process
     os.environ.setdefault("PUBLIC_BASE_URL", f"http://localhost:{args.port}")
     get_settings.cache_clear()
     try:
-        get_settings()
+        settings = get_settings()
     except SettingsError as e:
         print(e, file=sys.stderr)
         return 2
+    workers = args.workers or (2 if settings.redis_url else 1)
+    if workers > 1 and not settings.redis_url:
+        # Each worker would keep its own clients' state, rate limits and spent login attempts.
+        print(f"--workers {workers} needs REDIS_URL: the workers share their state there", file=sys.stderr)
+        return 2
+    os.environ["GRANIAN_WORKERS"] = str(workers)  # read by reflex when it starts granian
     (REPO_ROOT / "data").mkdir(exist_ok=True)
     # argon2-browser is third-party: copied from tools/node_modules at build, never committed.
     copy_argon2(REPO_ROOT / "assets" / "argon2")
     compile_contracts()  # the server reads its contract ABIs from contracts/build
     cmd = [
-        "reflex",
+        sys.executable,
+        "-m",
+        "wallet_app.reflex_run",  # reflex's CLI, with workers that respawn
         "run",
         "--env",
         "prod",

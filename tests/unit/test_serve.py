@@ -35,3 +35,12 @@ def test_ctrl_c_stops_quietly():
     assert proc.returncode == 130
     assert out == "server stopped cleanly\n"  # it was not killed
     assert err == ""
+
+
+def test_several_workers_need_redis(tmp_path):
+    # Each worker would keep its own clients' state: refused before anything starts.
+    env = {**os.environ, "DEV_MODE": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'db'}", "REDIS_URL": ""}
+    done = subprocess.run([sys.executable, "-m", "wallet_app.serve", "--workers", "2", "--port", "1"], cwd=REPO_ROOT,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr == "--workers 2 needs REDIS_URL: the workers share their state there\n"

@@ -63,6 +63,17 @@ def test_add_new_only_once_until_expired(store_env):
     assert marks.add_new("x", 30)
 
 
+def test_values_put_get_and_take_once(store_env):
+    values = shared.marks("t")
+    assert values.get("c") is None and values.take("c") is None
+    values.put("c", '{"sub": "1"}', 30)
+    assert values.get("c") == '{"sub": "1"}'
+    assert values.take("c") == '{"sub": "1"}'
+    assert values.take("c") is None and values.get("c") is None
+    values.put("d", "v", 0.2)
+    wait_until(lambda: values.get("d") is None)
+
+
 def test_namespaces_are_apart(store_env):
     shared.marks("one").mark("k", 30)
     assert shared.marks("two").left("k") == 0

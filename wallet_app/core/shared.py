@@ -4,6 +4,7 @@ workers), else in this process's memory. Each key expires by itself after its se
     marks("refused").mark("k", 30)            # (re)sets k for 30 s
     marks("refused").left("k")                # seconds k still has (0: none)
     marks("spent").add_new("k", 600)          # False when k is already there (atomic)
+    marks("codes").put("k", "v", 60); marks("codes").get("k"); marks("codes").take("k")  # values
 
 A namespace's keys are prefixed "nb:<namespace>:" in Redis. Redis errors are raised as
 redis.RedisError: each caller decides whether to serve without (rate limits) or refuse (sign-in).
@@ -25,27 +26,42 @@ MAX_MEMORY_KEYS = 100_000  # per namespace: beyond, the expired ones go, else th
 
 class MemoryMarks:
     def __init__(self) -> None:
-        self._until: dict[str, float] = {}  # key -> time.monotonic() it expires
+        self._until: dict[str, tuple[float, str]] = {}  # key -> (time.monotonic() it expires, value)
         self._lock = threading.Lock()
 
     def _left(self, key: str, now: float) -> float:
-        until = self._until.get(key)
-        if until is None or until <= now:
+        until = self._until.get(key, (0.0, ""))[0]
+        if until <= now:
             self._until.pop(key, None)
             return 0.0
         return until - now
 
-    def _set(self, key: str, seconds: float, now: float) -> None:
+    def _set(self, key: str, seconds: float, now: float, value: str = "1") -> None:
         if len(self._until) >= MAX_MEMORY_KEYS:
-            expired = [k for k, until in self._until.items() if until <= now]
+            expired = [k for k, (until, _) in self._until.items() if until <= now]
             for old in expired or list(self._until)[: MAX_MEMORY_KEYS // 10]:
                 del self._until[old]
         self._until.pop(key, None)  # re-inserted last: insertion order stays roughly time order
-        self._until[key] = now + seconds
+        self._until[key] = (now + seconds, value)
 
     def mark(self, key: str, seconds: float) -> None:
         with self._lock:
             self._set(key, seconds, time.monotonic())
+
+    def put(self, key: str, value: str, seconds: float) -> None:
+        with self._lock:
+            self._set(key, seconds, time.monotonic(), value)
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            return self._until[key][1] if self._left(key, time.monotonic()) else None
+
+    def take(self, key: str) -> str | None:
+        """The value, removed (one-time use)."""
+        with self._lock:
+            value = self._until[key][1] if self._left(key, time.monotonic()) else None
+            self._until.pop(key, None)
+            return value
 
     def add_new(self, key: str, seconds: float) -> bool:
         now = time.monotonic()
@@ -71,10 +87,24 @@ class RedisMarks:
     def add_new(self, key: str, seconds: float) -> bool:
         return bool(self._client.set(self._prefix + key, b"1", px=max(1, int(seconds * 1000)), nx=True))
 
+    def put(self, key: str, value: str, seconds: float) -> None:
+        self._client.set(self._prefix + key, value.encode(), px=max(1, int(seconds * 1000)))
+
+    def get(self, key: str) -> str | None:
+        return _text(self._client.get(self._prefix + key))
+
+    def take(self, key: str) -> str | None:
+        """The value, removed (one-time use: GETDEL, atomic across workers)."""
+        return _text(self._client.getdel(self._prefix + key))
+
     def left(self, key: str) -> float:
         # -2: no key, -1: no expiry (never set here); the sync client answers an int (typed for both).
         ms = cast(int, self._client.pttl(self._prefix + key))
         return ms / 1000 if ms > 0 else 0.0
+
+
+def _text(value: object) -> str | None:
+    return value.decode() if isinstance(value, bytes) else None
 
 
 Marks = MemoryMarks | RedisMarks

@@ -11,6 +11,7 @@ The signing key is kept in settings.dev_idp_key_file so restarts keep it.
 """
 
 import base64
+import dataclasses
 import hashlib
 import html
 import json
@@ -30,6 +31,7 @@ from joserfc import jwt
 from joserfc.jwk import RSAKey
 from starlette.concurrency import run_in_threadpool
 
+from wallet_app.core import shared
 from wallet_app.core.config import get_settings
 
 PREFIX = "/dev-idp"
@@ -138,55 +140,45 @@ class _Grant:
     nonce: str = ""  # the authorization request's nonce, echoed in the ID token
 
 
-_codes: dict[str, _Grant] = {}
-_access_tokens: dict[str, _Grant] = {}
-_store_lock = threading.Lock()
+# Codes and access tokens in core.shared (Redis with REDIS_URL): with several workers, the code
+# exchange or a Drive call may reach another worker than the one that granted them.
+def _put(store: str, key: str, grant: _Grant) -> None:
+    shared.marks(store).put(key, json.dumps(dataclasses.asdict(grant)), max(0.001, grant.expires_at - time.time()))
 
 
-def _prune(store: dict[str, _Grant], now: float) -> None:
-    for k in [k for k, g in store.items() if g.expires_at <= now]:
-        del store[k]
+def _grant_of(value: str | None) -> _Grant | None:
+    grant = _Grant(**json.loads(value)) if value else None
+    return grant if grant and grant.expires_at > time.time() else None
 
 
 def _new_code(grant: _Grant) -> str:
     code = "dev-code-" + secrets.token_urlsafe(24)
-    with _store_lock:
-        _prune(_codes, time.time())
-        _codes[code] = grant
+    _put("dev_idp_code", code, grant)
     return code
 
 
 def _take_code(code: str) -> _Grant | None:
     """One-time use: the code is gone after this, valid or not."""
-    with _store_lock:
-        grant = _codes.pop(code, None)
-    if grant is None or grant.expires_at <= time.time():
-        return None
-    return grant
+    return _grant_of(shared.marks("dev_idp_code").take(code))
 
 
 def _new_access_token(sub: str, email: str, scope: str, client_id: str) -> str:
     token = "dev-at-" + secrets.token_urlsafe(32)
-    with _store_lock:
-        _prune(_access_tokens, time.time())
-        _access_tokens[token] = _Grant(sub, email, scope, client_id, time.time() + TOKEN_SECONDS)
+    _put("dev_idp_token", token, _Grant(sub, email, scope, client_id, time.time() + TOKEN_SECONDS))
     return token
 
 
 def user_for_access_token(token: str, scope: str) -> str | None:
     """The subject of a live access token that was granted `scope`, else None (Drive stand-in)."""
-    with _store_lock:
-        grant = _access_tokens.get(token)
-    if grant is None or grant.expires_at <= time.time():
+    grant = _grant_of(shared.marks("dev_idp_token").get(token))
+    if grant is None:
         return None
     return grant.sub if scope in grant.scope.split() else None
 
 
 def revoke_token(token: str) -> bool:
     """Revoke an access token (Google's POST /revoke); False for an unknown or expired one."""
-    with _store_lock:
-        grant = _access_tokens.pop(token, None)
-    return grant is not None and grant.expires_at > time.time()
+    return _grant_of(shared.marks("dev_idp_token").take(token)) is not None
 
 
 # --- authorize popup ---------------------------------------------------------------------------
