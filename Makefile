@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run test lint build chromium clean audit redis
+.PHONY: setup run run-scale test lint build chromium clean audit redis
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -36,6 +36,11 @@ build: setup
 # Development mode (DEV_MODE=1): local chain, dev sign-in and Drive stand-ins, on loopback only.
 run: setup
 	$(ENV) python -m wallet_app.serve --dev --port $(PORT)
+
+# `make run` with a private Redis (REDIS_URL: Reflex's state, limits and sign-in memory shared) and
+# 2 backend workers behind the one port.
+run-scale: setup
+	$(ENV) python tools/redisserver.py -- python -m wallet_app.serve --dev --port $(PORT) --workers 2
 
 # The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
 # whose React and Radix the QR unit's test bundle uses.

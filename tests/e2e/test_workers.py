@@ -1,0 +1,82 @@
+"""Two backend workers behind the one port, sharing Redis (REDIS_URL: Reflex's Redis state manager):
+a signed-in page carries on while each worker in turn is killed (its websocket reconnects to
+the other, which finds the client's state in Redis), and the dead worker is started again."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import psutil
+import pytest
+import redis
+from playwright.sync_api import expect
+
+from tests.e2e import helpers
+from tests.e2e.conftest import RESULTS_DIR
+from tests.e2e.flows import create_wallet, new_email
+from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
+
+
+@pytest.fixture(scope="module")
+def app_server(tmp_path_factory, redis_server):  # noqa: F811
+    """This module's own app: 2 workers (serve.py's default with REDIS_URL) on a private Redis."""
+    log_path = RESULTS_DIR / "e2e-workers-app-server.log"
+    log_path.unlink(missing_ok=True)
+    try:
+        with helpers.running_wallet_app(
+            tmp_path_factory.mktemp("e2e-workers"), log_path, {"REDIS_URL": redis_server.url}
+        ) as server:
+            yield server
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+def workers(server) -> set[int]:
+    """The granian workers: the children of the supervisor (wallet_app.reflex_run) running the same."""
+    supervisors = [
+        p
+        for p in psutil.Process(server.proc.pid).children(recursive=True)
+        if "wallet_app.reflex_run" in p.cmdline() and p.parent().pid != p.pid
+    ]
+    top = [p for p in supervisors if not any(p.ppid() == s.pid for s in supervisors)]
+    assert len(top) == 1, supervisors
+    return {p.pid for p in top[0].children() if "wallet_app.reflex_run" in p.cmdline()}
+
+
+def two_new_workers(server, gone: set[int], timeout: float = 60) -> set[int]:
+    """Waits until the server runs 2 workers, none of them in `gone`; their pids."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = workers(server)
+        if len(found) == 2 and not found & gone:
+            return found
+        assert time.monotonic() < deadline, f"workers {found}, killed {gone}"
+        time.sleep(0.2)  # polling interval, not a fixed wait
+
+
+def test_the_page_carries_on_while_each_worker_is_killed(page, app_server, redis_server, browser_issues):  # noqa: F811
+    first = two_new_workers(app_server, set())
+    address = create_wallet(page, new_email("workers"))
+    short = f"{address[:6]}…{address[-4:]}"
+    expect(page.locator("#home-address")).to_have_text(short)
+    # The client's Reflex state is in Redis (its keys), not in a worker; so is the spent login attempt.
+    keys = list(redis.Redis.from_url(redis_server.url).scan_iter())
+    assert [k for k in keys if not k.startswith(b"nb:")], keys
+    assert [k for k in keys if k.startswith(b"nb:spent_login:")], keys
+
+    killed: set[int] = set()
+    for pid in sorted(first):
+        os.kill(pid, signal.SIGKILL)
+        killed.add(pid)
+        # Signed-in navigation over the websocket, served by the worker left (or the new one).
+        page.get_by_role("link", name="Settings").click()
+        page.wait_for_url("**/settings**")
+        page.get_by_role("link", name="Home").click()
+        page.wait_for_url("**/home**")
+        expect(page.locator("#home-address")).to_have_text(short)
+        expect(page.locator("#connection-notice")).to_have_count(0)
+        # granian starts a new worker in place of the dead one.
+        two_new_workers(app_server, killed)
+    browser_issues.assert_clean()
