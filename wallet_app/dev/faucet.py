@@ -10,8 +10,12 @@ have not started.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
 import threading
+from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from wallet_app.core.config import get_settings
@@ -21,7 +25,8 @@ log = logging.getLogger(__name__)
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 _workers: list[threading.Thread] = []
 _workers_lock = threading.Lock()
-# One worker sends at a time (one deployer key, one nonce sequence); the waiting ones see stop().
+# One sender at a time (one deployer key, one nonce sequence); the waiting ones see stop(). The
+# thread lock within this process, a file lock next to the deployments across the workers.
 _send_lock = threading.Lock()
 _stopping = threading.Event()
 
@@ -49,12 +54,20 @@ def _targets() -> tuple[list[tuple[int, str]], object]:
     return chains, settings.deployments_dir
 
 
+@contextlib.contextmanager
+def _across_workers(deployments_dir) -> Iterator[None]:
+    Path(deployments_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(deployments_dir) / "faucet.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 def _fund(address: str, chains: list[tuple[int, str]], deployments_dir) -> dict[int, list[str]]:
     from contracts.deploy import fund
 
     funded: dict[int, list[str]] = {}
     for chain_id, rpc_url in chains:
-        with _send_lock:
+        with _send_lock, _across_workers(deployments_dir):
             if _stopping.is_set():
                 break
             try:

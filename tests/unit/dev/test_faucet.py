@@ -1,13 +1,18 @@
-"""The dev faucet stops cleanly: a send to a node that has stopped is one log line without a
+"""The dev faucet stops cleanly, and two workers funding at once do not clash: a send to a node that has stopped is one log line without a
 traceback, and stop() cancels the sends that have not started."""
 
 import logging
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 from eth_account import Account
+from web3 import Web3
 
+from contracts.deploy import deploy
+from wallet_app.core.config import REPO_ROOT
 from wallet_app.dev import faucet
 from wallet_app.dev.anvil import Anvil
 
@@ -43,3 +48,39 @@ def test_stop_cancels_the_sends_not_started(url, caplog, tmp_path):
     assert stopped == [True] and not any(w.is_alive() for w in workers)
     assert caplog.records == []  # none of them tried the stopped node
     assert not faucet._stopping.is_set()  # funding works again afterwards
+
+
+FUND_MANY = """
+import sys
+from eth_account import Account
+from wallet_app.dev import faucet
+url, deployments, out = sys.argv[1:]
+addresses = [Account.create().address for _ in range(6)]
+print("ready", flush=True)
+sys.stdin.readline()  # both processes start sending together
+for a in addresses:
+    assert faucet._fund(a, [(31337, url)], deployments), a
+open(out, "w").write("\\n".join(addresses))
+"""
+
+
+def test_two_workers_fund_at_once_without_nonce_clashes(tmp_path):
+    # Two processes (two backend workers) share one deployer key: the file lock orders their sends.
+    with Anvil(port=0) as node:
+        deploy(node.url, tmp_path)
+        procs = [
+            subprocess.Popen([sys.executable, "-c", FUND_MANY, node.url, str(tmp_path), str(tmp_path / f"out{i}")],
+                             cwd=REPO_ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            for i in range(2)
+        ]
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        assert [proc.wait(120) for proc in procs] == [0, 0]
+        w3 = Web3(Web3.HTTPProvider(node.url))
+        funded = [a for i in range(2) for a in (tmp_path / f"out{i}").read_text().split()]
+        assert len(funded) == 12
+        assert all(w3.eth.get_balance(a) > 0 for a in funded)
