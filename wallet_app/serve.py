@@ -73,6 +73,7 @@ def main() -> int:
         print(f"--workers {workers} needs REDIS_URL: the workers share their state there", file=sys.stderr)
         return 2
     os.environ["GRANIAN_WORKERS"] = str(workers)  # read by reflex when it starts granian
+    print(f"backend workers: {workers}, state in {'Redis' if settings.redis_url else 'this process'}", flush=True)
     (REPO_ROOT / "data").mkdir(exist_ok=True)
     # argon2-browser is third-party: copied from tools/node_modules at build, never committed.
     copy_argon2(REPO_ROOT / "assets" / "argon2")
