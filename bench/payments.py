@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import threading
@@ -48,11 +49,53 @@ def wait_until(cond, timeout: float, what: str, every: float = POLL):
         time.sleep(every)
 
 
+_profiles: list = []
+_profiles_lock = threading.Lock()
+
+
+def profile_server_calls(payments) -> None:
+    """Wraps payments.execute and payments.status (what the API calls) in one cProfile per call, in
+    the server's own threads; wall-clock timer, so RPC waits and lock waits count."""
+    import cProfile
+
+    def wrap(fn):
+        def profiled(*a, **kw):
+            prof = cProfile.Profile(time.perf_counter)
+            try:
+                return prof.runcall(fn, *a, **kw)
+            finally:
+                with _profiles_lock:
+                    _profiles.append((fn.__name__, prof))
+        return profiled
+
+    payments.execute, payments.status = wrap(payments.execute), wrap(payments.status)
+
+
+def write_profile(path: Path) -> None:
+    import io
+    import pstats
+
+    out = io.StringIO()
+    for name in ("execute", "status"):
+        profs = [p for n, p in _profiles if n == name]
+        if not profs:
+            continue
+        stats = pstats.Stats(profs[0], stream=out)
+        for p in profs[1:]:
+            stats.add(p)
+        out.write(f"==== payments.{name}: {len(profs)} calls (cumulative wall time over all threads)\n")
+        stats.sort_stats("cumulative").print_stats(35)
+    path.write_text(out.getvalue())
+    print(f"profile: {path}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--transfers", type=int, default=100)
     parser.add_argument("--poll", type=float, default=1.0, help="quote/status poll interval (the browser's: 1 s)")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the server's execute and status calls; top functions in results/payments_profile.txt")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-payments-"))
@@ -60,6 +103,8 @@ def main() -> int:
 
     with Anvil(port=0, start_timeout=20) as node:
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
+        # Every simulated user signs in from 127.0.0.1: the per-IP sign-in limit would refuse most.
+        os.environ["RATE_LIMIT_SIGN_IN"] = f"{2 * args.users}/minute"
         use_dev_environment(tmp, port)
         return run(args, tmp, port, node)
 
@@ -105,6 +150,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     sender = Account.create()
     blast(deployer, [{"to": sender.address, "value": 10**18, "gas": 21_000},
                      {"to": token, "data": token_c.encode_abi("mint", [sender.address, FAUCET_TOKEN_UNITS])}])
+
+    if args.profile:
+        profile_server_calls(payments)
 
     # ---- the API over real HTTP
     api = build_api()
@@ -161,7 +209,7 @@ def run(args, tmp: Path, port: int, node) -> int:
     with ThreadPoolExecutor(args.users) as pool:
         results = list(pool.map(flow, range(args.users)))
     t_end = time.monotonic()
-    pay_seconds = t_end - marks["pay_start"]
+    pay_seconds = t_end - marks.get("pay_start", t0)
 
     # ---- plain ERC-20 transfers from one account, same node, same run
     t1 = time.monotonic()
@@ -187,6 +235,8 @@ def run(args, tmp: Path, port: int, node) -> int:
                "pay_phase_seconds": round(pay_seconds, 2), "payments_per_second": round(pps, 1),
                "transfers_per_second": round(transfers_ps, 1), "relayer_nonces": [start_nonce, chain_nonce]}
     RESULTS.mkdir(exist_ok=True)
+    if args.profile:
+        write_profile(RESULTS / "payments_profile.txt")
     (RESULTS / "payments.json").write_text(json.dumps(figures, indent=2) + "\n")
     for k, v in figures.items():
         print(f"{k}: {v}")
