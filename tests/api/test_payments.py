@@ -2,6 +2,8 @@
 
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +22,7 @@ from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
+from wallet_app import relayer as relayer_loop
 from wallet_app.services import payments, relayer
 
 API = "/api/v1"
@@ -89,7 +92,9 @@ def pay_body(acct, quote, merchant, token, amount, deadline, chain_id=31337, key
             "payment_id": quote["payment_id"], "deadline": deadline, "signature": "0x" + bytes(sig).hex()}
 
 
-def wait_status(client, pid, timeout=30.0, want=("ok", "failed")) -> dict:
+def wait_status(client, pid, timeout=30.0, want=("ok", "failed"), drive=True) -> dict:
+    """Polls /payment/status until its status is in `want`. The status only reads: with drive,
+    this test plays the relayer process between polls (one wallet_app.relayer.run_once())."""
     end = time.monotonic() + timeout
     while True:
         r = client.get(f"{API}/payment/status", params={"id": pid})
@@ -97,7 +102,10 @@ def wait_status(client, pid, timeout=30.0, want=("ok", "failed")) -> dict:
         if r.json()["status"] in want:
             return r.json()
         assert time.monotonic() < end, f"payment {pid} still {r.json()}"
-        time.sleep(0.05)  # poll interval
+        if drive:
+            relayer_loop.run_once()
+        else:
+            time.sleep(0.05)  # poll interval
 
 
 def balance(w3_, token, who) -> int:
@@ -646,3 +654,40 @@ def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, p
     assert (done.tx_hash, done.old_tx_hashes) == (copy, row.tx_hash)
     with get_session() as s:
         assert (s.get(Activity, done.activity_id).status, s.get(Activity, done.activity_id).tx_hash) == ("ok", copy)
+
+
+# ---------------------------------------------------------------- the relayer on its own (issue 13)
+
+
+def test_status_only_reads(client, payer, deployed, w3, send_tx):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 17)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 17, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    (before,) = rows()
+    assert w3.eth.wait_for_transaction_receipt(before.tx_hash, timeout=30)["status"] == 1  # mined (automine)
+    for _ in range(3):  # however often it is asked, the status only reports what the relayer recorded
+        assert wait_status(client, q["payment_id"], want=("pending",)) == {"status": "pending"}
+    (after,) = rows()
+    assert after.model_dump() == before.model_dump()
+    assert relayer_loop.run_once()["ok"] == 1  # the relayer's pass settles it
+    assert wait_status(client, q["payment_id"], drive=False) == {"status": "ok"}
+
+
+def test_the_relayer_process_settles_payments_on_its_own(client, payer, deployed, w3, send_tx, monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 19)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 19, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    monkeypatch.setenv("RELAYER_INTERVAL_SECONDS", "0.2")
+    # The test's settings (DATABASE_URL, CHAINS_FILE, DEV_MODE, ...) are in os.environ: inherited.
+    proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO_ROOT)
+    try:
+        assert wait_status(client, q["payment_id"], drive=False) == {"status": "ok"}
+        (row,) = rows()
+        assert row.settled and balance(w3, token, merchant) == 19
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0  # SIGTERM: ends its pass and exits cleanly

@@ -10,8 +10,9 @@ Nonces (one lock per chain + relayer address, held from allocation to the node's
   reconcile() re-sends the same raw transaction (same hash, so never a double payment).
 - the unique index (chain_id, relayer_address, nonce) refuses a duplicate even across processes.
 
-reconcile(chain) (first use in a process, then at most every RECONCILE_EVERY s from status
-polls) walks the rows whose nonce is not yet consumed on chain: receipt -> ok / failed(reason);
+reconcile(chain) runs in the relayer process (wallet_app.relayer, every
+settings.relayer_interval_seconds; /payment/status only reads) and walks the rows whose nonce is
+not yet consumed on chain: receipt -> ok / failed(reason);
 nonce consumed by another tx -> failed 'dropped'; unknown to the node -> re-send; pending
 longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price,
 never above the chain's caps (max_gas_price_wei, max_gas_price_multiple x the node's price; no
@@ -23,9 +24,9 @@ until it is consumed).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
-import time
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -57,7 +58,6 @@ from wallet_app.services.eth import ZERO_ADDRESS
 
 log = logging.getLogger(__name__)
 
-RECONCILE_EVERY = 5.0  # seconds between full reconciles triggered by status polls
 GAS_BUMP_PERCENT = 25  # replacement gas price: at least +10% is required by nodes
 MIN_BUMP_PERCENT = 10  # below this a replacement is refused by nodes: not worth sending
 PAID_LOOKBACK_BLOCKS = 1000  # how far back a reverted Replayed pay() looks for the Paid that won
@@ -128,6 +128,12 @@ def relayer_account() -> LocalAccount:
     key = (configured.get_secret_value() if configured else "") or extensions.relayer_key()
     if not key:
         raise RuntimeError("RELAYER_PRIVATE_KEY must be set outside development")
+    return _account(key)
+
+
+@functools.lru_cache(maxsize=4)
+def _account(key: str) -> LocalAccount:
+    # Deriving the address is pure-Python elliptic-curve work (no coincurve here): once per key.
     return Account.from_key(key)
 
 
@@ -135,7 +141,6 @@ def relayer_account() -> LocalAccount:
 
 _state_lock = threading.Lock()
 _chain_locks: dict[tuple, threading.Lock] = {}
-_last_reconcile: dict[tuple, float] = {}
 
 
 def _key(chain: ChainConfig, relayer: str) -> tuple:
@@ -149,10 +154,9 @@ def _chain_lock(chain: ChainConfig, relayer: str) -> threading.Lock:
 
 
 def forget_process_state() -> None:
-    """What a restart loses: locks and reconcile times (tests use it to simulate a restart)."""
+    """What a restart loses: the locks (tests use it to simulate a restart)."""
     with _state_lock:
         _chain_locks.clear()
-        _last_reconcile.clear()
 
 
 # ---------------------------------------------------------------- sending
@@ -258,7 +262,6 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
     to = chain.payment_contract
     if to is None:
         raise AppError("payments_unavailable", f"no payment contract on chain {chain.chain_id}")
-    _maybe_first_reconcile(chain, relayer)
     try:
         price = w3.eth.gas_price  # a price, not a nonce: read outside the lock
     except _NETWORK_ERRORS as e:
@@ -395,45 +398,6 @@ def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     db.add(row)
 
 
-def check(row_id: int, chain: ChainConfig) -> None:
-    """Cheap follow-up of one payment (status polls): receipt, or a deadline the chain has passed."""
-    w3 = web3_for(chain)
-    with get_session() as db:
-        row = db.get(Payment, row_id)
-        if row is None or row.settled or not row.tx_hash:
-            return
-        try:
-            latest = w3.eth.get_block("latest")  # read before the receipts: see _expired_now
-            tx_hash, receipt = _receipt(w3, _hashes(row))
-        except _NETWORK_ERRORS:
-            return
-        if receipt is not None:
-            _apply_receipt(db, row, w3, tx_hash, receipt)
-        elif row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
-            # Not in any block up to `latest`, and every later block is later than the deadline:
-            # it can only revert with Expired now. Final for the user; the nonce stays tracked.
-            row.status, row.reason, row.updated_at = "failed", "expired", now_epoch()
-            _set_activity(db, row)
-            db.add(row)
-        db.commit()
-
-
-def _maybe_first_reconcile(chain: ChainConfig, relayer: str) -> None:
-    with _state_lock:
-        first = _key(chain, relayer) not in _last_reconcile
-    if first:
-        reconcile(chain)
-
-
-def maybe_reconcile(chain: ChainConfig) -> None:
-    """reconcile() at most every RECONCILE_EVERY seconds per chain (called from status polls)."""
-    key = _key(chain, relayer_account().address)
-    with _state_lock:
-        due = time.monotonic() - _last_reconcile.get(key, float("-inf")) >= RECONCILE_EVERY
-    if due:
-        reconcile(chain)
-
-
 def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[str, int]:
     """Brings every unsettled relayed payment of this chain up to date (see module doc).
     Returns counters {ok, failed, resent, replaced, pending} for logs and tests."""
@@ -441,8 +405,6 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
     relayer = acct.address.lower()
     w3 = web3_for(chain)
     counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
-    with _state_lock:
-        _last_reconcile[_key(chain, relayer)] = time.monotonic()
     with _chain_lock(chain, relayer), get_session() as db:
         rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
