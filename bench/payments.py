@@ -1,5 +1,6 @@
 """Merchant payments under load: 100 users pay concurrently through the HTTP API against anvil.
 
+The relayer runs as its own process (python -m wallet_app.relayer), as `make run` starts it.
 Each user (own session cookie) does what the browser does: quote, sign the approve with
 eth-account, POST /tx/submit, poll the quote until available, sign the Pay typed data,
 POST /payment/execute, poll /payment/status until ok or failed. The API runs in uvicorn on a
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -161,6 +163,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     wait_until(lambda: server.started, 20, "uvicorn did not start")
+    # The relayer on its own, as `make run` starts it (settings from this process's environment).
+    relayer_proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO,
+                                    env={**os.environ, "PYTHONPATH": str(REPO)})
     base = f"http://127.0.0.1:{port}/api/v1"
     merchant = Account.create().address
     amount = 1_234_567
@@ -216,6 +221,8 @@ def run(args, tmp: Path, port: int, node) -> int:
     blast(sender, [{"to": token, "data": token_c.encode_abi("transfer", [merchant, 1])} for _ in range(args.transfers)])
     transfers_ps = args.transfers / (time.monotonic() - t1)
     server.should_exit = True
+    relayer_proc.terminate()
+    relayer_proc.wait(30)
     faucet.stop()  # the faucet's queued sends end before anvil does: no tracebacks at exit
 
     with get_session() as db:

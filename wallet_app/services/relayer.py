@@ -42,6 +42,7 @@ from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
 from sqlmodel import Session, col
+from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
 from wallet_app import crud
@@ -272,12 +273,19 @@ def _lock_nonces(db: Session, chain_id: int, relayer: str, row_id: int) -> None:
 
 
 def _allocate(
-    acct: LocalAccount, chain: ChainConfig, row_id: int, pending_count: int, sign: Callable[[int], tuple[str, str]]
+    acct: LocalAccount,
+    chain: ChainConfig,
+    row_id: int,
+    pending_count: int,
+    price: int,
+    sign: Callable[[int], tuple[str, str]],
 ) -> tuple[int, str] | None:
     """Under the nonce lock (this process's, then the database's), and nothing else under it:
     next nonce = max(the node's pending count read before, highest persisted + 1); the signed
-    transaction is stored with the row before the lock is released. -> (nonce, raw tx), or None
-    when the unique index still refused it (a writer that ignores the lock)."""
+    transaction is stored with the row before the lock is released, with sent_at already set
+    (one write per payment: a send that is then lost is found unknown and re-sent by
+    reconcile()). -> (nonce, raw tx), or None when the unique index still refused it (a writer
+    that ignores the lock)."""
     relayer = acct.address.lower()
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, row_id)
@@ -286,6 +294,7 @@ def _allocate(
         raw, tx_hash = sign(nonce)
         row = _stored_payment(db, row_id)
         row.relayer_address, row.nonce, row.raw_tx, row.tx_hash = relayer, nonce, raw, tx_hash
+        row.gas_price, row.sent_at = str(price), now_epoch()
         row.updated_at = now_epoch()
         _set_activity(db, row)
         db.add(row)
@@ -308,7 +317,7 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
         row = _stored_payment(db, row_id)
         row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
         if crud.max_relayer_nonce(db, chain.chain_id, relayer) == nonce:
-            row.nonce = row.raw_tx = row.tx_hash = row.gas_price = None
+            row.nonce = row.raw_tx = row.tx_hash = row.gas_price = row.sent_at = None
             row.settled = True
         else:
             row.raw_tx, row.tx_hash = _sign(acct, chain, acct.address, "0x", FILLER_GAS, price, nonce)
@@ -336,14 +345,9 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
     if price > chain.max_gas_price_wei:  # rose since execute's check_ready
         _fail(row_id, "relay_unavailable: gas price above the cap", release_nonce=True)
         return
-    with get_session() as db:
-        row = _stored_payment(db, row_id)
-        row.gas_price = str(price)
-        db.add(row)
-        db.commit()
     for _attempt in range(3):
         allocated = _allocate(
-            acct, chain, row_id, pending_count, lambda n: _sign(acct, chain, to, data, gas_limit, price, n)
+            acct, chain, row_id, pending_count, price, lambda n: _sign(acct, chain, to, data, gas_limit, price, n)
         )
         if allocated is None:
             continue
@@ -361,14 +365,12 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
             continue
         if outcome == SendOutcome.REJECTED:
             _refused(acct, chain, row_id, nonce, price, msg)
-        elif outcome == SendOutcome.SENT:
-            # A reconcile in between at worst re-sends the same raw transaction ("already known").
+        elif outcome == SendOutcome.UNKNOWN:  # not known to be sent: reconcile() re-sends the same raw tx
             with get_session() as db:
                 row = _stored_payment(db, row_id)
-                row.sent_at = now_epoch()
+                row.sent_at = None
                 db.add(row)
                 db.commit()
-        # UNKNOWN: sent_at stays empty; reconcile() re-sends the same raw transaction.
         return
     _fail(row_id, "relay_nonce_conflict", release_nonce=True)
 
@@ -376,15 +378,25 @@ def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
 # ---------------------------------------------------------------- following
 
 
-def _receipt(w3, tx_hashes: list[str]):
-    for h in tx_hashes:
-        try:
-            r = w3.eth.get_transaction_receipt(h)
-        except TransactionNotFound:
-            continue
-        if r is not None:
-            return h, r
-    return None, None
+def _receipts(w3, hashes: list[str]) -> dict[str, dict]:
+    """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
+    fields the relayer reads: status, blockNumber, transactionHash, to)."""
+    if not hashes:
+        return {}
+    answers = w3.provider.make_batch_request([("eth_getTransactionReceipt", [h]) for h in hashes])
+    if not isinstance(answers, list):  # the node refused the whole batch
+        raise Web3RPCError(str(answers.get("error")))
+    found = {}
+    for h, answer in zip(hashes, answers, strict=True):
+        r = answer.get("result")
+        if r:
+            found[h] = {
+                "status": int(r["status"], 16),
+                "blockNumber": int(r["blockNumber"], 16),
+                "transactionHash": r["transactionHash"],
+                "to": Web3.to_checksum_address(r["to"]) if r.get("to") else None,
+            }
+    return found
 
 
 def _failure_reason(w3, row: Payment, receipt) -> str:
@@ -468,12 +480,13 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
             mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
             latest = w3.eth.get_block("latest")
             gas_price_now = w3.eth.gas_price
+            receipts = _receipts(w3, [h for row in rows for h in _hashes(row)])
         except _NETWORK_ERRORS:
             return counts
         stuck_after = get_settings().relayer_stuck_seconds
         for row in rows:
-            tx_hash, receipt = _receipt(w3, _hashes(row))
-            if receipt is not None:
+            tx_hash, receipt = next(((h, receipts[h]) for h in _hashes(row) if h in receipts), (None, None))
+            if tx_hash is not None and receipt is not None:
                 _apply_receipt(db, row, w3, tx_hash, receipt)
                 counts[row.status] += 1
             elif _relayed(row).nonce < mined_nonce:
@@ -501,7 +514,9 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
             row.updated_at = now_epoch()
             _set_activity(db, row)
             db.add(row)
-            db.commit()  # row by row: a crash keeps what was learnt and sent so far
+        # One write per pass: receipts are learnt again after a crash, re-sends are of the same
+        # raw transaction, and a replacement is persisted before its send (_replace).
+        db.commit()
     return counts
 
 
