@@ -32,6 +32,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from eth_account import Account
@@ -272,6 +273,21 @@ def _lock_nonces(db: Session, chain_id: int, relayer: str, row_id: int) -> None:
         db.execute(update(Payment).where(col(Payment.id) == row_id).values(updated_at=now_epoch()))
 
 
+@dataclass
+class _Request:
+    """One payment waiting for its nonce (see _allocate)."""
+
+    row_id: int
+    pending_count: int
+    price: int
+    sign: Callable[[int], tuple[str, str]]
+    result: tuple[int, str] | None = None
+    done: bool = False
+
+
+_waiting: dict[tuple, list[_Request]] = {}
+
+
 def _allocate(
     acct: LocalAccount,
     chain: ChainConfig,
@@ -283,27 +299,50 @@ def _allocate(
     """Under the nonce lock (this process's, then the database's), and nothing else under it:
     next nonce = max(the node's pending count read before, highest persisted + 1); the signed
     transaction is stored with the row before the lock is released, with sent_at already set
-    (one write per payment: a send that is then lost is found unknown and re-sent by
-    reconcile()). -> (nonce, raw tx), or None when the unique index still refused it (a writer
-    that ignores the lock)."""
+    (a send that is then lost is found unknown and re-sent by reconcile()). Group commit: whoever
+    gets the lock allocates for every payment of this process waiting by then, in one database
+    transaction (SQLite's single writer was the bottleneck). -> (nonce, raw tx), or None when the
+    unique index still refused it (a writer that ignores the lock)."""
     relayer = acct.address.lower()
-    with _chain_lock(chain, relayer), get_session() as db:
-        _lock_nonces(db, chain.chain_id, relayer, row_id)
+    key = _key(chain, relayer)
+    request = _Request(row_id, pending_count, price, sign)
+    with _state_lock:
+        _waiting.setdefault(key, []).append(request)
+    with _chain_lock(chain, relayer):
+        if not request.done:
+            with _state_lock:
+                batch = _waiting.pop(key, [])
+            try:
+                _allocate_batch(chain, relayer, batch)
+            finally:
+                for r in batch:
+                    r.done = True
+    return request.result
+
+
+def _allocate_batch(chain: ChainConfig, relayer: str, batch: list[_Request]) -> None:
+    with get_session() as db:
+        _lock_nonces(db, chain.chain_id, relayer, batch[0].row_id)
         last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
-        nonce = max(pending_count, -1 if last is None else last + 1)
-        raw, tx_hash = sign(nonce)
-        row = _stored_payment(db, row_id)
-        row.relayer_address, row.nonce, row.raw_tx, row.tx_hash = relayer, nonce, raw, tx_hash
-        row.gas_price, row.sent_at = str(price), now_epoch()
-        row.updated_at = now_epoch()
-        _set_activity(db, row)
-        db.add(row)
+        next_nonce = -1 if last is None else last + 1
+        results = []
+        for r in batch:
+            nonce = max(r.pending_count, next_nonce)
+            raw, tx_hash = r.sign(nonce)
+            row = _stored_payment(db, r.row_id)
+            row.relayer_address, row.nonce, row.raw_tx, row.tx_hash = relayer, nonce, raw, tx_hash
+            row.gas_price, row.sent_at, row.updated_at = str(r.price), now_epoch(), now_epoch()
+            _set_activity(db, row)
+            db.add(row)
+            results.append((nonce, raw))
+            next_nonce = nonce + 1
         try:
             db.commit()
         except IntegrityError:
             db.rollback()
-            return None
-        return nonce, raw
+            return
+    for r, result in zip(batch, results, strict=True):
+        r.result = result
 
 
 def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, price: int, msg: str) -> None:
