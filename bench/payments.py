@@ -97,7 +97,7 @@ def main() -> int:
     parser.add_argument("--transfers", type=int, default=100)
     parser.add_argument("--poll", type=float, default=1.0, help="quote/status poll interval (the browser's: 1 s)")
     parser.add_argument("--profile", action="store_true",
-                        help="cProfile the server's execute and status calls; top functions in results/payments_profile.txt")
+                        help="cProfile the server's execute and status calls (results/payments_profile.txt)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-payments-"))
