@@ -1,5 +1,6 @@
 """Merchant payments under load: 100 users pay concurrently through the HTTP API against anvil.
 
+The relayer runs as its own process (python -m wallet_app.relayer), as `make run` starts it.
 Each user (own session cookie) does what the browser does: quote, sign the approve with
 eth-account, POST /tx/submit, poll the quote until available, sign the Pay typed data,
 POST /payment/execute, poll /payment/status until ok or failed. The API runs in uvicorn on a
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import threading
@@ -48,11 +51,53 @@ def wait_until(cond, timeout: float, what: str, every: float = POLL):
         time.sleep(every)
 
 
+_profiles: list = []
+_profiles_lock = threading.Lock()
+
+
+def profile_server_calls(payments) -> None:
+    """Wraps payments.execute and payments.status (what the API calls) in one cProfile per call, in
+    the server's own threads; wall-clock timer, so RPC waits and lock waits count."""
+    import cProfile
+
+    def wrap(fn):
+        def profiled(*a, **kw):
+            prof = cProfile.Profile(time.perf_counter)
+            try:
+                return prof.runcall(fn, *a, **kw)
+            finally:
+                with _profiles_lock:
+                    _profiles.append((fn.__name__, prof))
+        return profiled
+
+    payments.execute, payments.status = wrap(payments.execute), wrap(payments.status)
+
+
+def write_profile(path: Path) -> None:
+    import io
+    import pstats
+
+    out = io.StringIO()
+    for name in ("execute", "status"):
+        profs = [p for n, p in _profiles if n == name]
+        if not profs:
+            continue
+        stats = pstats.Stats(profs[0], stream=out)
+        for p in profs[1:]:
+            stats.add(p)
+        out.write(f"==== payments.{name}: {len(profs)} calls (cumulative wall time over all threads)\n")
+        stats.sort_stats("cumulative").print_stats(35)
+    path.write_text(out.getvalue())
+    print(f"profile: {path}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--transfers", type=int, default=100)
     parser.add_argument("--poll", type=float, default=1.0, help="quote/status poll interval (the browser's: 1 s)")
+    parser.add_argument("--profile", action="store_true",
+                        help="cProfile the server's execute and status calls (results/payments_profile.txt)")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-payments-"))
@@ -60,6 +105,8 @@ def main() -> int:
 
     with Anvil(port=0, start_timeout=20) as node:
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
+        # Every simulated user signs in from 127.0.0.1: the per-IP sign-in limit would refuse most.
+        os.environ["RATE_LIMIT_SIGN_IN"] = f"{2 * args.users}/minute"
         use_dev_environment(tmp, port)
         return run(args, tmp, port, node)
 
@@ -106,6 +153,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     blast(deployer, [{"to": sender.address, "value": 10**18, "gas": 21_000},
                      {"to": token, "data": token_c.encode_abi("mint", [sender.address, FAUCET_TOKEN_UNITS])}])
 
+    if args.profile:
+        profile_server_calls(payments)
+
     # ---- the API over real HTTP
     api = build_api()
     dev.install(api)  # development mode: the dev identity provider and anvil's relayer key
@@ -113,6 +163,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     wait_until(lambda: server.started, 20, "uvicorn did not start")
+    # The relayer on its own, as `make run` starts it (settings from this process's environment).
+    relayer_proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO,
+                                    env={**os.environ, "PYTHONPATH": str(REPO)})
     base = f"http://127.0.0.1:{port}/api/v1"
     merchant = Account.create().address
     amount = 1_234_567
@@ -161,13 +214,15 @@ def run(args, tmp: Path, port: int, node) -> int:
     with ThreadPoolExecutor(args.users) as pool:
         results = list(pool.map(flow, range(args.users)))
     t_end = time.monotonic()
-    pay_seconds = t_end - marks["pay_start"]
+    pay_seconds = t_end - marks.get("pay_start", t0)
 
     # ---- plain ERC-20 transfers from one account, same node, same run
     t1 = time.monotonic()
     blast(sender, [{"to": token, "data": token_c.encode_abi("transfer", [merchant, 1])} for _ in range(args.transfers)])
     transfers_ps = args.transfers / (time.monotonic() - t1)
     server.should_exit = True
+    relayer_proc.terminate()
+    relayer_proc.wait(30)
     faucet.stop()  # the faucet's queued sends end before anvil does: no tracebacks at exit
 
     with get_session() as db:
@@ -187,6 +242,8 @@ def run(args, tmp: Path, port: int, node) -> int:
                "pay_phase_seconds": round(pay_seconds, 2), "payments_per_second": round(pps, 1),
                "transfers_per_second": round(transfers_ps, 1), "relayer_nonces": [start_nonce, chain_nonce]}
     RESULTS.mkdir(exist_ok=True)
+    if args.profile:
+        write_profile(RESULTS / "payments_profile.txt")
     (RESULTS / "payments.json").write_text(json.dumps(figures, indent=2) + "\n")
     for k, v in figures.items():
         print(f"{k}: {v}")

@@ -95,8 +95,23 @@ def main() -> int:
     ]
     # SIGTERM (CI, the e2e harness) must still stop the chain through the context managers.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    with dev_chains():
+    with dev_chains(), relayer_process():
         return run_until_stopped(cmd)
+
+
+@contextlib.contextmanager
+def relayer_process():
+    """The relayer (python -m wallet_app.relayer) next to the web server, stopped with it."""
+    proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO_ROOT)
+    try:
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def run_until_stopped(cmd: list[str], grace: float = 20.0) -> int:

@@ -1,7 +1,10 @@
 """Merchant payments through /api/v1/payment against a real anvil with the contracts deployed."""
 
 import json
+import os
 import re
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +23,7 @@ from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
+from wallet_app import relayer as relayer_loop
 from wallet_app.services import payments, relayer
 
 API = "/api/v1"
@@ -89,7 +93,9 @@ def pay_body(acct, quote, merchant, token, amount, deadline, chain_id=31337, key
             "payment_id": quote["payment_id"], "deadline": deadline, "signature": "0x" + bytes(sig).hex()}
 
 
-def wait_status(client, pid, timeout=30.0, want=("ok", "failed")) -> dict:
+def wait_status(client, pid, timeout=30.0, want=("ok", "failed"), drive=True) -> dict:
+    """Polls /payment/status until its status is in `want`. The status only reads: with drive,
+    this test plays the relayer process between polls (one wallet_app.relayer.run_once())."""
     end = time.monotonic() + timeout
     while True:
         r = client.get(f"{API}/payment/status", params={"id": pid})
@@ -97,7 +103,10 @@ def wait_status(client, pid, timeout=30.0, want=("ok", "failed")) -> dict:
         if r.json()["status"] in want:
             return r.json()
         assert time.monotonic() < end, f"payment {pid} still {r.json()}"
-        time.sleep(0.05)  # poll interval
+        if drive:
+            relayer_loop.run_once()
+        else:
+            time.sleep(0.05)  # poll interval
 
 
 def balance(w3_, token, who) -> int:
@@ -646,3 +655,108 @@ def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, p
     assert (done.tx_hash, done.old_tx_hashes) == (copy, row.tx_hash)
     with get_session() as s:
         assert (s.get(Activity, done.activity_id).status, s.get(Activity, done.activity_id).tx_hash) == ("ok", copy)
+
+
+# ---------------------------------------------------------------- the relayer on its own (issue 13)
+
+
+def test_status_only_reads(client, payer, deployed, w3, send_tx):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 17)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 17, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    (before,) = rows()
+    assert w3.eth.wait_for_transaction_receipt(before.tx_hash, timeout=30)["status"] == 1  # mined (automine)
+    for _ in range(3):  # however often it is asked, the status only reports what the relayer recorded
+        assert wait_status(client, q["payment_id"], want=("pending",)) == {"status": "pending"}
+    (after,) = rows()
+    assert after.model_dump() == before.model_dump()
+    assert relayer_loop.run_once()["ok"] == 1  # the relayer's pass settles it
+    assert wait_status(client, q["payment_id"], drive=False) == {"status": "ok"}
+
+
+def test_the_relayer_process_settles_payments_on_its_own(client, payer, deployed, w3, send_tx, monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 19)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 19, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    monkeypatch.setenv("RELAYER_INTERVAL_SECONDS", "0.2")
+    # The test's settings (DATABASE_URL, CHAINS_FILE, DEV_MODE, ...) are in os.environ: inherited.
+    proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO_ROOT)
+    try:
+        assert wait_status(client, q["payment_id"], drive=False) == {"status": "ok"}
+        (row,) = rows()
+        assert row.settled and balance(w3, token, merchant) == 19
+    finally:
+        proc.terminate()
+        assert proc.wait(20) == 0  # SIGTERM: ends its pass and exits cleanly
+
+
+def test_two_relayer_processes_racing_fifty_payments(client, payer, deployed, w3, send_tx, chain, monkeypatch,
+                                                     tmp_path):
+    for name in ("PAYMENT_OPEN_QUOTES_MAX", "PAYMENT_QUOTES_PER_HOUR", "PAYMENT_EXECUTES_PER_HOUR"):
+        monkeypatch.setenv(name, "100")
+    get_settings.cache_clear()
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    amounts = [2_000 + i for i in range(50)]
+    quotes = [get_quote(client, token, a) for a in amounts]
+    deadline = int(time.time()) + 300
+    # The executes claim the quotes; their relaying is handed to the two processes below.
+    jobs: list = []
+    real_relay = relayer.relay
+    monkeypatch.setattr(relayer, "relay", lambda row_id, _chain, data, gas: jobs.append((row_id, data, gas)))
+    for q, a in zip(quotes, amounts):
+        r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline))
+        assert r.status_code == 200, r.text
+    monkeypatch.setattr(relayer, "relay", real_relay)
+    assert len(jobs) == 50
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    halves = []
+    for i in range(2):  # interleaved halves: both processes allocate all the way through
+        path = tmp_path / f"jobs{i}.json"
+        path.write_text(json.dumps(jobs[i::2]))
+        halves.append(path)
+    worker = [sys.executable, str(REPO_ROOT / "tests" / "api" / "relay_worker.py")]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}  # the test's settings, and the repo importable
+    procs = [subprocess.Popen([*worker, str(p), "31337"], cwd=REPO_ROOT, env=env) for p in halves]
+    assert [p.wait(120) for p in procs] == [0, 0]
+    for q in quotes:
+        assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    done = rows()
+    assert [r.nonce for r in done] == list(range(start_nonce, start_nonce + 50))  # contiguous, none twice
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 50
+    assert all(r.settled and not r.old_tx_hashes for r in done)  # one transaction each
+    assert balance(w3, token, merchant) == sum(amounts)  # every payment paid exactly once
+
+
+def test_a_refused_send_behind_a_later_nonce_is_filled_not_left_as_a_hole(client, payer, deployed, w3, send_tx,
+                                                                          chain, monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    qa, qb = get_quote(client, token, 8), get_quote(client, token, 9)
+    deadline = int(time.time()) + 300
+    jobs: list = []
+    real_relay, real_send = relayer.relay, relayer._send_raw
+    monkeypatch.setattr(relayer, "relay", lambda row_id, _chain, data, gas: jobs.append((row_id, data, gas)))
+    for q, a in ((qa, 8), (qb, 9)):
+        assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+
+    def a_refused_after_b_was_relayed(c, raw):  # pipelined: B takes the next nonce before A's answer
+        monkeypatch.setattr(relayer, "_send_raw", real_send)
+        real_relay(jobs[1][0], c, jobs[1][1], jobs[1][2])
+        return relayer.SendOutcome.REJECTED, "insufficient funds"
+
+    monkeypatch.setattr(relayer, "_send_raw", a_refused_after_b_was_relayed)
+    real_relay(jobs[0][0], chain, jobs[0][1], jobs[0][2])
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # B waits behind A's nonce
+    assert wait_status(client, qa["payment_id"], drive=False) == {"status": "failed",
+                                                                  "reason": "relay_rejected: insufficient funds"}
+    assert wait_status(client, qb["payment_id"]) == {"status": "ok"}  # the relayer sent the filler
+    relayer_loop.run_once()  # the pass after the filler was mined sees its receipt
+    assert [(r.nonce, r.settled) for r in rows()] == [(start_nonce, True), (start_nonce + 1, True)]
+    assert wait_status(client, qa["payment_id"]) == {"status": "failed", "reason": "relay_rejected: insufficient funds"}
+    assert balance(w3, token, merchant) == 9

@@ -329,20 +329,13 @@ def execute(
 
 
 def status(user: User, payment_id: object) -> dict:
-    """{status: 'ok' | 'failed' | 'pending', reason?}; follows the chain while pending."""
+    """{status: 'ok' | 'failed' | 'pending', reason?}. Only reads: the relayer process
+    (wallet_app.relayer) follows the chain and settles the row."""
     pid = parse_payment_id(payment_id)
     with get_session() as db:
         row = crud.get_payment(db, pid)
     if row is None or row.user_id != user.id or row.status == "quoted":
         raise AppError("unknown_payment")
-    if row.status == "pending":
-        chain = _payment_chain(row.chain_id)
-        relayer.check(stored_id(row), chain)
-        relayer.maybe_reconcile(chain)
-        with get_session() as db:
-            row = crud.get_payment(db, pid)
-        if row is None:
-            raise AppError("unknown_payment")
     out = {"status": row.status if row.status in ("ok", "failed") else "pending"}
     if row.status == "failed":
         out["reason"] = row.reason or "failed"

@@ -1,17 +1,22 @@
 """The payment relayer: sends pay() as legacy transactions from the server's key and follows them.
 
-Nonces (one lock per chain + relayer address, held from allocation to the node's answer):
-- next nonce = max(the node's pending count, highest nonce persisted for this relayer + 1);
-  it is written to the payment row (with the signed raw tx) BEFORE the send, so a crash
-  right after leaves a row that reconcile() re-sends, never a forgotten nonce.
-- a send the node refuses (never reached the mempool) gives its nonce back while the lock is
-  still held, so no later payment has taken nonce+1 and there is no hole.
+Nonces (pipelined: the nonce lock covers allocation only, never an RPC round trip):
+- under a lock per chain + relayer address, in this process and in the database (SQLite: the
+  transaction's write lock; PostgreSQL: an advisory lock), next nonce = max(the node's pending
+  count read before, highest nonce persisted for this relayer + 1); it is written to the
+  payment row with the signed raw tx BEFORE the send, so a crash right after leaves a row that
+  reconcile() re-sends, never a forgotten nonce. The send follows outside the lock, without
+  waiting for earlier sends or receipts.
+- a send the node refuses (never reached the mempool) fails the payment; its nonce is given back
+  when nothing later was allocated, else a 0-value transfer to the relayer itself takes it (no hole).
 - a network error leaves it unknown whether the node got it: the row keeps its nonce and
   reconcile() re-sends the same raw transaction (same hash, so never a double payment).
-- the unique index (chain_id, relayer_address, nonce) refuses a duplicate even across processes.
+- the unique index (chain_id, relayer_address, nonce) refuses a duplicate even from a writer
+  that ignores the lock.
 
-reconcile(chain) (first use in a process, then at most every RECONCILE_EVERY s from status
-polls) walks the rows whose nonce is not yet consumed on chain: receipt -> ok / failed(reason);
+reconcile(chain) runs in the relayer process (wallet_app.relayer, every
+settings.relayer_interval_seconds; /payment/status only reads) and walks the rows whose nonce is
+not yet consumed on chain: receipt -> ok / failed(reason);
 nonce consumed by another tx -> failed 'dropped'; unknown to the node -> re-send; pending
 longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price,
 never above the chain's caps (max_gas_price_wei, max_gas_price_multiple x the node's price; no
@@ -23,19 +28,22 @@ until it is consumed).
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
-import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
 from eth_typing import HexStr
 from eth_utils import keccak
+from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
-from sqlmodel import Session
+from sqlmodel import Session, col
+from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
 from wallet_app import crud
@@ -57,9 +65,9 @@ from wallet_app.services.eth import ZERO_ADDRESS
 
 log = logging.getLogger(__name__)
 
-RECONCILE_EVERY = 5.0  # seconds between full reconciles triggered by status polls
 GAS_BUMP_PERCENT = 25  # replacement gas price: at least +10% is required by nodes
 MIN_BUMP_PERCENT = 10  # below this a replacement is refused by nodes: not worth sending
+FILLER_GAS = 21_000  # a plain transfer: what fills the nonce of a refused send
 PAID_LOOKBACK_BLOCKS = 1000  # how far back a reverted Replayed pay() looks for the Paid that won
 
 # Custom errors of NewblPayment2, SafeERC20 and OpenZeppelin ERC-20 -> failure reasons.
@@ -128,6 +136,12 @@ def relayer_account() -> LocalAccount:
     key = (configured.get_secret_value() if configured else "") or extensions.relayer_key()
     if not key:
         raise RuntimeError("RELAYER_PRIVATE_KEY must be set outside development")
+    return _account(key)
+
+
+@functools.lru_cache(maxsize=4)
+def _account(key: str) -> LocalAccount:
+    # Deriving the address is pure-Python elliptic-curve work (no coincurve here): once per key.
     return Account.from_key(key)
 
 
@@ -135,7 +149,6 @@ def relayer_account() -> LocalAccount:
 
 _state_lock = threading.Lock()
 _chain_locks: dict[tuple, threading.Lock] = {}
-_last_reconcile: dict[tuple, float] = {}
 
 
 def _key(chain: ChainConfig, relayer: str) -> tuple:
@@ -149,10 +162,9 @@ def _chain_lock(chain: ChainConfig, relayer: str) -> threading.Lock:
 
 
 def forget_process_state() -> None:
-    """What a restart loses: locks and reconcile times (tests use it to simulate a restart)."""
+    """What a restart loses: the locks (tests use it to simulate a restart)."""
     with _state_lock:
         _chain_locks.clear()
-        _last_reconcile.clear()
 
 
 # ---------------------------------------------------------------- sending
@@ -249,87 +261,181 @@ def fail_if_unsent(row_id: int, reason: str) -> None:
             db.commit()
 
 
-def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
-    """Allocates a nonce, persists the signed pay() with the row, then sends it (see module doc).
-    Outcomes are recorded on the row; nothing is raised for a refused send."""
-    acct = relayer_account()
+def _lock_nonces(db: Session, chain_id: int, relayer: str, row_id: int) -> None:
+    """Takes the cross-process nonce lock of (chain, relayer) until `db`'s transaction ends;
+    must be the transaction's first statement. PostgreSQL: a transaction-level advisory lock.
+    SQLite: the first write of a transaction takes the database's write lock until commit (and,
+    in WAL mode, what it reads afterwards is the newest committed state)."""
+    if db.get_bind().dialect.name == "postgresql":
+        key = int.from_bytes(keccak(text=f"relayer-nonce:{chain_id}:{relayer}")[:8], "big", signed=True)
+        db.execute(text("SELECT pg_advisory_xact_lock(:key)").bindparams(key=key))
+    else:
+        db.execute(update(Payment).where(col(Payment.id) == row_id).values(updated_at=now_epoch()))
+
+
+@dataclass
+class _Request:
+    """One payment waiting for its nonce (see _allocate)."""
+
+    row_id: int
+    pending_count: int
+    price: int
+    sign: Callable[[int], tuple[str, str]]
+    result: tuple[int, str] | None = None
+    done: bool = False
+
+
+_waiting: dict[tuple, list[_Request]] = {}
+
+
+def _allocate(
+    acct: LocalAccount,
+    chain: ChainConfig,
+    row_id: int,
+    pending_count: int,
+    price: int,
+    sign: Callable[[int], tuple[str, str]],
+) -> tuple[int, str] | None:
+    """Under the nonce lock (this process's, then the database's), and nothing else under it:
+    next nonce = max(the node's pending count read before, highest persisted + 1); the signed
+    transaction is stored with the row before the lock is released, with sent_at already set
+    (a send that is then lost is found unknown and re-sent by reconcile()). Group commit: whoever
+    gets the lock allocates for every payment of this process waiting by then, in one database
+    transaction (SQLite's single writer was the bottleneck). -> (nonce, raw tx), or None when the
+    unique index still refused it (a writer that ignores the lock)."""
     relayer = acct.address.lower()
+    key = _key(chain, relayer)
+    request = _Request(row_id, pending_count, price, sign)
+    with _state_lock:
+        _waiting.setdefault(key, []).append(request)
+    with _chain_lock(chain, relayer):
+        if not request.done:
+            with _state_lock:
+                batch = _waiting.pop(key, [])
+            try:
+                _allocate_batch(chain, relayer, batch)
+            finally:
+                for r in batch:
+                    r.done = True
+    return request.result
+
+
+def _allocate_batch(chain: ChainConfig, relayer: str, batch: list[_Request]) -> None:
+    with get_session() as db:
+        _lock_nonces(db, chain.chain_id, relayer, batch[0].row_id)
+        last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
+        next_nonce = -1 if last is None else last + 1
+        results = []
+        for r in batch:
+            nonce = max(r.pending_count, next_nonce)
+            raw, tx_hash = r.sign(nonce)
+            row = _stored_payment(db, r.row_id)
+            row.relayer_address, row.nonce, row.raw_tx, row.tx_hash = relayer, nonce, raw, tx_hash
+            row.gas_price, row.sent_at, row.updated_at = str(r.price), now_epoch(), now_epoch()
+            _set_activity(db, row)
+            db.add(row)
+            results.append((nonce, raw))
+            next_nonce = nonce + 1
+        try:
+            db.commit()
+        except IntegrityError:
+            db.rollback()
+            return
+    for r, result in zip(batch, results, strict=True):
+        r.result = result
+
+
+def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, price: int, msg: str) -> None:
+    """A send the node refused (never in its mempool): the payment failed. Its nonce is given back
+    when no later one was allocated since; otherwise later transactions wait for it, so the row
+    keeps it with a 0-value transfer to the relayer itself in place of the pay(), which
+    reconcile() sends and follows like any other until the nonce is consumed."""
+    relayer = acct.address.lower()
+    with _chain_lock(chain, relayer), get_session() as db:
+        _lock_nonces(db, chain.chain_id, relayer, row_id)
+        row = _stored_payment(db, row_id)
+        row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
+        if crud.max_relayer_nonce(db, chain.chain_id, relayer) == nonce:
+            row.nonce = row.raw_tx = row.tx_hash = row.gas_price = row.sent_at = None
+            row.settled = True
+        else:
+            row.raw_tx, row.tx_hash = _sign(acct, chain, acct.address, "0x", FILLER_GAS, price, nonce)
+            row.sent_at = None
+        _set_activity(db, row)
+        db.add(row)
+        db.commit()
+
+
+def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
+    """Allocates a nonce and persists the signed pay() with the row (under the nonce lock only),
+    then sends it without waiting for anything earlier (see module doc). Outcomes are recorded
+    on the row; nothing is raised for a refused send."""
+    acct = relayer_account()
     w3 = web3_for(chain)
     to = chain.payment_contract
     if to is None:
         raise AppError("payments_unavailable", f"no payment contract on chain {chain.chain_id}")
-    _maybe_first_reconcile(chain, relayer)
-    try:
-        price = w3.eth.gas_price  # a price, not a nonce: read outside the lock
+    try:  # read outside the lock: the persisted nonces cover our own transactions in flight
+        price = w3.eth.gas_price
+        pending_count = int(w3.eth.get_transaction_count(acct.address, "pending"))
     except _NETWORK_ERRORS as e:
         _fail(row_id, f"relay_unavailable: {type(e).__name__}", release_nonce=True)
         return
     if price > chain.max_gas_price_wei:  # rose since execute's check_ready
         _fail(row_id, "relay_unavailable: gas price above the cap", release_nonce=True)
         return
-    sent = False
-    with _chain_lock(chain, relayer):
-        for _attempt in range(3):
-            try:
-                pending_count = w3.eth.get_transaction_count(acct.address, "pending")
-            except _NETWORK_ERRORS as e:
-                _fail(row_id, f"relay_unavailable: {type(e).__name__}", release_nonce=True)
-                return
+    for _attempt in range(3):
+        allocated = _allocate(
+            acct, chain, row_id, pending_count, price, lambda n: _sign(acct, chain, to, data, gas_limit, price, n)
+        )
+        if allocated is None:
+            continue
+        nonce, raw = allocated
+        outcome, msg = _send_raw(chain, raw)
+        if outcome == SendOutcome.NONCE_TAKEN:
+            # Consumed outside this allocator (someone else with the key): no hole; give it back, take the next.
+            log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
             with get_session() as db:
-                last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
-                nonce = max(pending_count, -1 if last is None else last + 1)
-                raw, tx_hash = _sign(acct, chain, to, data, gas_limit, price, nonce)
                 row = _stored_payment(db, row_id)
-                row.relayer_address, row.nonce, row.gas_price = relayer, nonce, str(price)
-                row.raw_tx, row.tx_hash, row.updated_at = raw, tx_hash, now_epoch()
-                _set_activity(db, row)
+                row.nonce = row.raw_tx = row.tx_hash = None
                 db.add(row)
-                try:
-                    db.commit()
-                except IntegrityError:  # another process took this nonce: allocate again
-                    db.rollback()
-                    continue
-            outcome, msg = _send_raw(chain, raw)
-            if outcome == SendOutcome.NONCE_TAKEN:
-                # Used outside this allocator (e.g. someone else with the key): give it back, take the next.
-                log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
-                with get_session() as db:
-                    row = _stored_payment(db, row_id)
-                    row.nonce = row.raw_tx = row.tx_hash = None
-                    db.add(row)
-                    db.commit()
-                continue
-            if outcome == SendOutcome.REJECTED:
-                _fail(row_id, f"relay_rejected: {msg}", release_nonce=True)
-                return
-            # UNKNOWN: sent_at stays empty; reconcile() re-sends the same raw transaction.
-            sent = outcome == SendOutcome.SENT
-            break
-        else:
-            _fail(row_id, "relay_nonce_conflict", release_nonce=True)
-            return
-    if sent:
-        # After the lock: the nonce is already persisted; a reconcile in between at worst re-sends
-        # the same raw transaction, which the node answers with "already known".
-        with get_session() as db:
-            row = _stored_payment(db, row_id)
-            row.sent_at = now_epoch()
-            db.add(row)
-            db.commit()
+                db.commit()
+            pending_count = nonce + 1
+            continue
+        if outcome == SendOutcome.REJECTED:
+            _refused(acct, chain, row_id, nonce, price, msg)
+        elif outcome == SendOutcome.UNKNOWN:  # not known to be sent: reconcile() re-sends the same raw tx
+            with get_session() as db:
+                row = _stored_payment(db, row_id)
+                row.sent_at = None
+                db.add(row)
+                db.commit()
+        return
+    _fail(row_id, "relay_nonce_conflict", release_nonce=True)
 
 
 # ---------------------------------------------------------------- following
 
 
-def _receipt(w3, tx_hashes: list[str]):
-    for h in tx_hashes:
-        try:
-            r = w3.eth.get_transaction_receipt(h)
-        except TransactionNotFound:
-            continue
-        if r is not None:
-            return h, r
-    return None, None
+def _receipts(w3, hashes: list[str]) -> dict[str, dict]:
+    """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
+    fields the relayer reads: status, blockNumber, transactionHash, to)."""
+    if not hashes:
+        return {}
+    answers = w3.provider.make_batch_request([("eth_getTransactionReceipt", [h]) for h in hashes])
+    if not isinstance(answers, list):  # the node refused the whole batch
+        raise Web3RPCError(str(answers.get("error")))
+    found = {}
+    for h, answer in zip(hashes, answers, strict=True):
+        r = answer.get("result")
+        if r:
+            found[h] = {
+                "status": int(r["status"], 16),
+                "blockNumber": int(r["blockNumber"], 16),
+                "transactionHash": r["transactionHash"],
+                "to": Web3.to_checksum_address(r["to"]) if r.get("to") else None,
+            }
+    return found
 
 
 def _failure_reason(w3, row: Payment, receipt) -> str:
@@ -380,7 +486,9 @@ def _paid_by_another_tx(w3, row: Payment, receipt) -> str | None:
 
 def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     row.tx_hash, row.settled = tx_hash, True
-    if receipt["status"] == 1:
+    if row.status == "failed" and (row.reason or "").startswith("relay_rejected"):
+        pass  # the filler of a refused send's nonce: its receipt only settles the nonce
+    elif receipt["status"] == 1:
         row.status, row.reason = "ok", None
     elif (paid_by := _paid_by_another_tx(w3, row, receipt)) is not None:
         # Ours reverted (Replayed) because someone else submitted the same signed payment first
@@ -395,45 +503,6 @@ def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     db.add(row)
 
 
-def check(row_id: int, chain: ChainConfig) -> None:
-    """Cheap follow-up of one payment (status polls): receipt, or a deadline the chain has passed."""
-    w3 = web3_for(chain)
-    with get_session() as db:
-        row = db.get(Payment, row_id)
-        if row is None or row.settled or not row.tx_hash:
-            return
-        try:
-            latest = w3.eth.get_block("latest")  # read before the receipts: see _expired_now
-            tx_hash, receipt = _receipt(w3, _hashes(row))
-        except _NETWORK_ERRORS:
-            return
-        if receipt is not None:
-            _apply_receipt(db, row, w3, tx_hash, receipt)
-        elif row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
-            # Not in any block up to `latest`, and every later block is later than the deadline:
-            # it can only revert with Expired now. Final for the user; the nonce stays tracked.
-            row.status, row.reason, row.updated_at = "failed", "expired", now_epoch()
-            _set_activity(db, row)
-            db.add(row)
-        db.commit()
-
-
-def _maybe_first_reconcile(chain: ChainConfig, relayer: str) -> None:
-    with _state_lock:
-        first = _key(chain, relayer) not in _last_reconcile
-    if first:
-        reconcile(chain)
-
-
-def maybe_reconcile(chain: ChainConfig) -> None:
-    """reconcile() at most every RECONCILE_EVERY seconds per chain (called from status polls)."""
-    key = _key(chain, relayer_account().address)
-    with _state_lock:
-        due = time.monotonic() - _last_reconcile.get(key, float("-inf")) >= RECONCILE_EVERY
-    if due:
-        reconcile(chain)
-
-
 def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[str, int]:
     """Brings every unsettled relayed payment of this chain up to date (see module doc).
     Returns counters {ok, failed, resent, replaced, pending} for logs and tests."""
@@ -441,9 +510,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
     relayer = acct.address.lower()
     w3 = web3_for(chain)
     counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
-    with _state_lock:
-        _last_reconcile[_key(chain, relayer)] = time.monotonic()
-    with _chain_lock(chain, relayer), get_session() as db:
+    with get_session() as db:
         rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
             return counts
@@ -452,12 +519,13 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
             mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
             latest = w3.eth.get_block("latest")
             gas_price_now = w3.eth.gas_price
+            receipts = _receipts(w3, [h for row in rows for h in _hashes(row)])
         except _NETWORK_ERRORS:
             return counts
         stuck_after = get_settings().relayer_stuck_seconds
         for row in rows:
-            tx_hash, receipt = _receipt(w3, _hashes(row))
-            if receipt is not None:
+            tx_hash, receipt = next(((h, receipts[h]) for h in _hashes(row) if h in receipts), (None, None))
+            if tx_hash is not None and receipt is not None:
                 _apply_receipt(db, row, w3, tx_hash, receipt)
                 counts[row.status] += 1
             elif _relayed(row).nonce < mined_nonce:
@@ -485,7 +553,9 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
             row.updated_at = now_epoch()
             _set_activity(db, row)
             db.add(row)
-            db.commit()  # row by row: a crash keeps what was learnt and sent so far
+        # One write per pass: receipts are learnt again after a crash, re-sends are of the same
+        # raw transaction, and a replacement is persisted before its send (_replace).
+        db.commit()
     return counts
 
 

@@ -1,0 +1,36 @@
+"""`python -m wallet_app.relayer`: reconciles payments until SIGTERM / Ctrl-C (see the package doc)."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+
+from wallet_app.core import extensions
+from wallet_app.core.config import SettingsError, get_settings
+from wallet_app.relayer import run
+
+
+def main() -> int:
+    logging.basicConfig(level=logging.INFO, format="relayer %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = get_settings()
+    except SettingsError as e:
+        print(e, file=sys.stderr)
+        return 2
+    if settings.dev_mode:
+        # An entry point, like wallet_app.py: development's relayer key comes from the stand-ins.
+        from wallet_app.dev import DEV_RELAYER_KEY
+
+        extensions.set_relayer_key(lambda: DEV_RELAYER_KEY)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    logging.getLogger(__name__).info("relaying every %s s", settings.relayer_interval_seconds)
+    run(stop)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
