@@ -1,6 +1,10 @@
 """The Alembic migrations on the test database (SQLite; PostgreSQL with TEST_DATABASE=pg): types,
 defaults, constraints and unique indexes behave the same on both."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -11,6 +15,7 @@ from sqlmodel import SQLModel
 import wallet_app.models  # noqa: F401
 from alembic import command
 from tests.conftest import ON_PG
+from wallet_app.core.config import REPO_ROOT
 from wallet_app.core.db import alembic_config, get_engine, upgrade_schema
 
 BIG_CHAIN_ID = 2**40 + 7  # does not fit a 32-bit INTEGER
@@ -89,4 +94,17 @@ def test_downgrade_to_base_and_upgrade_again(settings_env):
     upgrade_schema()
     with engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+    engine.dispose()
+
+
+def test_workers_starting_together_migrate_once(settings_env):
+    # Each worker process upgrades the schema at start; three start at once here.
+    code = "from wallet_app.core.db import upgrade_schema; upgrade_schema()"
+    env = {**os.environ, "DATABASE_URL": settings_env.database_url}
+    workers = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=REPO_ROOT) for _ in range(3)]
+    assert [w.wait(timeout=120) for w in workers] == [0, 0, 0]
+    engine = get_engine()
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+        assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar_one() == 1
     engine.dispose()
