@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run run-scale test lint build chromium clean audit redis
+.PHONY: setup run run-scale test lint build chromium clean audit redis pg test-pg
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -57,6 +57,17 @@ lint: setup
 # fails (within minutes, not hanging) when they cannot be reached.
 audit: setup
 	$(ENV) python tools/audit.py
+
+# A private PostgreSQL on loopback (installs Debian's postgresql when missing), data in data/postgres;
+# prints its DATABASE_URL and runs until Ctrl-C. `python tools/pgserver.py -- CMD` runs CMD against it.
+PG_PORT ?= 5433
+pg: setup
+	$(ENV) python tools/pgserver.py --port $(PG_PORT)
+
+# The unit and API suites on PostgreSQL: a private server (temp data, free port) for the run, a
+# database per test (tests/conftest.py). Chromium for the API's browser tests.
+test-pg: setup chromium
+	$(ENV) TEST_DATABASE=pg python -m pytest -q tests/unit tests/api
 
 clean:
 	rm -rf .web .cache data assets/external assets/argon2

@@ -1,7 +1,12 @@
-"""Shared fixtures: settings pointed at a throw-away SQLite file, and a migrated database."""
+"""Shared fixtures: settings pointed at a throw-away database, and a migrated database.
+
+TEST_DATABASE=pg (`make test-pg`) runs them on a private PostgreSQL server (tools/pgserver.py,
+one per run, data in a temp dir): every test gets its own database there. Otherwise SQLite files.
+"""
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -12,6 +17,7 @@ from web3 import Web3
 
 from contracts.deploy import DEV_DEPLOYER_KEY, deploy, fund
 from tests.rate_limits_env import GENEROUS_LIMITS
+from tools.pgserver import PgServer
 from wallet_app.core import extensions
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.dev.anvil import Anvil
@@ -40,14 +46,41 @@ def dev_idp_key_file(tmp_path_factory):
     return tmp_path_factory.mktemp("dev-idp") / "dev-idp-key.json"
 
 
+ON_PG = os.environ.get("TEST_DATABASE", "sqlite") == "pg"
+needs_pg = pytest.mark.skipif(not ON_PG, reason="PostgreSQL only: TEST_DATABASE=pg (make test-pg)")
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """The run's private PostgreSQL server (TEST_DATABASE=pg only)."""
+    if not ON_PG:
+        pytest.skip("PostgreSQL only: TEST_DATABASE=pg (make test-pg)")
+    with PgServer(temp=True) as server:
+        yield server
+
+
 @pytest.fixture
-def settings_env(tmp_path, monkeypatch, dev_idp_key_file):
-    """Settings for one test: SQLite in tmp_path, development mode (DEV_MODE=1), origin
-    http://localhost (development refuses a non-loopback origin).
+def test_database(request, tmp_path):
+    """(DATABASE_URL, its PostgreSQL database name or None): a new, empty database for this test."""
+    if not ON_PG:
+        yield f"sqlite:///{tmp_path / 'test.db'}", None
+        return
+    server = request.getfixturevalue("pg_server")
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50] + f"_{os.getpid()}"
+    server.drop_database(name)  # a rerun of the same test
+    yield server.create_database(name), name
+    server.drop_database(name)  # FORCE: also ends connections a test's engine still pools
+
+
+@pytest.fixture
+def settings_env(tmp_path, monkeypatch, dev_idp_key_file, test_database):
+    """Settings for one test: a new empty database (SQLite in tmp_path, or PostgreSQL with
+    TEST_DATABASE=pg), development mode (DEV_MODE=1), origin http://localhost (development
+    refuses a non-loopback origin).
 
     Set more variables with monkeypatch.setenv, then call get_settings.cache_clear().
     """
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'test.db'}")
+    monkeypatch.setenv("DATABASE_URL", test_database[0])
     monkeypatch.setenv("PUBLIC_BASE_URL", "http://localhost")
     monkeypatch.setenv("DEV_MODE", "1")
     # Empty, not unset: a developer's .env must not switch tests to real Google or a real key.
@@ -85,10 +118,18 @@ def production_env(settings_env, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def migrated_sqlite_template(tmp_path_factory):
-    """A SQLite file migrated to head by Alembic once per run; tests get copies (faster)."""
+def migrated_template(request, tmp_path_factory):
+    """A database migrated to head by Alembic once per run; tests get copies (faster): a SQLite
+    file, or with TEST_DATABASE=pg a PostgreSQL template database (its name)."""
     from wallet_app.core.db import upgrade_schema
 
+    if ON_PG:
+        server = request.getfixturevalue("pg_server")
+        name = f"template_{os.getpid()}"
+        engine = create_engine(server.create_database(name))
+        upgrade_schema(engine)
+        engine.dispose()  # CREATE DATABASE ... TEMPLATE needs no one connected to it
+        return name
     path = tmp_path_factory.mktemp("db-template") / "template.db"
     engine = create_engine(f"sqlite:///{path}")
     upgrade_schema(engine)
@@ -97,11 +138,17 @@ def migrated_sqlite_template(tmp_path_factory):
 
 
 @pytest.fixture
-def db(settings_env, tmp_path, migrated_sqlite_template):
-    """A fresh, migrated SQLite database at settings.database_url; yields its engine."""
+def db(settings_env, request, tmp_path, test_database, migrated_template):
+    """A fresh, migrated database at settings.database_url; yields its engine."""
     from wallet_app.core.db import get_engine
 
-    shutil.copy(migrated_sqlite_template, tmp_path / "test.db")
+    pg_name = test_database[1]
+    if pg_name:  # settings_env's empty database becomes a copy of the template
+        server = request.getfixturevalue("pg_server")
+        server.drop_database(pg_name)
+        server.create_database(pg_name, template=migrated_template)
+    else:
+        shutil.copy(migrated_template, tmp_path / "test.db")
     yield get_engine()
     get_engine().dispose()
 

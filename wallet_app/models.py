@@ -109,7 +109,7 @@ class Payment(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     payment_id: str = Field(max_length=66, unique=True, index=True)  # 0x + 64 hex; the public id
     user_id: int = Field(foreign_key="users.id", index=True)
-    chain_id: int
+    chain_id: int = Field(sa_type=BigInteger)  # chain ids can exceed 32 bits
     token_address: str = Field(max_length=42)  # lowercase 0x hex
     amount: str = Field(max_length=80)  # integer string, smallest unit
     from_address: str = Field(max_length=42)  # the user's address at quote time, lowercase

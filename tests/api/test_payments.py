@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
-from sqlmodel import select
+from sqlmodel import col, select
 from web3 import Web3
 
 from contracts.artifacts import artifact
@@ -115,7 +115,7 @@ def balance(w3_, token, who) -> int:
 
 def rows() -> list[Payment]:
     with get_session() as s:
-        return list(s.exec(select(Payment).where(Payment.status != "quoted").order_by(Payment.nonce)))
+        return list(s.exec(select(Payment).where(Payment.status != "quoted").order_by(col(Payment.nonce).nulls_first())))
 
 
 # ---------------------------------------------------------------- the flow

@@ -4,7 +4,6 @@ and reading the app server's chain and DB from the outside (independent of the p
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 from urllib.parse import urlencode
@@ -12,6 +11,7 @@ from urllib.parse import urlencode
 import psutil
 from eth_account import Account
 from playwright.sync_api import Page, expect
+from sqlalchemy import create_engine, text
 from web3 import Web3
 
 from tests.e2e.flows import PIN, pin_field
@@ -93,11 +93,13 @@ def erc20_balance(w3: Web3, token: str, who: str) -> int:
 
 def payment_rows(server, merchant: str) -> list[dict]:
     """The app DB's payment rows for a merchant (the test reads what the server stored)."""
-    db = server_env(server)["DATABASE_URL"].removeprefix("sqlite:///")
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as con:
-        con.row_factory = sqlite3.Row
-        rows = con.execute("SELECT * FROM payments WHERE merchant_address = ?", (merchant.lower(),)).fetchall()
-    return [dict(r) for r in rows]
+    engine = create_engine(server_env(server)["DATABASE_URL"])  # SQLite or PostgreSQL
+    try:
+        with engine.connect() as con:
+            rows = con.execute(text("SELECT * FROM payments WHERE merchant_address = :m"), {"m": merchant.lower()})
+            return [dict(r) for r in rows.mappings()]
+    finally:
+        engine.dispose()
 
 
 def payment_contract(server, chain_id: int = DEV_CHAIN_ID) -> str:

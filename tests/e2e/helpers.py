@@ -226,19 +226,36 @@ def with_free_loopback_ports(chains: list[dict], pick_port=free_port) -> list[di
     return out
 
 
+_pg_server = None
+
+
+def e2e_database_url(workdir: Path) -> str:
+    """A new database for one app server: a SQLite file in `workdir`, or with TEST_DATABASE=pg a
+    database on the run's private PostgreSQL server (tools/pgserver.py, started on first use)."""
+    if os.environ.get("TEST_DATABASE", "sqlite") != "pg":
+        return f"sqlite:///{workdir / 'e2e.db'}"
+    global _pg_server
+    if _pg_server is None:
+        from tools.pgserver import PgServer
+
+        _pg_server = PgServer(temp=True).start()
+        atexit.register(_pg_server.stop)
+    return _pg_server.create_database(f"e2e_{os.getpid()}_{workdir.name}".lower()[:60])
+
+
 def start_wallet_app(
     port: int, workdir: Path, log_path: Path, extra_env: dict[str, str] | None = None
 ) -> Server:
     """The wallet app (wallet_app.serve, prod single port), isolated in `workdir`.
 
-    Throw-away SQLite DB, its own dev chain(s) on free ports (fresh state, contracts deployed by
+    Throw-away database (e2e_database_url), its own dev chain(s) on free ports (fresh state, contracts deployed by
     serve.py), deployments and dev-idp key in `workdir`: a developer's `make run` is untouched.
     """
     chains_file = workdir / "chains.json"
     chains = json.loads((REPO_ROOT / "chains.dev.json").read_text())
     chains_file.write_text(json.dumps(with_free_loopback_ports(chains), indent=2))
     env = {
-        "DATABASE_URL": f"sqlite:///{workdir / 'e2e.db'}",
+        "DATABASE_URL": e2e_database_url(workdir),
         "PUBLIC_BASE_URL": f"http://localhost:{port}",
         "DEV_MODE": "1",
         # Empty, not unset: a developer's .env must not switch the run to real Google or a real key.

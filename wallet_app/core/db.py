@@ -1,9 +1,11 @@
 """Engine, sessions and schema upgrades. The schema comes only from Alembic migrations."""
 
+import fcntl
+from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, create_engine
 
@@ -54,12 +56,28 @@ def alembic_config():
     return Config(str(REPO_ROOT / "alembic.ini"))
 
 
+_MIGRATION_LOCK = 0x6E65_62_6C  # any fixed bigint ("nebl") naming the lock on PostgreSQL
+
+
 def upgrade_schema(engine: Engine | None = None) -> None:
-    """`alembic upgrade head` on the configured database (called at app start)."""
+    """`alembic upgrade head` on the configured database (called at app start).
+
+    Workers start together: one upgrades while the others wait for it, then find head. The lock
+    is PostgreSQL's advisory lock (ends with the transaction), or a file lock next to a SQLite
+    file (a deferred SQLite transaction would read the old version, then fail to write).
+    """
     from alembic import command
 
-    cfg = alembic_config()
-    with (engine or get_engine()).begin() as connection:
+    engine = engine or get_engine()
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    with ExitStack() as stack:
+        if database and database != ":memory:":
+            lock_file = stack.enter_context(open(f"{database}.migrate-lock", "w"))
+            fcntl.flock(lock_file, fcntl.LOCK_EX)  # released when the file closes
+        connection = stack.enter_context(engine.begin())
+        if connection.dialect.name == "postgresql":
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+        cfg = alembic_config()
         # env.py uses this connection instead of building its own engine.
         cfg.attributes["connection"] = connection
         command.upgrade(cfg, "head")

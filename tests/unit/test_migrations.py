@@ -1,0 +1,110 @@
+"""The Alembic migrations on the test database (SQLite; PostgreSQL with TEST_DATABASE=pg): types,
+defaults, constraints and unique indexes behave the same on both."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect, text
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import SQLModel
+
+import wallet_app.models  # noqa: F401
+from alembic import command
+from tests.conftest import ON_PG
+from wallet_app.core.config import REPO_ROOT
+from wallet_app.core.db import alembic_config, get_engine, upgrade_schema
+
+BIG_CHAIN_ID = 2**40 + 7  # does not fit a 32-bit INTEGER
+
+
+def _user(conn, sub: str) -> int:
+    # No has_backup: the column's server default must fill it in.
+    conn.execute(
+        text("INSERT INTO users (google_sub, email, locale, created_at) VALUES (:sub, 'a@example.com', 'en', 1)"),
+        {"sub": sub},
+    )
+    return conn.execute(text("SELECT id FROM users WHERE google_sub = :sub"), {"sub": sub}).scalar_one()
+
+
+def _payment(conn, user_id: int, payment_id: str, nonce: int | None, relayer: str | None = "0xrelayer") -> None:
+    conn.execute(
+        text(
+            "INSERT INTO payments (payment_id, user_id, chain_id, token_address, amount, from_address, status,"
+            " relayer_address, nonce, created_at, updated_at)"
+            " VALUES (:pid, :uid, :chain, '0xtoken', '1', '0xfrom', 'pending', :relayer, :nonce, 1, 1)"
+        ),
+        {"pid": payment_id, "uid": user_id, "chain": BIG_CHAIN_ID, "relayer": relayer, "nonce": nonce},
+    )
+
+
+def _raises_integrity(engine, statement) -> None:
+    with pytest.raises(IntegrityError), engine.begin() as conn:
+        statement(conn)
+
+
+def test_the_migrations_build_the_models_on_the_test_database(settings_env):
+    upgrade_schema()
+    engine = get_engine()
+    assert engine.dialect.name == ("postgresql" if ON_PG else "sqlite")
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+        types = {c["name"]: str(c["type"]) for c in inspect(conn).get_columns("payments")}
+        assert types["chain_id"] == "BIGINT"
+        assert {c["name"]: str(c["type"]) for c in inspect(conn).get_columns("users")}["has_backup"] == "BOOLEAN"
+    engine.dispose()
+
+
+def test_defaults_constraints_and_unique_indexes(settings_env):
+    upgrade_schema()
+    engine = get_engine()
+    with engine.begin() as conn:
+        uid = _user(conn, "sub-1")
+        has_backup = conn.execute(text("SELECT has_backup FROM users WHERE id = :id"), {"id": uid}).scalar_one()
+        assert has_backup == 0  # false, not NULL
+        _payment(conn, uid, "p1", nonce=5)
+        _payment(conn, uid, "p2", nonce=None)  # quotes hold no nonce: NULLs never collide
+        _payment(conn, uid, "p3", nonce=None, relayer=None)
+        _payment(conn, uid, "p4", nonce=None, relayer=None)
+        assert conn.execute(text("SELECT chain_id FROM payments WHERE payment_id = 'p1'")).scalar_one() == BIG_CHAIN_ID
+    # The relayer's nonce is unique per chain and relayer address; so are the public ids.
+    _raises_integrity(engine, lambda conn: _payment(conn, uid, "p5", nonce=5))
+    _raises_integrity(engine, lambda conn: _payment(conn, uid, "p1", nonce=6))
+    _raises_integrity(engine, lambda conn: _user(conn, "sub-1"))
+    # Foreign keys hold (SQLite only with the engine's PRAGMA).
+    _raises_integrity(engine, lambda conn: _payment(conn, uid + 1000, "p6", nonce=7))
+    session_sql = "INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (:u, :h, 1, 2)"
+    with engine.begin() as conn:
+        conn.execute(text(session_sql), {"u": uid, "h": "h1"})
+    _raises_integrity(engine, lambda conn: conn.execute(text(session_sql), {"u": uid, "h": "h1"}))
+    engine.dispose()
+
+
+def test_downgrade_to_base_and_upgrade_again(settings_env):
+    upgrade_schema()
+    engine = get_engine()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "base")
+    assert set(inspect(engine).get_table_names()) <= {"alembic_version"}
+    upgrade_schema()
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+    engine.dispose()
+
+
+def test_workers_starting_together_migrate_once(settings_env):
+    # Each worker process upgrades the schema at start; three start at once here.
+    code = "from wallet_app.core.db import upgrade_schema; upgrade_schema()"
+    env = {**os.environ, "DATABASE_URL": settings_env.database_url}
+    workers = [subprocess.Popen([sys.executable, "-c", code], env=env, cwd=REPO_ROOT) for _ in range(3)]
+    assert [w.wait(timeout=120) for w in workers] == [0, 0, 0]
+    engine = get_engine()
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+        assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar_one() == 1
+    engine.dispose()
