@@ -40,7 +40,8 @@ run: setup
 # `make run` with a private Redis (REDIS_URL: Reflex's state, limits and sign-in memory shared) and
 # 2 backend workers behind the one port.
 run-scale: setup
-	$(ENV) python tools/redisserver.py -- python -m wallet_app.serve --dev --port $(PORT) --workers 2
+	$(ENV) python tools/pgserver.py -- python tools/redisserver.py -- \
+	  python -m wallet_app.serve --dev --port $(PORT) --workers 2
 
 # The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
 # whose React and Radix the QR unit's test bundle uses.
