@@ -9,6 +9,7 @@ import threading
 
 from wallet_app.core import extensions
 from wallet_app.core.config import SettingsError, get_settings
+from wallet_app.core.db import upgrade_schema
 from wallet_app.relayer import run
 
 
@@ -24,6 +25,10 @@ def main() -> int:
         from wallet_app.dev import DEV_RELAYER_KEY
 
         extensions.set_relayer_key(lambda: DEV_RELAYER_KEY)
+    # The schema may be newer than the database when the relayer starts before the web server
+    # (make run starts both): migrate first, under upgrade_schema's lock, as the web server does.
+    logging.getLogger("alembic").setLevel(logging.WARNING)  # its per-plugin INFO lines are noise here
+    upgrade_schema()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
