@@ -32,6 +32,7 @@ from typing import IO
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: `wallet_app` importable
 
+from tools.child import run_child  # noqa: E402
 from wallet_app.dev.anvil import free_port, port_free  # noqa: E402
 
 DEFAULT_DIR = REPO_ROOT / "data" / "postgres"
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         server.start()
         url = server.ensure_database(args.database)
         if command:
-            return subprocess.run(command, env={**os.environ, "DATABASE_URL": url}).returncode
+            return run_child(command, {**os.environ, "DATABASE_URL": url})
         print(f"postgres: port {server.port} data {server.data_dir}\nDATABASE_URL={url}", flush=True)
         if server.proc is not None:
             server.proc.wait()

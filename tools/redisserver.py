@@ -22,6 +22,10 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))  # run as a script: `tools` importable
+
+from tools.child import run_child  # noqa: E402
+
 BINARY = "redis-server"
 
 
@@ -132,20 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     with RedisServer(port=args.port, data_dir=args.data_dir) as server:
         print(f"redis: {server.url} data {args.data_dir}", flush=True)
-        child = subprocess.Popen(cmd, env={**os.environ, "REDIS_URL": server.url})
-        try:
-            return child.wait()
-        except (KeyboardInterrupt, SystemExit):
-            return 130
-        finally:
-            if child.poll() is None:
-                child.terminate()
-                try:
-                    child.wait(30)
-                except subprocess.TimeoutExpired:
-                    child.kill()
-                    child.wait()
-
+        return run_child(cmd, {**os.environ, "REDIS_URL": server.url})
 
 if __name__ == "__main__":
     sys.exit(main())
