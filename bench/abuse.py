@@ -28,7 +28,6 @@ import random
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -37,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.devstack import deploy_dev_chain, sign_in, use_dev_environment  # noqa: E402
+from bench.devstack import dev_stack, sign_in  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 TARGET_P99_MS = 50.0
@@ -109,24 +108,19 @@ def main() -> int:
     parser.add_argument("--attackers", type=int, default=5, help="signed-in accounts shared by the clients")
     parser.add_argument("--baseline-seconds", type=float, default=5.0)
     args = parser.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="bench-abuse-"))
-    from wallet_app.dev.anvil import Anvil, free_port
-
-    with Anvil(port=0, start_timeout=20) as node:
-        port = free_port()
-        use_dev_environment(tmp, port)
-        return run(args, tmp, port, node)
+    with dev_stack("bench-abuse-") as (port, node, dep):
+        return run(args, port, node, dep)
 
 
-def run(args, tmp: Path, port: int, node) -> int:
+def run(args, port: int, node, dep: dict) -> int:
     import httpx
     from eth_account import Account
     from web3 import Web3
 
     from contracts.artifacts import artifact
     from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS
+    from wallet_app.serve import relayer_process
 
-    dep = deploy_dev_chain(tmp, node.url)
     token = dep["tokens"]["tUSD"]
     w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
     payer = Account.create()
@@ -146,7 +140,9 @@ def run(args, tmp: Path, port: int, node) -> int:
     try:
         base = f"http://127.0.0.1:{port}/api/v1"
         wait_until(lambda: _answers(httpx, base), 60, "the API did not start")
-        return measure(args, base, token, payer, w3, token_c)
+        # Payments settle through the relayer process, as `make run` starts it.
+        with relayer_process():
+            return measure(args, base, token, payer, w3, token_c)
     finally:
         server.terminate()
         server.wait(timeout=30)

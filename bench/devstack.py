@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,3 +55,16 @@ def sign_in(client, email: str, address: str | None = None) -> None:
     client.post("/auth/google", json={"id_token": token, "locale": "en"}).raise_for_status()
     if address:
         client.post("/me/address", json={"address": address}).raise_for_status()
+
+
+@contextmanager
+def dev_stack(prefix: str) -> Iterator[tuple[int, object, dict]]:
+    """A fresh anvil with the contracts deployed, development settings for a server on a free
+    port, files in a new temp folder: yields (port, node, deployments)."""
+    from wallet_app.dev.anvil import Anvil, free_port
+
+    tmp = Path(tempfile.mkdtemp(prefix=prefix))
+    with Anvil(port=0, start_timeout=20) as node:
+        port = free_port()  # after anvil has its port, so the two cannot pick the same one
+        use_dev_environment(tmp, port)
+        yield port, node, deploy_dev_chain(tmp, node.url)

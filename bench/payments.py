@@ -24,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.devstack import deploy_dev_chain, sign_in, use_dev_environment  # noqa: E402
+from bench.devstack import dev_stack, sign_in  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 POLL = 0.1  # local waits (server start)
@@ -100,18 +99,13 @@ def main() -> int:
                         help="cProfile the server's execute and status calls (results/payments_profile.txt)")
     args = parser.parse_args()
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench-payments-"))
-    from wallet_app.dev.anvil import Anvil, free_port
-
-    with Anvil(port=0, start_timeout=20) as node:
-        port = free_port()  # after anvil has its port, so the two cannot pick the same one
-        # Every simulated user signs in from 127.0.0.1: the per-IP sign-in limit would refuse most.
-        os.environ["RATE_LIMIT_SIGN_IN"] = f"{2 * args.users}/minute"
-        use_dev_environment(tmp, port)
-        return run(args, tmp, port, node)
+    # Every simulated user signs in from 127.0.0.1: the per-IP sign-in limit would refuse most.
+    os.environ["RATE_LIMIT_SIGN_IN"] = f"{2 * args.users}/minute"
+    with dev_stack("bench-payments-") as (port, node, dep):
+        return run(args, port, node, dep)
 
 
-def run(args, tmp: Path, port: int, node) -> int:
+def run(args, port: int, node, dep: dict) -> int:
     import httpx
     import uvicorn
     from eth_account import Account
@@ -128,7 +122,6 @@ def run(args, tmp: Path, port: int, node) -> int:
     from wallet_app.models import Payment
     from wallet_app.services import google, payments, relayer
 
-    dep = deploy_dev_chain(tmp, node.url)
     token = dep["tokens"]["tUSD"]
     w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
     deployer = Account.from_key(DEV_DEPLOYER_KEY)
