@@ -12,7 +12,7 @@ from wallet_app.core.config import ANVIL_PUBLIC_KEYS, REPO_ROOT, Settings, Setti
 KEY = "0x" + "11" * 32
 PRODUCTION = {"GOOGLE_CLIENT_ID": "id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "s",
               "RELAYER_PRIVATE_KEY": KEY, "PUBLIC_BASE_URL": "https://wallet.example.com"}
-MODE_VARS = ("DEV_MODE", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "RELAYER_PRIVATE_KEY", "PUBLIC_BASE_URL")
+MODE_VARS = ("TRUSTED_PROXIES", "DEV_MODE", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "RELAYER_PRIVATE_KEY", "PUBLIC_BASE_URL")
 
 
 @pytest.fixture
@@ -61,6 +61,8 @@ def test_production_with_everything_set(env):
         ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ANVIL_PUBLIC_KEYS[1].upper().replace("0X", "")},
          "RELAYER_PRIVATE_KEY is one of anvil's public test keys"),
         ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ANVIL_PUBLIC_KEYS[0]}, "RELAYER_PRIVATE_KEY is one of anvil's public"),
+        ({**PRODUCTION, "TRUSTED_PROXIES": "10.0.0.1, nginx"},
+         "TRUSTED_PROXIES: not an IP address or CIDR network: 'nginx'; write IP addresses or CIDR networks"),
     ],
 )
 def test_refused(env, values, message):

@@ -19,6 +19,7 @@ from wallet_app.api import (
 )
 from wallet_app.api.deps import require_same_origin
 from wallet_app.core import ratelimit
+from wallet_app.core.proxy import ForwardedFrom
 from wallet_app.errors import AppError
 from wallet_app.services import sessions
 
@@ -92,6 +93,7 @@ def build_api() -> FastAPI:
         v1.include_router(wallet_router)
     app.add_exception_handler(AppError, app_error_response)
     app.add_middleware(RefuseWhileLimited)
+    app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.include_router(v1)
     app.include_router(docs.router)

@@ -5,6 +5,7 @@ DEV_MODE=1 (`make run` does). The settings are checked when loaded: get_settings
 SettingsError, whose text is one paragraph naming the variable and the fix.
 """
 
+import ipaddress
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -21,6 +22,21 @@ ANVIL_PUBLIC_KEYS = (
     "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80",
     "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d",
 )
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@lru_cache
+def parse_networks(spec: str) -> tuple[Network, ...]:
+    """TRUSTED_PROXIES: '10.0.0.1, 192.168.0.0/16, ::1' -> networks; ValueError names a malformed entry."""
+    networks = []
+    for part in spec.split(","):
+        if part := part.strip():
+            try:
+                networks.append(ipaddress.ip_network(part, strict=False))
+            except ValueError:
+                raise ValueError(f"not an IP address or CIDR network: {part!r}") from None
+    return tuple(networks)
 
 
 class SettingsError(ValueError):
@@ -120,6 +136,10 @@ class Settings(BaseSettings):
     # A user's token list holds at most this many tokens (each is read on every /assets).
     max_tokens_per_user: int = 50
 
+    # ---- behind a reverse proxy (issue 13, core/proxy.py): IPs/CIDRs, comma-separated, whose
+    # X-Forwarded-For / X-Forwarded-Proto are believed (client IP of the rate limits, scheme); empty: none.
+    trusted_proxies: str = ""
+
     @model_validator(mode="after")
     def _check_mode(self) -> "Settings":
         problems = refusals(self)
@@ -132,6 +152,10 @@ def refusals(s: Settings) -> list[str]:
     """Why these settings must not serve, one sentence each (empty: fine)."""
     problems = []
     loopback = urlsplit(s.public_base_url).hostname in LOOPBACK_HOSTS
+    try:
+        parse_networks(s.trusted_proxies)
+    except ValueError as e:
+        problems.append(f"TRUSTED_PROXIES: {e}; write IP addresses or CIDR networks joined by commas.")
     if s.dev_mode:
         if not loopback:
             problems.append(

@@ -1,0 +1,73 @@
+"""The client's address and scheme behind a reverse proxy (settings.trusted_proxies), as one ASGI
+middleware that rewrites the request's scope before anything reads it.
+
+Only when the TCP peer is a trusted proxy are its X-Forwarded-For and X-Forwarded-Proto believed:
+the client is the right-most X-Forwarded-For entry that is not itself a trusted proxy (entries
+left of it were written by the client and prove nothing), and the scheme is the one the nearest
+proxy reports. Without a trusted peer both headers are ignored, so a client cannot pick the IP
+its sign-in attempts are counted under (core.ratelimit.by_client_ip).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from wallet_app.core.config import Network, get_settings, parse_networks
+
+
+def _trusted(host: str, networks: tuple[Network, ...]) -> bool:
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return any(ip in net for net in networks)
+
+
+def forwarded_client(peer: str, forwarded_for: str | None, networks: tuple[Network, ...]) -> str | None:
+    """The client's IP for a request from `peer` carrying `forwarded_for` (X-Forwarded-For, its
+    headers joined by ','); None: keep the peer (not trusted, no header, or a malformed entry)."""
+    if not forwarded_for or not _trusted(peer, networks):
+        return None
+    hops = [h.strip() for h in forwarded_for.split(",")]
+    for hop in reversed(hops):
+        if not _trusted(hop, networks):
+            try:
+                return str(ipaddress.ip_address(hop))
+            except ValueError:
+                return None  # a proxy we trust wrote garbage: count the request under the proxy
+    return str(ipaddress.ip_address(hops[0]))  # every hop is a proxy of ours: the first one
+
+
+def forwarded_scheme(peer: str, forwarded_proto: str | None, networks: tuple[Network, ...]) -> str | None:
+    """'http' or 'https' from a trusted peer's X-Forwarded-Proto (its last value); else None."""
+    if not forwarded_proto or not _trusted(peer, networks):
+        return None
+    proto = forwarded_proto.split(",")[-1].strip().lower()
+    return proto if proto in ("http", "https") else None
+
+
+class ForwardedFrom:
+    """Sets scope["client"] and scope["scheme"] from a trusted proxy's forwarded headers."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        networks = parse_networks(get_settings().trusted_proxies)
+        if networks and scope["type"] in ("http", "websocket") and scope.get("client"):
+            peer, port = scope["client"]
+            headers: dict[str, list[str]] = {}
+            for name, value in scope["headers"]:
+                headers.setdefault(name.decode("latin-1").lower(), []).append(value.decode("latin-1"))
+            client = forwarded_client(peer, ",".join(headers.get("x-forwarded-for", [])), networks)
+            scheme = forwarded_scheme(peer, ",".join(headers.get("x-forwarded-proto", [])), networks)
+            if client or scheme:
+                scope = dict(scope)
+                if client:
+                    scope["client"] = (client, port)
+                if scheme:
+                    secure = scheme == "https"
+                    scope["scheme"] = ("wss" if secure else "ws") if scope["type"] == "websocket" else scheme
+        await self.app(scope, receive, send)
