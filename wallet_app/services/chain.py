@@ -10,6 +10,9 @@ Configuration is a JSON list (settings.chains_file, `chains.dev.json` in develop
      max_gas_price_wei and max_gas_price_multiple (of the node's current price): the ceiling
      of every relayed gas price, re-pricing included (a node price above the absolute cap
      makes payments unavailable), relayer_min_balance_wei: below it payments are unavailable}
+Any string may name environment variables as ${NAME} (e.g. "rpc_url": "${SEPOLIA_RPC_URL}": an
+RPC URL often carries a provider's API key, which stays out of the file); one that is unset or
+empty refuses the file (bad_config naming the variable).
 An address may be written as "deployments:<key>" (e.g. "deployments:tokens.tUSD"); it is
 resolved from <settings.deployments_dir>/deployments-<chain_id>.json written by contracts/deploy.py.
 Production chains use literal addresses (e.g. the canonical Multicall3
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -141,12 +145,34 @@ def _resolve(value: Any, deployments: dict | None, what: str) -> str | None:
     return _checksum(value, what)
 
 
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def expand_env(value: Any, environ: dict[str, str] | os._Environ[str] = os.environ) -> Any:
+    """`value` (a chains-file entry: dicts, lists, strings, numbers) with every ${NAME} in its
+    strings replaced by that environment variable; ValueError names one that is unset or empty."""
+    if isinstance(value, dict):
+        return {k: expand_env(v, environ) for k, v in value.items()}
+    if isinstance(value, list):
+        return [expand_env(v, environ) for v in value]
+    if not isinstance(value, str):
+        return value
+
+    def sub(match: re.Match[str]) -> str:
+        if not environ.get(match[1]):
+            raise ValueError(f"environment variable {match[1]} is not set")
+        return environ[match[1]]
+
+    return _ENV_REF.sub(sub, value)
+
+
 def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -> list[ChainConfig]:
     path = Path(path or get_settings().chains_file)
     deployments_dir = Path(deployments_dir or get_settings().deployments_dir)
     chains = []
     for raw in json.loads(path.read_text()):
         try:
+            raw = expand_env(raw)
             chain_id = int(raw["chain_id"])
             dep_file = deployments_dir / f"deployments-{chain_id}.json"
             deployments = json.loads(dep_file.read_text()) if dep_file.exists() else None
