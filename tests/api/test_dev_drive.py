@@ -3,10 +3,15 @@
 import hashlib
 import html
 import json
+import os
 import re
+import subprocess
+import sys
+import time
 
 import pytest
 
+from wallet_app.core.config import REPO_ROOT
 from wallet_app.dev import drive, idp
 
 SCOPE = drive.DRIVE_SCOPE
@@ -108,7 +113,9 @@ def test_create_list_download_update(client, tok, drive_dir):
     assert meta == {"kind": "drive#file", "id": created["id"], "name": "newbl-backup-0xabc.bin",
                     "mimeType": "application/octet-stream"}
     names = sorted(p.name for p in drive_dir.rglob("*") if p.is_file())
-    assert len(names) == 4 and not [n for n in names if n.endswith(".tmp")]
+    assert len(names) == 5 and not [n for n in names if n.endswith(".tmp")]
+    (lock,) = drive_dir.glob("*.lock")  # the subject's lock file, next to its folder
+    assert (drive_dir / lock.stem).is_dir() and lock.stat().st_size == 0
 
 
 def test_list_default_fields_and_no_match(client, tok):
@@ -285,3 +292,34 @@ def test_parse_multipart_related():
 def test_parse_multipart_related_rejects(ctype, body):
     with pytest.raises(ValueError):
         drive.parse_multipart_related(ctype, body)
+
+
+UPDATES = 40
+
+
+def test_two_worker_processes_updating_one_file_lose_nothing(client, drive_dir, tmp_path):
+    """Several workers: updates of one file from two processes at once are never lost (each is a
+    read-modify-write of its metadata under the subject's file lock), and the content matches its
+    metadata. Each process runs its own app (tests/api/drive_worker.py)."""
+    email = "both@example.com"
+    tok = access_token(client, email)
+    file_id = create(client, tok, "newbl-backup.bin", b"first").json()["id"]
+    worker = [sys.executable, str(REPO_ROOT / "tests" / "api" / "drive_worker.py"), email, file_id]
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}  # the test's settings, and the repo importable
+    procs = [subprocess.Popen([*worker, name, str(UPDATES), str(tmp_path)], cwd=REPO_ROOT, env=env)
+             for name in ("a", "b")]
+    try:
+        deadline = time.monotonic() + 120
+        while not all((tmp_path / f"ready-{name}").exists() for name in ("a", "b")):  # both apps up
+            assert time.monotonic() < deadline and all(p.poll() is None for p in procs)
+            time.sleep(0.05)  # poll interval
+        (tmp_path / "go").touch()  # then both update at once
+        assert [p.wait(120) for p in procs] == [0, 0]
+    finally:
+        for p in procs:
+            p.kill()
+    meta = client.get(f"{FILES}/{file_id}", params={"fields": "version,md5Checksum,size"}, headers=auth(tok)).json()
+    assert meta["version"] == str(1 + 2 * UPDATES)  # every update counted: none overwrote another's
+    content = client.get(f"{FILES}/{file_id}", params={"alt": "media"}, headers=auth(tok)).content
+    assert content in {f"{n} update {UPDATES - 1}".encode() for n in "ab"}
+    assert (meta["md5Checksum"], meta["size"]) == (hashlib.md5(content).hexdigest(), str(len(content)))

@@ -15,17 +15,21 @@ drive.appdata scope; each subject sees only its own files. Errors use Google's
 Files are stored on disk under settings.dev_drive_dir/<hash of subject>/ as <id>.bin
 (content) and <id>.json (metadata), each written to a temporary file and renamed, so a
 crash never leaves half a file. The content is written before its metadata: a reader
-that sees new metadata also sees the new content.
+that sees new metadata also sees the new content. Writes (an update's read-modify-write
+included) and media reads hold the subject's file lock (<hash>.lock next to its folder), so
+they stay whole across the threads and the processes of several workers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import re
 import secrets
-import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -44,7 +48,6 @@ _ID_RE = re.compile(r"[A-Za-z0-9_-]{20,64}")
 # files.list and files.get answer these fields when `fields` is absent (as Google does).
 DEFAULT_FILE_FIELDS = "kind,id,name,mimeType"
 DEFAULT_LIST_FIELDS = "kind,incompleteSearch,files(kind,id,name,mimeType)"
-_lock = threading.Lock()
 
 
 class DriveError(Exception):
@@ -227,6 +230,16 @@ def _user_dir(sub: str) -> Path:
     return Path(get_settings().dev_drive_dir) / hashlib.sha256(sub.encode()).hexdigest()[:32]
 
 
+@contextlib.contextmanager
+def _locked(sub: str) -> Iterator[None]:
+    """The subject's files to this thread alone, across processes (each open() is its own flock)."""
+    path = _user_dir(sub).with_suffix(".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        yield
+
+
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -257,7 +270,7 @@ def _list_meta(sub: str) -> list[dict]:
 
 
 def _store(sub: str, meta: dict, content: bytes | None) -> dict:
-    """Write content (if given) then metadata; returns the metadata."""
+    """Write content (if given) then metadata; returns the metadata. The caller holds _locked(sub)."""
     d = _user_dir(sub)
     meta = dict(meta)
     if content is not None:
@@ -266,10 +279,9 @@ def _store(sub: str, meta: dict, content: bytes | None) -> dict:
         meta["sha256Checksum"] = hashlib.sha256(content).hexdigest()
     meta["modifiedTime"] = _rfc3339_now()
     meta["version"] = str(int(meta.get("version", "0")) + 1)
-    with _lock:
-        if content is not None:
-            _write_atomic(d / f"{meta['id']}.bin", content)
-        _write_atomic(d / f"{meta['id']}.json", json.dumps(meta).encode())
+    if content is not None:
+        _write_atomic(d / f"{meta['id']}.bin", content)
+    _write_atomic(d / f"{meta['id']}.json", json.dumps(meta).encode())
     return meta
 
 
@@ -376,7 +388,9 @@ def build_router() -> APIRouter:
             if meta is None:
                 raise _not_found(file_id)
             if request.query_params.get("alt") == "media":
-                content = (_user_dir(sub) / f"{file_id}.bin").read_bytes()
+                with _locked(sub):  # the content of the metadata read with it
+                    meta = _load_meta(sub, file_id) or meta
+                    content = (_user_dir(sub) / f"{file_id}.bin").read_bytes()
                 return Response(
                     content,
                     media_type=meta.get("mimeType") or "application/octet-stream",
@@ -430,7 +444,9 @@ def _create_file(request: Request, sub: str, body: bytes) -> Response:
             "spaces": [APP_DATA],
             "createdTime": now,
         }
-        return JSONResponse(select_fields(_store(sub, meta, content), tree))
+        with _locked(sub):
+            stored = _store(sub, meta, content)
+        return JSONResponse(select_fields(stored, tree))
     except DriveError as e:
         return e.response()
 
@@ -439,9 +455,6 @@ def _update_file(file_id: str, request: Request, sub: str, body: bytes) -> Respo
     try:
         kind = _upload_type(request, ("multipart", "media"))
         tree = _fields(request, DEFAULT_FILE_FIELDS)
-        meta = _load_meta(sub, file_id)
-        if meta is None:
-            raise _not_found(file_id)
         metadata: dict  # the JSON metadata part; none with a media upload
         if kind == "media":
             content, media_type, metadata = body, request.headers.get("content-type"), {}
@@ -458,9 +471,14 @@ def _update_file(file_id: str, request: Request, sub: str, body: bytes) -> Respo
                 "fieldNotWritable",
                 "PERMISSION_DENIED",
             )
-        if "name" in metadata:
-            meta["name"] = _check_name(metadata["name"])
-        meta["mimeType"] = metadata.get("mimeType") or media_type or meta["mimeType"]
-        return JSONResponse(select_fields(_store(sub, meta, content), tree))
+        with _locked(sub):  # read, change, write: no other worker's update in between
+            meta = _load_meta(sub, file_id)
+            if meta is None:
+                raise _not_found(file_id)
+            if "name" in metadata:
+                meta["name"] = _check_name(metadata["name"])
+            meta["mimeType"] = metadata.get("mimeType") or media_type or meta["mimeType"]
+            stored = _store(sub, meta, content)
+        return JSONResponse(select_fields(stored, tree))
     except DriveError as e:
         return e.response()
