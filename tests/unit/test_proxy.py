@@ -97,3 +97,16 @@ def test_the_app_sees_the_forwarded_client_and_scheme(settings_env, trusted):
         assert c.get("/", headers=headers).json() == {"client": "203.0.113.9", "scheme": "http"}
         with c.websocket_connect("/ws", headers=headers) as ws:
             assert ws.receive_json() == {"client": "203.0.113.9", "scheme": "ws"}
+
+
+def test_forwarded_headers_without_trusted_proxies_are_ignored_with_one_warning(settings_env, caplog):
+    headers = {"X-Forwarded-For": "198.51.100.1", "X-Forwarded-Proto": "https"}
+    with caplog.at_level("WARNING", logger="wallet_app.core.proxy"), \
+            TestClient(_echo_app(), client=("127.0.0.1", 1)) as c:
+        assert c.get("/").json() == {"client": "127.0.0.1", "scheme": "http"}
+        assert caplog.messages == []  # no forwarded header: nothing to say
+        for _ in range(3):
+            assert c.get("/", headers=headers).json() == {"client": "127.0.0.1", "scheme": "http"}
+    assert caplog.messages == [
+        "X-Forwarded-For from 127.0.0.1 ignored: TRUSTED_PROXIES is empty. Behind a reverse proxy set it to the "
+        "proxy's address (README, Deploying), or every client counts as the proxy's IP."]

@@ -11,10 +11,13 @@ its sign-in attempts are counted under (core.ratelimit.by_client_ip).
 from __future__ import annotations
 
 import ipaddress
+import logging
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wallet_app.core.config import Network, get_settings, parse_networks
+
+log = logging.getLogger(__name__)
 
 
 def _trusted(host: str, networks: tuple[Network, ...]) -> bool:
@@ -49,25 +52,44 @@ def forwarded_scheme(peer: str, forwarded_proto: str | None, networks: tuple[Net
 
 
 class ForwardedFrom:
-    """Sets scope["client"] and scope["scheme"] from a trusted proxy's forwarded headers."""
+    """Sets scope["client"] and scope["scheme"] from a trusted proxy's forwarded headers. Without
+    TRUSTED_PROXIES, the first request that carries X-Forwarded-For logs a warning (once per
+    process): behind a proxy that setting is needed, or every client counts as the proxy."""
 
     def __init__(self, app: ASGIApp):
         self.app = app
+        self._warned = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        networks = parse_networks(get_settings().trusted_proxies)
-        if networks and scope["type"] in ("http", "websocket") and scope.get("client"):
-            peer, port = scope["client"]
-            headers: dict[str, list[str]] = {}
-            for name, value in scope["headers"]:
-                headers.setdefault(name.decode("latin-1").lower(), []).append(value.decode("latin-1"))
-            client = forwarded_client(peer, ",".join(headers.get("x-forwarded-for", [])), networks)
-            scheme = forwarded_scheme(peer, ",".join(headers.get("x-forwarded-proto", [])), networks)
-            if client or scheme:
-                scope = dict(scope)
-                if client:
-                    scope["client"] = (client, port)
-                if scheme:
-                    secure = scheme == "https"
-                    scope["scheme"] = ("wss" if secure else "ws") if scope["type"] == "websocket" else scheme
+        if scope["type"] in ("http", "websocket") and scope.get("client"):
+            networks = parse_networks(get_settings().trusted_proxies)
+            if networks:
+                scope = _resolved(scope, networks)
+            elif not self._warned and any(name == b"x-forwarded-for" for name, _ in scope["headers"]):
+                self._warned = True
+                log.warning(
+                    "X-Forwarded-For from %s ignored: TRUSTED_PROXIES is empty. Behind a reverse proxy set it "
+                    "to the proxy's address (README, Deploying), or every client counts as the proxy's IP.",
+                    scope["client"][0],
+                )
         await self.app(scope, receive, send)
+
+
+def _resolved(scope: Scope, networks: tuple[Network, ...]) -> Scope:
+    """The scope with the client and scheme a trusted peer forwarded (ASGI header names are lower case)."""
+    peer, port = scope["client"]
+    values: dict[bytes, list[str]] = {b"x-forwarded-for": [], b"x-forwarded-proto": []}
+    for name, value in scope["headers"]:
+        if name in values:
+            values[name].append(value.decode("latin-1"))
+    client = forwarded_client(peer, ",".join(values[b"x-forwarded-for"]), networks)
+    scheme = forwarded_scheme(peer, ",".join(values[b"x-forwarded-proto"]), networks)
+    if not (client or scheme):
+        return scope
+    scope = dict(scope)
+    if client:
+        scope["client"] = (client, port)
+    if scheme:
+        secure = scheme == "https"
+        scope["scheme"] = ("wss" if secure else "ws") if scope["type"] == "websocket" else scheme
+    return scope
