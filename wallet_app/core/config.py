@@ -6,15 +6,18 @@ SettingsError, whose text is one paragraph naming the variable and the fix.
 """
 
 import ipaddress
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from dotenv import dotenv_values
 from pydantic import SecretStr, ValidationError, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
+ENV_FILE = ".env"  # in the directory the server starts in
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 # Keys every anvil user knows (its accounts #0 and #1: the dev deployer and the dev relayer);
 # never a relayer key outside development.
@@ -39,12 +42,19 @@ def parse_networks(spec: str) -> tuple[Network, ...]:
     return tuple(networks)
 
 
+def environment() -> dict[str, str]:
+    """The variables as the settings see them: the process environment over `.env`'s (read for the
+    chains file's ${NAME} references, which are not settings)."""
+    dotenv = {k: v for k, v in dotenv_values(ENV_FILE).items() if v is not None}
+    return {**dotenv, **os.environ}
+
+
 class SettingsError(ValueError):
     """The settings are refused; the text says which variable and how to fix it."""
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    model_config = SettingsConfigDict(env_file=ENV_FILE, extra="ignore")
 
     database_url: str = f"sqlite:///{REPO_ROOT / 'data' / 'newbl.db'}"
     # Development mode: the stand-ins of wallet_app/dev (/dev-idp, /dev-drive, faucet, anvil's

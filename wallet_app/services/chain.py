@@ -11,8 +11,8 @@ Configuration is a JSON list (settings.chains_file, `chains.dev.json` in develop
      of every relayed gas price, re-pricing included (a node price above the absolute cap
      makes payments unavailable), relayer_min_balance_wei: below it payments are unavailable}
 Any string may name environment variables as ${NAME} (e.g. "rpc_url": "${SEPOLIA_RPC_URL}": an
-RPC URL often carries a provider's API key, which stays out of the file); one that is unset or
-empty refuses the file (bad_config naming the variable).
+RPC URL often carries a provider's API key, which stays out of the file), from the environment or
+`.env` as the settings are; one that is unset or empty refuses the file (bad_config naming it).
 An address may be written as "deployments:<key>" (e.g. "deployments:tokens.tUSD"); it is
 resolved from <settings.deployments_dir>/deployments-<chain_id>.json written by contracts/deploy.py.
 Production chains use literal addresses (e.g. the canonical Multicall3
@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -55,7 +54,7 @@ from web3.exceptions import (
 from web3.types import Wei
 
 from contracts import artifacts
-from wallet_app.core.config import get_settings
+from wallet_app.core.config import environment, get_settings
 from wallet_app.errors import AppError
 from wallet_app.services.eth import (
     ZERO_ADDRESS,
@@ -148,7 +147,7 @@ def _resolve(value: Any, deployments: dict | None, what: str) -> str | None:
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def expand_env(value: Any, environ: dict[str, str] | os._Environ[str] = os.environ) -> Any:
+def expand_env(value: Any, environ: Mapping[str, str]) -> Any:
     """`value` (a chains-file entry: dicts, lists, strings, numbers) with every ${NAME} in its
     strings replaced by that environment variable; ValueError names one that is unset or empty."""
     if isinstance(value, dict):
@@ -170,9 +169,10 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
     path = Path(path or get_settings().chains_file)
     deployments_dir = Path(deployments_dir or get_settings().deployments_dir)
     chains = []
+    environ = environment()
     for raw in json.loads(path.read_text()):
         try:
-            raw = expand_env(raw)
+            raw = expand_env(raw, environ)
             chain_id = int(raw["chain_id"])
             dep_file = deployments_dir / f"deployments-{chain_id}.json"
             deployments = json.loads(dep_file.read_text()) if dep_file.exists() else None

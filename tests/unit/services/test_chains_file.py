@@ -48,6 +48,17 @@ def test_the_loader_refuses_a_file_with_an_unset_variable(tmp_path, monkeypatch)
     assert "environment variable NEWBL_TEST_UNSET_RPC is not set" in str(exc.value)
 
 
+def test_variables_come_from_dotenv_too_the_environment_first(tmp_path, monkeypatch):
+    """As the settings read them: an operator's `.env` (in the directory the server starts in)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEPOLIA_RPC_URL", raising=False)
+    monkeypatch.setenv("BASE_SEPOLIA_RPC_URL", "https://from-the-environment.example")
+    (tmp_path / ".env").write_text("SEPOLIA_RPC_URL=https://from-dotenv.example/key\n"
+                                   "BASE_SEPOLIA_RPC_URL=https://overridden.example\n")
+    sepolia, base = load_chains(REPO_ROOT / "chains.testnets.json", tmp_path)
+    assert (sepolia.rpc_url, base.rpc_url) == ("https://from-dotenv.example/key", "https://from-the-environment.example")
+
+
 def test_the_testnets_file_loads_with_its_rpc_variables(tmp_path, monkeypatch):
     monkeypatch.setenv("SEPOLIA_RPC_URL", "https://sepolia.example/v3/key")
     monkeypatch.setenv("BASE_SEPOLIA_RPC_URL", "https://base-sepolia.example/key")
