@@ -155,6 +155,12 @@ def test_pin_dialog_by_keyboard_hides_the_digits_and_takes_focus(page, browser_i
     expect_progress(dialog, "6 of 6 digits")
     expect(field).to_have_value(BULLET * 6)
     assert pin_exposures(page, PIN) == []
+    # Tab order: the field, Cancel, Confirm (enabled at 6 digits), and round again inside the dialog.
+    for name in ("Cancel", "Confirm"):
+        page.keyboard.press("Tab")
+        expect(dialog.get_by_role("button", name=name, exact=True)).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(field).to_be_focused()
     # Escape closes it (nothing signed) and focus is back on the button that opened it.
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
@@ -201,6 +207,7 @@ def test_every_dialog_takes_focus_and_gives_it_back(page, browser_issues):
     page.goto("/send")
     alert = page.get_by_role("alertdialog")
     opens_and_returns(page.get_by_role("button", name="Next"), alert.get_by_role("button", name="OK"), alert, "Enter")
+    opens_and_returns(page.get_by_role("button", name="Next"), alert.get_by_role("button", name="OK"), alert, "Escape")
     # The camera scanner (no camera here: it says so inside): Close, back to the scan button.
     scanner = page.get_by_role("dialog", name="Scan QR code")
     opens_and_returns(page.get_by_role("button", name="Scan QR code"), scanner.get_by_role("button", name="Close"),

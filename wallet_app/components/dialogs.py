@@ -51,6 +51,7 @@ def alert_dialog() -> rx.Component:
                 margin_top="16px",
             ),
             max_width="420px",
+            on_escape_key_down=s.dialog_escape,
             **dialog_focus(),
         ),
         open=s.dialog_shown,
