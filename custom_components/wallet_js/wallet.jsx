@@ -8,6 +8,8 @@ import { errorText, errorTextOf, fillText } from "./errors.js";
 import { dialogClosed, dialogOpened } from "./focus.js";
 
 const PIN_LENGTH = 6;
+const loadVault = () => import("./vault.js");
+const loadKeyring = () => import("./keyring.js");
 const BULLET = "\u2022";
 const VISUALLY_HIDDEN = {
   position: "absolute", width: 1, height: 1, padding: 0, margin: -1, overflow: "hidden",
@@ -23,8 +25,6 @@ function PinProgress({ count, messages }) {
     </div>
   );
 }
-const loadVault = () => import("./vault.js");
-const loadKeyring = () => import("./keyring.js");
 
 function PinDots({ count }) {
   return (
