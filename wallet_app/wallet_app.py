@@ -27,6 +27,7 @@ app = rx.App(
         rx.el.script(src="/register-sw.js", defer=True),
     ],
     api_transformer=[api, SecurityHeaders],
+    stylesheets=["/reduced_motion.css"],  # prefers-reduced-motion: no spinner or overlay animates
 )
 # Reflex's connection overlay (a toast and a pulsing icon with English developer text) gives way
 # to our localized notice on every page (components.layout.connection_notice).

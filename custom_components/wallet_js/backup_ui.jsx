@@ -8,7 +8,7 @@
 // token serves one backup or restore and is revoked right after it (success or failure).
 import { useEffect, useRef, useState } from "react";
 import { Button, Text } from "@radix-ui/themes";
-import { PinModal } from "./wallet.jsx";
+import { PinModal, usePin } from "./wallet.jsx";
 import { ClientError, errorText, errorTextOf } from "./errors.js";
 
 const PIN_RE = /^[0-9]{6}$/;
@@ -50,35 +50,31 @@ function requestToken(driveRef, clientId) {
 // A failed GIS load is shown at once and reaches `run` on Confirm (as the token's rejection).
 function DrivePinDialog({ open, title, description, messages, errors, clientId, devMode, errorPrefix, pinMessage,
                           hint, run, onDone, onClose, testId }) {
-  const input = useRef(null);
+  const pin = usePin();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
-  const [length, setLength] = useState(0);
   const [driveRef, driveStatus] = useDrive(!!open, devMode);
   // Confirm waits for GIS: the token popup must open inside the click itself.
   const loadError = driveStatus === "error" ? errorPrefix + errorText(errors, "GIS_LOAD_FAILED") : "";
 
   useEffect(() => {
-    if (!open) { setError(""); setBusy(false); setLength(0); }
+    if (!open) { setError(""); setBusy(false); pin.clear(); }
   }, [open]);
 
-  const clear = () => { if (input.current) input.current.value = ""; setLength(0); };
-
   const confirm = () => {
-    const pin = input.current ? input.current.value : "";
-    if (!PIN_RE.test(pin)) { setError(pinMessage); return; }
+    const digits = pin.pinRef.current;
+    if (!PIN_RE.test(digits)) { setError(pinMessage); return; }
     if (driveStatus === "loading") return;
     // Synchronously, still inside the gesture: the popup is not blocked.
     const token = requestToken(driveRef, clientId);
     token.catch(() => {}); // handled in run; avoids an unhandled rejection while it waits
     setBusy(true);
     setError("");
-    run(pin, token, driveRef.current).then(
-      (result) => { clear(); setBusy(false); onDone && onDone(result); },
+    run(digits, token, driveRef.current).then(
+      (result) => { pin.clear(); setBusy(false); onDone && onDone(result); },
       (e) => {
-        clear();
+        pin.clear();
         setBusy(false);
-        if (input.current) input.current.focus();
         setError((e && e.uiText) || errorPrefix + errorTextOf(errors, e));
       },
     );
@@ -87,8 +83,7 @@ function DrivePinDialog({ open, title, description, messages, errors, clientId, 
   return (
     <PinModal open={open} busy={busy} ready={driveStatus !== "loading"} working={busy || driveStatus === "loading"}
       title={title} description={description} hint={hint} error={error || loadError} testId={testId}
-      inputRef={input} onLength={setLength} length={length} messages={messages} onConfirm={confirm}
-      onClose={onClose} />
+      pin={pin} messages={messages} onConfirm={confirm} onClose={onClose} />
   );
 }
 

@@ -6,7 +6,17 @@ import reflex as rx
 _LIBRARY = rx.asset("backup_ui.jsx", shared=True).importable_path
 # The modules backup_ui.jsx imports (directly, through backup.js or through wallet.jsx, whose
 # PinModal it shares) beside it in the assets.
-for _module in ("wallet.jsx", "keyring.js", "drive.js", "backup.js", "vault.js", "kdf.js", "bytes.js", "errors.js"):
+for _module in (
+    "wallet.jsx",
+    "keyring.js",
+    "drive.js",
+    "backup.js",
+    "vault.js",
+    "kdf.js",
+    "bytes.js",
+    "errors.js",
+    "focus.js",
+):
     rx.asset(_module, shared=True)
 
 _NPM = ["ethers@6.17.0", "qrcode@1.5.4"]

@@ -5,10 +5,26 @@ import { useEffect, useRef, useState } from "react";
 import { Button, Checkbox, Dialog, Flex, Grid, Text } from "@radix-ui/themes";
 
 import { errorText, errorTextOf, fillText } from "./errors.js";
+import { dialogClosed, dialogOpened } from "./focus.js";
 
 const PIN_LENGTH = 6;
 const loadVault = () => import("./vault.js");
 const loadKeyring = () => import("./keyring.js");
+const BULLET = "\u2022";
+const VISUALLY_HIDDEN = {
+  position: "absolute", width: 1, height: 1, padding: 0, margin: -1, overflow: "hidden",
+  clip: "rect(0, 0, 0, 0)", whiteSpace: "nowrap", border: 0,
+};
+
+// A polite live region telling screen readers how many digits are in ("3 of 6 digits"): the
+// count only, never a digit of the PIN.
+function PinProgress({ count, messages }) {
+  return (
+    <div role="status" aria-live="polite" data-testid="pin-progress" style={VISUALLY_HIDDEN}>
+      {fillText(messages.pin_progress, { count, total: PIN_LENGTH })}
+    </div>
+  );
+}
 
 function PinDots({ count }) {
   return (
@@ -28,9 +44,13 @@ function PinDots({ count }) {
 }
 
 // A 3x4 pad of digit buttons plus delete. The digits live in a ref, never in rendered text;
-// only their count is state (for the dots and the enabled Continue button).
-function PinPad({ disabled, label, deleteLabel, onComplete, autoSubmit = true, submitLabel, canSubmit = true }) {
+// only their count is state (for the dots, the live region and the enabled Continue button).
+// The keyboard works too: digits, Backspace, Escape (clears), Enter (Continue); Enter and Space
+// on a focused button press that button, and keys meant for an open dialog are left alone.
+function PinPad({ disabled, label, deleteLabel, messages, onComplete, autoSubmit = true, submitLabel,
+                  canSubmit = true }) {
   const digits = useRef("");
+  const root = useRef(null);
   const [count, setCount] = useState(0);
 
   const reset = () => { digits.current = ""; setCount(0); };
@@ -54,10 +74,15 @@ function PinPad({ disabled, label, deleteLabel, onComplete, autoSubmit = true, s
 
   useEffect(() => {
     const onKey = (e) => {
-      if (e.target && e.target.tagName === "INPUT") return;
+      const target = e.target instanceof Element ? e.target : null;
+      if (e.defaultPrevented || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (target && (target.tagName === "INPUT" || target.tagName === "TEXTAREA")) return;
+      if (target && target.closest('[role="dialog"],[role="alertdialog"]') && !root.current.contains(target)) return;
+      const onControl = target && target.closest("button, a, [role=checkbox]");
       if (/^[0-9]$/.test(e.key)) { e.preventDefault(); press(e.key); }
       else if (e.key === "Backspace") { e.preventDefault(); erase(); }
-      else if (e.key === "Enter") { e.preventDefault(); submit(); }
+      else if (e.key === "Escape") { if (!disabled) reset(); }
+      else if (e.key === "Enter" && !onControl) { e.preventDefault(); submit(); }
     };
     window.addEventListener("keydown", onKey);
     return () => window.removeEventListener("keydown", onKey);
@@ -69,8 +94,9 @@ function PinPad({ disabled, label, deleteLabel, onComplete, autoSubmit = true, s
       onClick={() => press(d)} style={{ height: 56, fontSize: 22 }}>{d}</Button>
   );
   return (
-    <Flex direction="column" gap="2" width="100%" role="group" aria-label={label}>
+    <Flex ref={root} direction="column" gap="2" width="100%" role="group" aria-label={label}>
       <PinDots count={count} />
+      <PinProgress count={count} messages={messages} />
       <Grid columns="3" gap="2" width="100%">
         {["1", "2", "3", "4", "5", "6", "7", "8", "9"].map(key)}
         <span />
@@ -126,7 +152,7 @@ export function CreateWallet({ messages, errors, replaceAddress, onCreated, onEr
           </Flex>
         </Text>
       ) : null}
-      <PinPad disabled={busy} label={messages.pin_label} deleteLabel={messages.delete}
+      <PinPad disabled={busy} label={messages.pin_label} deleteLabel={messages.delete} messages={messages}
         submitLabel={messages.continue} canSubmit={!needsConfirm || confirmed} onComplete={create} />
       {busy ? <Text size="2" role="status" align="center">{messages.creating_wallet}</Text> : null}
     </Flex>
@@ -181,19 +207,48 @@ const ACTIONS = {
   },
 };
 
-// The 6-digit PIN field: digits only, the value stays in the DOM (read through inputRef);
-// only its length is reported, for the Confirm button. A text field masked by CSS, outside
-// any form and named nothing password-like: password managers offer to save type=password
-// fields (and forms holding one), and a PIN must never be stored or synced by them.
-// Enter confirms (what the form's implicit submission did) when Confirm is enabled.
-export function PinInput({ inputRef, label, disabled, onLength, onEnter }) {
+// The 6-digit PIN field. Its digits live in `pinRef` only: every edit is intercepted before it
+// reaches the field (beforeinput), which then holds one bullet per digit, so no digit is ever in
+// the DOM's value or the accessibility tree; the count is reported (onLength) for Confirm and
+// the live region. A text field outside any form and named nothing password-like: password
+// managers offer to save type=password fields (and forms holding one), and a PIN must never be
+// stored or synced by them. Enter confirms (what the form's implicit submission did).
+export function PinInput({ inputRef, pinRef, label, disabled, onLength, onEnter }) {
+  useEffect(() => {
+    const el = inputRef.current;
+    if (!el) return undefined;
+    const onBeforeInput = (e) => {
+      const all = el.selectionStart === 0 && el.selectionEnd === el.value.length;
+      if (e.inputType.startsWith("insert")) {
+        const text = e.data || (e.dataTransfer ? e.dataTransfer.getData("text/plain") : "") || "";
+        pinRef.current = ((all ? "" : pinRef.current) + text.replace(/[^0-9]/g, "")).slice(0, PIN_LENGTH);
+      } else if (e.inputType.startsWith("delete")) {
+        pinRef.current = all ? "" : pinRef.current.slice(0, -1);
+      } else if (e.cancelable) {
+        e.preventDefault(); // undo/redo and the like: nothing to restore, the digits are not in the field
+        return;
+      } else {
+        return;
+      }
+      if (!e.cancelable) return; // an IME composition: reconciled in onInput
+      e.preventDefault();
+      el.value = BULLET.repeat(pinRef.current.length);
+      onLength(pinRef.current.length);
+    };
+    el.addEventListener("beforeinput", onBeforeInput);
+    return () => el.removeEventListener("beforeinput", onBeforeInput);
+  });
   return (
     <input ref={inputRef} type="text" inputMode="numeric" autoComplete="off" autoCorrect="off"
-      autoCapitalize="off" spellCheck={false} maxLength={6} pattern="[0-9]*" aria-label={label}
-      disabled={disabled} autoFocus data-testid="pin-input"
+      autoCapitalize="off" spellCheck={false} maxLength={PIN_LENGTH} aria-label={label}
+      disabled={disabled} data-autofocus="" data-testid="pin-input"
       onInput={(e) => {
-        e.target.value = e.target.value.replace(/[^0-9]/g, "").slice(0, 6);
-        onLength(e.target.value.length);
+        // Only an edit that beforeinput could not cancel gets here: keep the bullets, take new digits.
+        const value = e.target.value;
+        const kept = value.split(BULLET).length - 1;
+        pinRef.current = (pinRef.current.slice(0, kept) + value.replace(/[^0-9]/g, "")).slice(0, PIN_LENGTH);
+        e.target.value = BULLET.repeat(pinRef.current.length);
+        onLength(pinRef.current.length);
       }}
       onKeyDown={(e) => { if (e.key === "Enter") { e.preventDefault(); onEnter && onEnter(); } }}
       onCopy={(e) => e.preventDefault()} onCut={(e) => e.preventDefault()}
@@ -206,16 +261,37 @@ export function PinInput({ inputRef, label, disabled, onLength, onEnter }) {
   );
 }
 
+// The PIN a PinModal holds: refs for the field and the digits, the count, and clear().
+export function usePin() {
+  const inputRef = useRef(null);
+  const pinRef = useRef("");
+  const [length, setLength] = useState(0);
+  const clear = () => {
+    pinRef.current = "";
+    if (inputRef.current) inputRef.current.value = "";
+    setLength(0);
+  };
+  useEffect(() => () => { pinRef.current = ""; }, []);
+  return { inputRef, pinRef, length, setLength, clear };
+}
+
 // The PIN modal shared by the signing and backup/restore dialogs: title, description, optional
 // hint, the PIN field, error/working lines, Cancel and Confirm. Closing is blocked while busy;
-// Confirm needs 6 digits and `ready`.
+// Confirm needs 6 digits and `ready`. Focus goes to the PIN field and back to the opener.
 export function PinModal({ open, busy, ready = true, working, title, description, hint, summary, error, testId,
-                           inputRef, onLength, messages, onConfirm, onClose, length }) {
-  const canConfirm = !busy && length === 6 && ready;
+                           pin, messages, onConfirm, onClose }) {
+  const canConfirm = !busy && pin.length === PIN_LENGTH && ready;
+  // The field is disabled while busy (and loses focus): a failed attempt gives it focus back.
+  const wasBusy = useRef(false);
+  useEffect(() => {
+    if (wasBusy.current && !busy && open && pin.inputRef.current) pin.inputRef.current.focus();
+    wasBusy.current = busy;
+  }, [busy, open]);
   return (
     <Dialog.Root open={!!open} onOpenChange={(next) => { if (!next && !busy) onClose && onClose(); }}>
       <Dialog.Content maxWidth="400px" data-testid={testId} onEscapeKeyDown={(e) => busy && e.preventDefault()}
-        onPointerDownOutside={(e) => busy && e.preventDefault()}>
+        onPointerDownOutside={(e) => busy && e.preventDefault()} onOpenAutoFocus={dialogOpened}
+        onCloseAutoFocus={dialogClosed}>
         <Dialog.Title>{title}</Dialog.Title>
         <Dialog.Description size="2">{description}</Dialog.Description>
         {hint ? <Text as="p" size="2" color="gray" mt="2">{hint}</Text> : null}
@@ -227,8 +303,9 @@ export function PinModal({ open, busy, ready = true, working, title, description
           </Flex>
         ) : null}
         <div>
-          <PinInput inputRef={inputRef} label={messages.pin_label} disabled={busy} onLength={onLength}
-            onEnter={() => { if (canConfirm) onConfirm(); }} />
+          <PinInput inputRef={pin.inputRef} pinRef={pin.pinRef} label={messages.pin_label} disabled={busy}
+            onLength={pin.setLength} onEnter={() => { if (canConfirm) onConfirm(); }} />
+          <PinProgress count={pin.length} messages={messages} />
           {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
           {working ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
           <Flex gap="3" justify="end" mt="3">
@@ -248,15 +325,14 @@ export function PinModal({ open, busy, ready = true, working, title, description
 // expect* props: what the page showed (the link's chain, merchant, token, amount in smallest units).
 export function PinDialog({ open, title, owner, action, payload, chains, expectChainId, expectMerchant, expectToken,
                             expectUnits, tokenSymbol, tokenDecimals, messages, errors, onDone, onClose }) {
-  const input = useRef(null);
+  const pin = usePin();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
-  const [length, setLength] = useState(0);
   const [prepared, setPrepared] = useState(null);
 
   useEffect(() => {
     setPrepared(null);
-    if (!open) { setError(""); setBusy(false); setLength(0); return undefined; }
+    if (!open) { setError(""); setBusy(false); pin.clear(); return undefined; }
     let live = true;
     const prepare = ACTIONS[action];
     const expect = { chainId: expectChainId, merchant: expectMerchant, token: expectToken, units: expectUnits };
@@ -273,20 +349,18 @@ export function PinDialog({ open, title, owner, action, payload, chains, expectC
       tokenDecimals]);
 
   const confirm = async () => {
-    const pin = input.current ? input.current.value : "";
-    if (!/^[0-9]{6}$/.test(pin)) { setError(errorText(errors, "PIN_FORMAT")); return; }
+    const digits = pin.pinRef.current;
+    if (!/^[0-9]{6}$/.test(digits)) { setError(errorText(errors, "PIN_FORMAT")); return; }
     if (!prepared) return;
     setBusy(true);
     setError("");
     try {
-      const result = await prepared.sign(pin);
-      if (input.current) input.current.value = "";
-      setLength(0);
+      const result = await prepared.sign(digits);
+      pin.clear();
       setBusy(false);
       onDone && onDone(result);
     } catch (e) {
-      if (input.current) { input.current.value = ""; input.current.focus(); }
-      setLength(0);
+      pin.clear();
       setBusy(false);
       setError(errorTextOf(errors, e, "SIGN_FAILED"));
     }
@@ -295,8 +369,7 @@ export function PinDialog({ open, title, owner, action, payload, chains, expectC
   return (
     <PinModal open={open} busy={busy} working={busy} ready={!!prepared} title={title || messages.pin_dialog_title}
       description={messages.pin_dialog_hint} summary={prepared ? prepared.lines : null} error={error}
-      inputRef={input} onLength={setLength} length={length} messages={messages} onConfirm={confirm}
-      onClose={onClose} testId="pin-dialog" />
+      pin={pin} messages={messages} onConfirm={confirm} onClose={onClose} testId="pin-dialog" />
   );
 }
 

@@ -4,7 +4,7 @@ import reflex as rx
 
 _LIBRARY = rx.asset("wallet.jsx", shared=True).importable_path
 # The modules wallet.jsx imports must sit beside it in the compiled assets.
-for _module in ("vault.js", "keyring.js", "kdf.js", "bytes.js", "errors.js"):
+for _module in ("vault.js", "keyring.js", "kdf.js", "bytes.js", "errors.js", "focus.js"):
     rx.asset(_module, shared=True)
 
 _NPM = ["ethers@6.17.0", "qrcode@1.5.4"]

@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from custom_components.wallet_js.focus import dialog_focus
 from wallet_app.i18n import CORE_AREA, t, t_var
 from wallet_app.state.session import SessionState
 
@@ -27,16 +28,31 @@ def alert_dialog() -> rx.Component:
                     s.dialog_cancel,
                     rx.alert_dialog.cancel(
                         rx.button(
-                            t("cancel"), variant="soft", color_scheme="gray", size="3", on_click=s.dialog_dismiss
+                            t("cancel"),
+                            variant="soft",
+                            color_scheme="gray",
+                            size="3",
+                            on_click=s.dialog_dismiss,
+                            custom_attrs={"data-autofocus": ""},
                         ),
                     ),
                 ),
-                rx.alert_dialog.action(rx.button(t_var(s.dialog_ok_label, CORE_AREA), size="3", on_click=s.dialog_ok)),
+                # Focus goes to the first [data-autofocus]: Cancel when there is one (the safe choice), else OK.
+                rx.alert_dialog.action(
+                    rx.button(
+                        t_var(s.dialog_ok_label, CORE_AREA),
+                        size="3",
+                        on_click=s.dialog_ok,
+                        custom_attrs={"data-autofocus": ""},
+                    )
+                ),
                 gap="3",
                 justify="end",
                 margin_top="16px",
             ),
             max_width="420px",
+            on_escape_key_down=s.dialog_escape,
+            **dialog_focus(),
         ),
         open=s.dialog_shown,
     )

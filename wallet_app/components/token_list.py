@@ -5,6 +5,7 @@ from __future__ import annotations
 import reflex as rx
 from reflex.vars import ObjectVar
 
+from custom_components.wallet_js.focus import dialog_focus
 from wallet_app.components.dialogs import selector
 from wallet_app.components.ui import label_row
 from wallet_app.i18n import t
@@ -118,6 +119,7 @@ def _address_form() -> rx.Component:
                 auto_complete="off",
                 spell_check=False,
                 auto_capitalize="off",
+                custom_attrs={"data-autofocus": ""},  # the field the dialog is for takes focus when it opens
             ),
             rx.cond(
                 s.add_error.length() > 0,
@@ -172,6 +174,7 @@ def add_token_dialog() -> rx.Component:
             rx.dialog.title(t("add_token_title")),
             _address_form(),
             max_width="420px",
+            **dialog_focus(),
         ),
         open=s.add_open,
         on_open_change=s.set_add_open,

@@ -2,6 +2,7 @@
 
 import reflex as rx
 
+from custom_components.wallet_js.focus import dialog_focus
 from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
@@ -48,6 +49,7 @@ def receive_dialog() -> rx.Component:
                 margin_top="16px",
             ),
             max_width="400px",
+            **dialog_focus(),
         ),
         open=HomeState.receive_open,
         on_open_change=HomeState.set_receive_open,

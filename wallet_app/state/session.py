@@ -185,6 +185,12 @@ class SessionState(rx.State):
     def dialog_dismiss(self):
         self.dialog_open = False
 
+    @rx.event
+    def dialog_escape(self):
+        """Escape answers the dialog with its safe choice: Cancel when it has one, else OK (a
+        notice has no other answer; its route is followed as OK would)."""
+        return SessionState.dialog_dismiss if self.dialog_cancel else SessionState.dialog_ok
+
     # The restore prompt of the device check (backup_ui.RestoreDialog) and the public Drive config it needs.
     restore_open: bool = False
     drive_client_id: str = ""

@@ -1,11 +1,13 @@
 """ko/en texts of the PIN dialog's summary: what it is about to sign, decoded in the browser from
-the very payload it signs (custom_components/wallet_js/wallet.jsx PinDialog)."""
+the very payload it signs (custom_components/wallet_js/wallet.jsx PinDialog), and the screen
+readers' progress line of the PIN pad and the PIN field (the count only, never a digit)."""
 
 EN: dict[str, str] = {
     "pin_tx_to": "To: {address}",
     "pin_tx_value": "Sends {amount} {symbol}",
     "pin_allow_spend": "Allow {contract} to spend {amount} {symbol}",
     "pin_pay_summary": "Pay {amount} {symbol} to {merchant}",
+    "pin_progress": "{count} of {total} digits",
 }
 
 KO: dict[str, str] = {
@@ -13,4 +15,5 @@ KO: dict[str, str] = {
     "pin_tx_value": "{amount} {symbol} 보내기",
     "pin_allow_spend": "{contract}이(가) {amount} {symbol}을(를) 사용하도록 허용",
     "pin_pay_summary": "{merchant}에게 {amount} {symbol} 결제",
+    "pin_progress": "{total}자리 중 {count}자리 입력됨",
 }
