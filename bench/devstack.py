@@ -13,12 +13,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def use_dev_environment(tmp: Path, port: int) -> None:
-    """Settings for a server on 127.0.0.1:port in development mode, with its files in tmp."""
+def use_dev_environment(tmp: Path, port: int, database_url: str | None = None) -> None:
+    """Settings for a server on 127.0.0.1:port in development mode, with its files in tmp (and
+    its SQLite database, unless database_url is given)."""
     from wallet_app.core.config import get_settings
 
     os.environ.update({
-        "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "DATABASE_URL": database_url or f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
         "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
         "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
         "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
@@ -38,6 +39,8 @@ def deploy_dev_chain(tmp: Path, rpc_url: str) -> dict:
     (tmp / "chains.json").write_text(json.dumps(entries))
     deployed = deploy(rpc_url, tmp)
     upgrade_schema()
+    if get_engine().dialect.name != "sqlite":
+        return deployed
     with get_engine().connect() as conn:
         # WAL (kept in the file): many clients polling would otherwise starve SQLite writers past
         # the 5 s busy timeout (readers block a rollback-journal commit).
@@ -58,13 +61,14 @@ def sign_in(client, email: str, address: str | None = None) -> None:
 
 
 @contextmanager
-def dev_stack(prefix: str) -> Iterator[tuple[int, object, dict]]:
+def dev_stack(prefix: str, database_url: str | None = None) -> Iterator[tuple[int, object, dict]]:
     """A fresh anvil with the contracts deployed, development settings for a server on a free
-    port, files in a new temp folder: yields (port, node, deployments)."""
+    port, files in a new temp folder (a SQLite database there unless database_url is given):
+    yields (port, node, deployments)."""
     from wallet_app.dev.anvil import Anvil, free_port
 
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     with Anvil(port=0, start_timeout=20) as node:
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
-        use_dev_environment(tmp, port)
+        use_dev_environment(tmp, port, database_url)
         yield port, node, deploy_dev_chain(tmp, node.url)

@@ -1,10 +1,12 @@
 """Merchant payments under load: 100 users pay concurrently through the HTTP API against anvil.
 
-The relayer runs as its own process (python -m wallet_app.relayer), as `make run` starts it.
+The relayer runs as its own process (python -m wallet_app.relayer), started as `make run` starts
+it (serve.relayer_process).
 Each user (own session cookie) does what the browser does: quote, sign the approve with
 eth-account, POST /tx/submit, poll the quote until available, sign the Pay typed data,
 POST /payment/execute, poll /payment/status until ok or failed. The API runs in uvicorn on a
-free port with a throw-away SQLite database; anvil (automine) on another free port.
+free port with a throw-away SQLite database (--db sqlite, WAL) or a database on a private
+PostgreSQL server (--db pg: tools/pgserver.py, temp data); anvil (automine) on another free port.
 
 Phases: setup (fund users), approve (concurrent), pay (concurrent, timed: from all users
 starting execute to the last final status). Quote and status polls every --poll seconds
@@ -14,15 +16,15 @@ ERC-20 transfers back to back (sign locally, send all, wait for the last receipt
 Checks (exit 1 when missed): every payment ok, none lost (every row final), relayer nonces
 contiguous and equal to the chain's count (no gaps), nothing left unsettled (no stuck txs).
 
-    source env.sh && python bench/payments.py [--users 100] [--transfers 100]
+    source env.sh && python bench/payments.py [--db sqlite|pg] [--users 100] [--transfers 100]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -92,6 +94,8 @@ def write_profile(path: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", choices=("sqlite", "pg"), default="sqlite",
+                        help="a throw-away SQLite file, or a database on a private PostgreSQL (tools/pgserver.py)")
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--transfers", type=int, default=100)
     parser.add_argument("--poll", type=float, default=1.0, help="quote/status poll interval (the browser's: 1 s)")
@@ -101,7 +105,13 @@ def main() -> int:
 
     # Every simulated user signs in from 127.0.0.1: the per-IP sign-in limit would refuse most.
     os.environ["RATE_LIMIT_SIGN_IN"] = f"{2 * args.users}/minute"
-    with dev_stack("bench-payments-") as (port, node, dep):
+    with contextlib.ExitStack() as stack:
+        database_url = None
+        if args.db == "pg":
+            from tools.pgserver import PgServer
+
+            database_url = stack.enter_context(PgServer(temp=True)).create_database("bench")
+        port, node, dep = stack.enter_context(dev_stack("bench-payments-", database_url))
         return run(args, port, node, dep)
 
 
@@ -120,6 +130,7 @@ def run(args, port: int, node, dep: dict) -> int:
     from wallet_app.core.db import get_session
     from wallet_app.dev import faucet
     from wallet_app.models import Payment
+    from wallet_app.serve import relayer_process
     from wallet_app.services import google, payments, relayer
 
     token = dep["tokens"]["tUSD"]
@@ -156,9 +167,6 @@ def run(args, port: int, node, dep: dict) -> int:
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
     wait_until(lambda: server.started, 20, "uvicorn did not start")
-    # The relayer on its own, as `make run` starts it (settings from this process's environment).
-    relayer_proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO,
-                                    env={**os.environ, "PYTHONPATH": str(REPO)})
     base = f"http://127.0.0.1:{port}/api/v1"
     merchant = Account.create().address
     amount = 1_234_567
@@ -204,7 +212,9 @@ def run(args, port: int, node, dep: dict) -> int:
             return {"id": pid, **status}
 
     t0 = time.monotonic()
-    with ThreadPoolExecutor(args.users) as pool:
+    # The relayer on its own, as `make run` starts it (settings from this process's environment),
+    # stopped once every payment is final, before the checks read the rows.
+    with relayer_process(), ThreadPoolExecutor(args.users) as pool:
         results = list(pool.map(flow, range(args.users)))
     t_end = time.monotonic()
     pay_seconds = t_end - marks.get("pay_start", t0)
@@ -214,8 +224,6 @@ def run(args, port: int, node, dep: dict) -> int:
     blast(sender, [{"to": token, "data": token_c.encode_abi("transfer", [merchant, 1])} for _ in range(args.transfers)])
     transfers_ps = args.transfers / (time.monotonic() - t1)
     server.should_exit = True
-    relayer_proc.terminate()
-    relayer_proc.wait(30)
     faucet.stop()  # the faucet's queued sends end before anvil does: no tracebacks at exit
 
     with get_session() as db:
@@ -233,14 +241,15 @@ def run(args, port: int, node, dep: dict) -> int:
     figures = {"users": args.users, "ok": ok, "lost": lost, "nonce_gaps": gaps, "stuck": stuck,
                "merchant_balance_exact": merchant_ok, "total_seconds": round(t_end - t0, 2),
                "pay_phase_seconds": round(pay_seconds, 2), "payments_per_second": round(pps, 1),
-               "transfers_per_second": round(transfers_ps, 1), "relayer_nonces": [start_nonce, chain_nonce]}
+               "transfers_per_second": round(transfers_ps, 1), "relayer_nonces": [start_nonce, chain_nonce],
+               "database": args.db, "load_average": [round(x, 2) for x in os.getloadavg()]}
     RESULTS.mkdir(exist_ok=True)
     if args.profile:
         write_profile(RESULTS / "payments_profile.txt")
     (RESULTS / "payments.json").write_text(json.dumps(figures, indent=2) + "\n")
     for k, v in figures.items():
         print(f"{k}: {v}")
-    print(f"payments: ok={ok}/{args.users} nonce_gaps={gaps} stuck={stuck} pps={pps:.1f} "
+    print(f"payments: db={args.db} ok={ok}/{args.users} nonce_gaps={gaps} stuck={stuck} pps={pps:.1f} "
           f"transfers_ps={transfers_ps:.1f} ratio={pps / transfers_ps:.2f}")
     return 0 if ok == args.users and lost == 0 and gaps == 0 and stuck == 0 and merchant_ok else 1
 

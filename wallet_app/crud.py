@@ -165,19 +165,19 @@ def add_quote(
     return row
 
 
-def count_quotes(db: Session, user_id: int, created_after: int, open_only: bool = False) -> int:
-    """The user's quotes made after `created_after` (open_only: those not executed yet)."""
-    query = select(func.count()).where(Payment.user_id == user_id, Payment.created_at >= created_after)
+def quote_times(db: Session, user_id: int, created_after: int, open_only: bool = False) -> list[int]:
+    """created_at of the user's quotes made after `created_after`, oldest first (open_only: those
+    not executed yet). The quotas count them and tell when the oldest leaves the window."""
+    query = select(Payment.created_at).where(Payment.user_id == user_id, Payment.created_at >= created_after)
     if open_only:
         query = query.where(Payment.status == "quoted")
-    return db.exec(query).one()
+    return list(db.exec(query.order_by(col(Payment.created_at))))
 
 
-def count_claims(db: Session, user_id: int, claimed_after: int) -> int:
-    """The user's payments executed (quotes claimed) after `claimed_after`."""
-    return db.exec(
-        select(func.count()).where(Payment.user_id == user_id, col(Payment.claimed_at) >= claimed_after)
-    ).one()
+def claim_times(db: Session, user_id: int, claimed_after: int) -> list[int]:
+    """claimed_at of the user's payments executed (quotes claimed) after `claimed_after`, oldest first."""
+    query = select(Payment.claimed_at).where(Payment.user_id == user_id, col(Payment.claimed_at) >= claimed_after)
+    return [t for t in db.exec(query.order_by(col(Payment.claimed_at))) if t is not None]
 
 
 def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, signature: str) -> bool:

@@ -385,6 +385,18 @@ def set_env(monkeypatch, **values):
     get_settings.cache_clear()
 
 
+def all_rows() -> list[Payment]:
+    with get_session() as s:
+        return list(s.exec(select(Payment)))
+
+
+def assert_retry_after(resp, leaves_at: int) -> None:
+    """Retry-After: the seconds from the answer until `leaves_at` (epoch seconds), give or take the
+    second that may have ticked between the server's clock and this one."""
+    now = int(time.time())
+    assert leaves_at - now <= int(resp.headers["Retry-After"]) <= leaves_at - now + 1
+
+
 def refused_with(resp, status, code):
     assert (resp.status_code, resp.json().get("detail")) == (status, code), resp.text
 
@@ -504,7 +516,10 @@ def test_quote_quota_counts_new_quotes_not_polls(client, payer, deployed, monkey
     ids = [get_quote(client, token, a)["payment_id"] for a in (1, 2, 3)]
     for _ in range(5):  # the 1 s polls after an approve: the same open quote, not a new one
         assert get_quote(client, token, 2)["payment_id"] == ids[1]
-    refused_with(quote_resp(client, token, 4), 429, "payment_quota_exceeded")
+    first = min(r.created_at for r in all_rows())
+    refused = quote_resp(client, token, 4)
+    refused_with(refused, 429, "payment_quota_exceeded")
+    assert_retry_after(refused, first + 3600)  # when the oldest of the three leaves the hour
     assert get_quote(client, token, 3)["payment_id"] == ids[2]
 
 
@@ -513,7 +528,10 @@ def test_open_quote_cap(client, payer, deployed, w3, send_tx, monkeypatch):
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q1, _q2 = get_quote(client, token, 1), get_quote(client, token, 2)
-    refused_with(quote_resp(client, token, 3), 429, "too_many_open_quotes")
+    refused = quote_resp(client, token, 3)
+    refused_with(refused, 429, "too_many_open_quotes")
+    first = min(r.created_at for r in all_rows())
+    assert_retry_after(refused, first + get_settings().payment_quote_ttl_seconds)  # the oldest quote's expiry
     # Paying one closes it: room for one more.
     assert client.post(f"{API}/payment/execute",
                        json=pay_body(payer, q1, merchant, token, 1, int(time.time()) + 300)).status_code == 200
@@ -531,7 +549,9 @@ def test_execute_quota(client, payer, deployed, w3, send_tx, monkeypatch):
     for body in bodies[:2]:
         assert client.post(f"{API}/payment/execute", json=body).status_code == 200
     before = relayer_funds(w3)
-    refused_with(client.post(f"{API}/payment/execute", json=bodies[2]), 429, "payment_quota_exceeded")
+    refused = client.post(f"{API}/payment/execute", json=bodies[2])
+    refused_with(refused, 429, "payment_quota_exceeded")
+    assert_retry_after(refused, min(r.claimed_at for r in rows()) + 3600)  # the first execute leaves the hour
     # A repeat of an executed payment is not a new execute: the same id, nothing sent.
     assert client.post(f"{API}/payment/execute", json=bodies[0]).json() == {"id": quotes[0]["payment_id"]}
     assert relayer_funds(w3)[0] == before[0]
@@ -760,3 +780,31 @@ def test_a_refused_send_behind_a_later_nonce_is_filled_not_left_as_a_hole(client
     assert [(r.nonce, r.settled) for r in rows()] == [(start_nonce, True), (start_nonce + 1, True)]
     assert wait_status(client, qa["payment_id"]) == {"status": "failed", "reason": "relay_rejected: insufficient funds"}
     assert balance(w3, token, merchant) == 9
+
+
+def test_a_send_beaten_by_a_relayer_pass_re_sending_the_same_tx_counts_as_sent(client, payer, deployed, w3, send_tx,
+                                                                               monkeypatch):
+    """The row is stored with its signed tx before the send; a relayer pass in between finds it
+    unknown to the node and sends it first. The later send's 'nonce too low' is that same tx:
+    no second pay(), no nonce given up."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 23)
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    real_send = relayer._send_raw
+
+    def relayer_pass_first(c, raw):
+        monkeypatch.setattr(relayer, "_send_raw", real_send)
+        assert relayer_loop.run_once()["pending"] == 1  # re-sent by the pass
+        tx_hash = "0x" + Web3.keccak(hexstr=raw).hex().removeprefix("0x")
+        assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1  # mined: the nonce is used
+        return real_send(c, raw)
+
+    monkeypatch.setattr(relayer, "_send_raw", relayer_pass_first)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 23, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    (row,) = rows()
+    assert (row.nonce, row.old_tx_hashes, row.settled) == (start_nonce, None, True)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1  # one transaction, no second pay()
+    assert balance(w3, token, merchant) == 23

@@ -138,9 +138,13 @@ def _payable_token(chain: chains.ChainConfig, token_address: object) -> str:
     return token
 
 
-def _check_quota(count: int, limit: int, code: str, what: str) -> None:
-    if count >= limit:
-        raise AppError(code, f"{what}: {count} of {limit}")
+def check_quota(times: list[int], limit: int, window: int, now: int, code: str, what: str) -> None:
+    """Refuses (code, 429) when `times` (the counted entries, oldest first, each counted for
+    `window` s) reach `limit`; retry_after: seconds until enough of them leave the window for
+    one more (the Retry-After header)."""
+    if len(times) >= limit:
+        leaves_at = times[len(times) - limit] + window if limit > 0 else now + window
+        raise AppError(code, f"{what}: {len(times)} of {limit}", retry_after=max(1, leaves_at - now))
 
 
 def quote(user: User, chain_id: object, token_address: object, amount: object, merchant: object = None) -> dict:
@@ -197,12 +201,11 @@ def _open_quote(request: _QuoteRequest) -> str | None:
         row = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
         if row is not None:
             return row.payment_id
-        user_id = request["user_id"]
-        hourly = crud.count_quotes(db, user_id, created_after=now - 3600)
-        _check_quota(hourly, settings.payment_quotes_per_hour, "payment_quota_exceeded", "quotes in the last hour")
-        fresh_after = now - settings.payment_quote_ttl_seconds
-        open_now = crud.count_quotes(db, user_id, created_after=fresh_after, open_only=True)
-        _check_quota(open_now, settings.payment_open_quotes_max, "too_many_open_quotes", "open quotes")
+        user_id, ttl = request["user_id"], settings.payment_quote_ttl_seconds
+        hourly = crud.quote_times(db, user_id, created_after=now - 3600)
+        check_quota(hourly, settings.payment_quotes_per_hour, 3600, now, "payment_quota_exceeded", "quotes per hour")
+        open_now = crud.quote_times(db, user_id, created_after=now - ttl, open_only=True)
+        check_quota(open_now, settings.payment_open_quotes_max, ttl, now, "too_many_open_quotes", "open quotes")
     return None
 
 
@@ -268,8 +271,8 @@ def execute(
         raise AppError("bad_signer", "the Pay message is not signed by the session's address")
 
     with get_session() as db:
-        executed = crud.count_claims(db, stored_id(user), claimed_after=now - 3600)
-    _check_quota(executed, settings.payment_executes_per_hour, "payment_quota_exceeded", "executes in the last hour")
+        executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
+    check_quota(executed, settings.payment_executes_per_hour, 3600, now, "payment_quota_exceeded", "executes per hour")
     relayer.check_ready(chain)
 
     # Dry run as the relayer: refuses what would revert (expired on chain time, allowance, used ref)

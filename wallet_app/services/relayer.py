@@ -187,7 +187,13 @@ def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
         if "already known" in low or "already imported" in low:
             return SendOutcome.SENT, msg
         if "nonce too low" in low or "nonce has already been used" in low:
-            return SendOutcome.NONCE_TAKEN, msg
+            # Taken by this very transaction (another relayer pass sent the stored raw tx first)
+            # is a send, not a lost nonce: re-allocating would pay twice and leave a hole.
+            try:
+                own = _known(web3_for(chain), "0x" + keccak(hexstr=raw_tx).hex())
+            except _NETWORK_ERRORS as e:
+                return SendOutcome.UNKNOWN, type(e).__name__
+            return (SendOutcome.SENT if own else SendOutcome.NONCE_TAKEN), msg
         return SendOutcome.REJECTED, msg
 
 
