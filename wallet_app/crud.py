@@ -208,6 +208,23 @@ def max_relayer_nonce(db: Session, chain_id: int, relayer_address: str) -> int |
     ).one()
 
 
+def queued_payments(db: Session, chain_id: int, limit: int) -> list[Payment]:
+    """Executed payments waiting for the relayer (pending, no nonce yet), oldest claim first."""
+    return list(
+        db.exec(
+            select(Payment)
+            .where(
+                Payment.chain_id == chain_id,
+                Payment.status == "pending",
+                col(Payment.nonce).is_(None),
+                Payment.settled == False,  # noqa: E712 (SQL expression)
+            )
+            .order_by(col(Payment.claimed_at), col(Payment.id))
+            .limit(limit)
+        )
+    )
+
+
 def unsettled_payments(db: Session, chain_id: int, relayer_address: str) -> list[Payment]:
     """The relayer's payments whose nonce is not yet known to be consumed on chain, by nonce."""
     return list(

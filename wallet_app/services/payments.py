@@ -35,6 +35,7 @@ from typing import Any, TypedDict
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
+from eth_typing import HexStr
 from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCError
 
 from wallet_app import crud
@@ -52,7 +53,6 @@ from wallet_app.services.eth import (
 )
 
 UINT48_MAX = 2**48 - 1
-GAS_MARGIN_PERCENT = 25
 
 PAY_TYPES = [
     {"name": "merchant", "type": "address"},
@@ -229,7 +229,8 @@ def execute(
     deadline: object,
     signature: object,
 ) -> str:
-    """Checks everything, relays pay() once per payment_id, returns the id (= payment_id)."""
+    """Checks everything, queues pay() once per payment_id for the relayer process, returns the id
+    (= payment_id)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
     merchant = parse_address(merchant_address, code="invalid_merchant")
@@ -276,24 +277,25 @@ def execute(
     relayer.check_ready(chain)
 
     # Dry run as the relayer: refuses what would revert (expired on chain time, allowance, used ref)
-    # or cost more gas than the chain's cap, before any nonce is spent.
-    struct = (merchant, token, owner, units, bytes.fromhex(pid[2:]), dl)
-    data = chains.contract("NewblPayment2").encode_abi("pay", [struct, sig])
-    w3 = chains.web3_for(chain)
+    # or cost more gas than the chain's cap, before anything is queued.
+    call = relayer.pay_call(merchant, token, owner, units, pid, dl, sig)
     try:
-        gas = w3.eth.estimate_gas({"from": relayer.relayer_account().address, "to": contract, "data": data})
+        gas = chains.web3_for(chain).eth.estimate_gas(
+            {"from": relayer.relayer_account().address, "to": contract, "data": HexStr(call)}
+        )
     except (ContractCustomError, ContractLogicError) as e:
         raise AppError(relayer.revert_reason(e.data), "pay() would revert") from e
     except Web3RPCError as e:
         raise AppError("pay_would_fail", str(e)) from e
     except chains._NETWORK_ERRORS as e:
         raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
-    if gas > chain.max_pay_gas:
+    if relayer.pay_gas_limit(chain, gas) is None:
         raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
     info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     row_id = stored_id(row)
-    # Claim the quote atomically: of two concurrent executes exactly one relays.
+    # Claim the quote and queue the payment, with its activity entry, in one transaction: of two
+    # concurrent executes exactly one wins. The relayer process sends it (relayer.send_queued).
     with get_session() as db:
         if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex()):
             db.rollback()
@@ -303,28 +305,21 @@ def execute(
             if again.merchant_address != merchant.lower():
                 raise AppError("payment_id_used", "this payment_id already paid another merchant")
             return again.payment_id
-        db.commit()
-    # The activity entry (services.activity owns the table); relayer keeps its tx_hash and status current.
-    activity_id = activity.record_activity(
-        stored_id(user),
-        "payment",
-        chain_id=chain.chain_id,
-        token_address=token,
-        amount=units,
-        counterparty=merchant,
-        data={"payment_id": pid},
-        token_symbol=info.token_symbol if info else None,
-        token_decimals=info.token_decimals if info else None,
-    )
-    with get_session() as db:
+        # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
+        activity_id = activity.record_activity(
+            stored_id(user),
+            "payment",
+            chain_id=chain.chain_id,
+            token_address=token,
+            amount=units,
+            counterparty=merchant,
+            data={"payment_id": pid},
+            token_symbol=info.token_symbol if info else None,
+            token_decimals=info.token_decimals if info else None,
+            db=db,
+        )
         crud.set_payment_activity(db, row_id, activity_id)
         db.commit()
-    try:
-        relayer.relay(row_id, chain, data, min(gas * (100 + GAS_MARGIN_PERCENT) // 100, chain.max_pay_gas))
-    except Exception:
-        # Never leave a claimed payment pending without a transaction behind it.
-        relayer.fail_if_unsent(row_id, "relay_error")
-        raise
     return row.payment_id
 
 
