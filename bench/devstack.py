@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -72,3 +75,49 @@ def dev_stack(prefix: str, database_url: str | None = None) -> Iterator[tuple[in
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
         use_dev_environment(tmp, port, database_url)
         yield port, node, deploy_dev_chain(tmp, node.url)
+
+
+def api_factory():
+    """The API as in development (dev sign-in, anvil's relayer key), for granian (--factory)."""
+    import httpx
+
+    from wallet_app import dev
+    from wallet_app.api import build_api
+    from wallet_app.services import google
+
+    api = build_api()
+    dev.install(api)
+    google.set_transport(httpx.ASGITransport(app=api))  # dev ID tokens are verified against itself
+    return api
+
+
+@contextmanager
+def api_process(port: int, start_timeout: float = 60.0) -> Iterator[str]:
+    """The API in its own process on 127.0.0.1:port, served as in production (reflex run --env
+    prod: granian, one worker without Redis), with this process's settings; yields its /api/v1
+    base URL, and stops it on exit."""
+    import httpx
+
+    server = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--host",
+                               "127.0.0.1", "--port", str(port), "--workers", "1", "--log-level", "warning",
+                               "bench.devstack:api_factory"], cwd=REPO)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        end = time.monotonic() + start_timeout
+        while True:
+            try:
+                if httpx.get(f"{base}/me").status_code == 401:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > end:
+                raise RuntimeError("the API did not start")
+            time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

@@ -28,9 +28,12 @@ Decisions:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 from eth_account import Account
@@ -40,7 +43,7 @@ from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCErro
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import get_engine, get_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch, stored_id
 from wallet_app.services import activity, relayer, tokens
@@ -296,7 +299,7 @@ def execute(
     row_id = stored_id(row)
     # Claim the quote and queue the payment, with its activity entry, in one transaction: of two
     # concurrent executes exactly one wins. The relayer process sends it (relayer.send_queued).
-    with get_session() as db:
+    with _sqlite_writer(), get_session() as db:
         if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex()):
             db.rollback()
             again = crud.get_payment(db, pid)
@@ -321,6 +324,22 @@ def execute(
         crud.set_payment_activity(db, row_id, activity_id)
         db.commit()
     return row.payment_id
+
+
+_sqlite_write_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _sqlite_writer() -> Iterator[None]:
+    """On SQLite (one writer for the whole database), this process's executes take turns for the
+    write lock here: waiting threads queue on a lock instead of polling SQLite's busy handler,
+    which under a burst of executes left some waiting past the busy timeout (database is locked,
+    a 500), and they hold no pooled connection while they wait. Other databases: no-op."""
+    if get_engine().dialect.name != "sqlite":
+        yield
+        return
+    with _sqlite_write_lock:
+        yield
 
 
 # ---------------------------------------------------------------- status
