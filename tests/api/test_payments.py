@@ -823,3 +823,23 @@ def test_a_send_beaten_by_a_relayer_pass_re_sending_the_same_tx_counts_as_sent(c
     assert (row.nonce, row.old_tx_hashes, row.settled) == (start_nonce, None, True)
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1  # one transaction, no second pay()
     assert balance(w3, token, merchant) == 23
+
+
+def test_a_pay_that_would_revert_is_refused_at_execute_and_failed_in_the_queue_without_a_nonce(
+        client, payer, deployed, w3, send_tx, chain):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    qa, qb = get_quote(client, token, 31), get_quote(client, token, 32)
+    deadline = int(time.time()) + 300
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    assert client.post(f"{API}/payment/execute", json=pay_body(payer, qa, merchant, token, 31, deadline)).status_code == 200
+    # The allowance is taken back while A waits in the queue: the dry run refuses B with the
+    # contract's reason, and the relayer fails A before spending a nonce on it.
+    approve_directly(send_tx, payer, token, deployed["payment"], amount=0)
+    refused = client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 32, deadline))
+    assert (refused.status_code, refused.json()) == (400, {"detail": "insufficient_allowance"})
+    assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
+    assert wait_status(client, qa["payment_id"], drive=False) == {"status": "failed", "reason": "insufficient_allowance"}
+    (row,) = rows()
+    assert (row.nonce, row.settled) == (None, True)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # nothing sent, no nonce used

@@ -38,8 +38,6 @@ from typing import Any, TypedDict
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
-from eth_typing import HexStr
-from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCError
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
@@ -277,21 +275,11 @@ def execute(
     with get_session() as db:
         executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
     check_quota(executed, settings.payment_executes_per_hour, 3600, now, "payment_quota_exceeded", "executes per hour")
-    relayer.check_ready(chain)
 
-    # Dry run as the relayer: refuses what would revert (expired on chain time, allowance, used ref)
-    # or cost more gas than the chain's cap, before anything is queued.
-    call = relayer.pay_call(merchant, token, owner, units, pid, dl, sig)
-    try:
-        gas = chains.web3_for(chain).eth.estimate_gas(
-            {"from": relayer.relayer_account().address, "to": contract, "data": HexStr(call)}
-        )
-    except (ContractCustomError, ContractLogicError) as e:
-        raise AppError(relayer.revert_reason(e.data), "pay() would revert") from e
-    except Web3RPCError as e:
-        raise AppError("pay_would_fail", str(e)) from e
-    except chains._NETWORK_ERRORS as e:
-        raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+    # Dry run as the relayer, with relayer.check_ready's refusals: refuses what would revert
+    # (expired on chain time, allowance, used ref) or cost more gas than the chain's cap, before
+    # anything is queued.
+    gas = relayer.ready_and_estimate(chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig))
     if relayer.pay_gas_limit(chain, gas) is None:
         raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
     info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
