@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import json
 import os
+import statistics
 import sys
 import threading
 import time
@@ -231,10 +232,11 @@ def run(args, base: str, node, dep: dict) -> int:
                 "chain_id": 31337, "merchant_address": merchant, "token_address": token, "amount": str(amount),
                 "payment_id": q["payment_id"], "deadline": deadline, "signature": "0x" + bytes(sig).hex()})
             r.raise_for_status()
+            executed = time.monotonic()
             pid = r.json()["id"]
             status = wait_until(lambda: (lambda s: s if s["status"] in ("ok", "failed") else None)(
                 c.get("/payment/status", params={"id": pid}).json()), FLOW_TIMEOUT, "status never final", args.poll)
-            return {"id": pid, **status}
+            return {"id": pid, **status, "executed": executed, "final": time.monotonic()}
 
     t0 = time.monotonic()
     # The relayer on its own, as `make run` starts it (settings from this process's environment),
@@ -261,10 +263,18 @@ def run(args, base: str, node, dep: dict) -> int:
     stuck = sum(not r.settled for r in rows)
     merchant_ok = token_c.functions.balanceOf(merchant).call() == ok * amount + args.transfers
     pps = args.users / pay_seconds
+    # Where the pay phase went: until each execute answered (the API), then until its final status
+    # was seen (the relayer's pass, the chain, and the status poll every --poll s).
+    start = marks.get("pay_start", t0)
+    done = [r for r in results if "final" in r]
+    execute_s = sorted(r["executed"] - start for r in done) or [0.0]
+    settle_s = sorted(r["final"] - r["executed"] for r in done) or [0.0]
     figures = {"users": args.users, "ok": ok, "lost": lost, "nonce_gaps": gaps, "stuck": stuck,
                "merchant_balance_exact": merchant_ok, "total_seconds": round(t_end - t0, 2),
                "pay_phase_seconds": round(pay_seconds, 2), "payments_per_second": round(pps, 1),
                "transfers_per_second": round(transfers_ps, 1), "relayer_nonces": [start_nonce, chain_nonce],
+               "execute_answered_s": {"median": round(statistics.median(execute_s), 2), "last": round(execute_s[-1], 2)},
+               "final_after_execute_s": {"median": round(statistics.median(settle_s), 2), "max": round(settle_s[-1], 2)},
                "database": args.db, "load_average": [round(x, 2) for x in os.getloadavg()]}
     RESULTS.mkdir(exist_ok=True)
     if args.profile:

@@ -586,6 +586,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         # SQLite's write lock is not held across the rare path's RPCs (re-sends, failure reasons).
         with db.no_autoflush:
             for row in rows:
+                before = _followed(row)
                 tx_hash, receipt = next(((h, receipts[h]) for h in _hashes(row) if h in receipts), (None, None))
                 if tx_hash is not None and receipt is not None:
                     _apply_receipt(db, row, w3, tx_hash, receipt)
@@ -611,13 +612,19 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                             )
                     elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
                         counts["replaced"] += 1
-                row.updated_at = now_epoch()
-                _set_activity(db, row)
-                db.add(row)
+                if _followed(row) != before:  # a payment still waiting for its block is not rewritten
+                    row.updated_at = now_epoch()
+                    _set_activity(db, row)
+                    db.add(row)
         # One write per pass: receipts are learnt again after a crash, re-sends are of the same
         # raw transaction, and a replacement is persisted before its send (_replace).
         db.commit()
     return counts
+
+
+def _followed(row: Payment) -> tuple:
+    """What reconcile() may change on a row."""
+    return (row.status, row.reason, row.settled, row.tx_hash, row.old_tx_hashes, row.raw_tx, row.gas_price, row.sent_at)
 
 
 def _known_hashes(w3, hashes: list[str]) -> set[str]:
