@@ -180,7 +180,9 @@ def claim_times(db: Session, user_id: int, claimed_after: int) -> list[int]:
     return [t for t in db.exec(query.order_by(col(Payment.claimed_at))) if t is not None]
 
 
-def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, signature: str) -> bool:
+def claim_quote(
+    db: Session, row_id: int, merchant_address: str, deadline: int, signature: str, activity_id: int | None = None
+) -> bool:
     """quoted -> pending in one UPDATE: of two concurrent claims exactly one gets True."""
     stmt = (
         update(Payment)
@@ -190,16 +192,13 @@ def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, 
             merchant_address=merchant_address,
             deadline=deadline,
             signature=signature,
+            activity_id=activity_id,
             claimed_at=now_epoch(),
             updated_at=now_epoch(),
         )
     )
     result = cast("CursorResult[Any]", db.execute(stmt))  # an UPDATE's result is a CursorResult
     return result.rowcount == 1
-
-
-def set_payment_activity(db: Session, row_id: int, activity_id: int) -> None:
-    db.execute(update(Payment).where(col(Payment.id) == row_id).values(activity_id=activity_id))
 
 
 def max_relayer_nonce(db: Session, chain_id: int, relayer_address: str) -> int | None:

@@ -288,14 +288,6 @@ def execute(
     # Claim the quote and queue the payment, with its activity entry, in one transaction: of two
     # concurrent executes exactly one wins. The relayer process sends it (relayer.send_queued).
     with _sqlite_writer(), get_session() as db:
-        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex()):
-            db.rollback()
-            again = crud.get_payment(db, pid)
-            if again is None:
-                raise AppError("unknown_payment")
-            if again.merchant_address != merchant.lower():
-                raise AppError("payment_id_used", "this payment_id already paid another merchant")
-            return again.payment_id
         # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
         activity_id = activity.record_activity(
             stored_id(user),
@@ -309,7 +301,14 @@ def execute(
             token_decimals=info.token_decimals if info else None,
             db=db,
         )
-        crud.set_payment_activity(db, row_id, activity_id)
+        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id):
+            db.rollback()  # the activity entry too
+            again = crud.get_payment(db, pid)
+            if again is None:
+                raise AppError("unknown_payment")
+            if again.merchant_address != merchant.lower():
+                raise AppError("payment_id_used", "this payment_id already paid another merchant")
+            return again.payment_id
         db.commit()
     return row.payment_id
 
