@@ -46,7 +46,7 @@ from eth_utils import keccak
 from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
-from sqlmodel import Session, col
+from sqlmodel import Session, col, select
 from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
@@ -55,7 +55,7 @@ from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Payment, now_epoch, stored_id
+from wallet_app.models import Activity, Payment, now_epoch, stored_id
 from wallet_app.services.chain import (
     _NETWORK_ERRORS,
     ChainConfig,
@@ -327,6 +327,17 @@ def _relayed(row: Payment) -> _Relayed:
     return _Relayed(row.nonce, row.raw_tx, row.gas_price)
 
 
+def _load(db: Session, payment_ids: list[int], activity_ids: list[int] | None = None) -> None:
+    """Loads these payment rows and their activity entries (or these entries) into the session in
+    two queries, so that the per-row db.get() of a pass finds them there: a round trip per row
+    and table is what a pass of 100 payments spent on PostgreSQL."""
+    if payment_ids:
+        rows = list(db.exec(select(Payment).where(col(Payment.id).in_(payment_ids))))
+        activity_ids = [row.activity_id for row in rows if row.activity_id is not None]
+    if activity_ids:
+        list(db.exec(select(Activity).where(col(Activity.id).in_(activity_ids))))
+
+
 def _set_activity(db, row: Payment) -> None:
     if row.activity_id is None:
         return
@@ -409,6 +420,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
         last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
         nonce = max(pending_count, -1 if last is None else last + 1)
+        _load(db, [job.row_id for job in jobs])
         for job in jobs:
             row = _stored_payment(db, job.row_id)
             if row.status != "pending" or row.nonce is not None or row.settled:
@@ -571,6 +583,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
             return counts
+        _load(db, [], [row.activity_id for row in rows if row.activity_id is not None])
         try:
             # Order matters: nonce and time first, receipts after (a tx mined in between is seen).
             mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
