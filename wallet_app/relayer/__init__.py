@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from wallet_app.core.config import get_settings
 from wallet_app.services import chain as chains
@@ -44,5 +45,8 @@ def run(stop: threading.Event, interval: float | None = None) -> None:
     """run_once() every `interval` s (settings.relayer_interval_seconds) until `stop` is set."""
     every = get_settings().relayer_interval_seconds if interval is None else interval
     while not stop.is_set():
-        run_once()
+        started = time.monotonic()
+        counts = run_once()
+        if any(counts.get(k) for k in ("sent", "ok", "failed", "resent", "replaced")):  # idle passes stay quiet
+            log.info("pass in %.2f s: %s", time.monotonic() - started, counts)
         stop.wait(every)
