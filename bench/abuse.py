@@ -26,7 +26,6 @@ import multiprocessing
 import os
 import random
 import statistics
-import subprocess
 import sys
 import threading
 import time
@@ -36,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.devstack import dev_stack, sign_in  # noqa: E402
+from bench.devstack import api_process, dev_stack, sign_in  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 TARGET_P99_MS = 50.0
@@ -53,20 +52,6 @@ def wait_until(cond, timeout: float, what: str, every: float = 0.1):
         if time.monotonic() > end:
             raise TimeoutError(what)
         time.sleep(every)
-
-
-def api_factory():
-    """The API as in development (dev sign-in, anvil's relayer key), for granian."""
-    import httpx
-
-    from wallet_app import dev
-    from wallet_app.api import build_api
-    from wallet_app.services import google
-
-    api = build_api()
-    dev.install(api)
-    google.set_transport(httpx.ASGITransport(app=api))  # dev ID tokens are verified against itself
-    return api
 
 
 def hammer(base: str, cookies: list[dict], clients: int, seconds: float, token: str, out) -> None:
@@ -113,7 +98,6 @@ def main() -> int:
 
 
 def run(args, port: int, node, dep: dict) -> int:
-    import httpx
     from eth_account import Account
     from web3 import Web3
 
@@ -133,26 +117,10 @@ def run(args, port: int, node, dep: dict) -> int:
         signed = deployer.sign_transaction({"chainId": 31337, "nonce": nonce + i, "gasPrice": w3.eth.gas_price, **tx})
         w3.eth.wait_for_transaction_receipt(w3.eth.send_raw_transaction(signed.raw_transaction))
 
-    # Served as in production (reflex run --env prod: granian, one worker without Redis).
-    server = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--host",
-                               "127.0.0.1", "--port", str(port), "--workers", "1", "--log-level", "warning",
-                               "bench.abuse:api_factory"], cwd=REPO)
-    try:
-        base = f"http://127.0.0.1:{port}/api/v1"
-        wait_until(lambda: _answers(httpx, base), 60, "the API did not start")
-        # Payments settle through the relayer process, as `make run` starts it.
-        with relayer_process():
-            return measure(args, base, token, payer, w3, token_c)
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-def _answers(httpx, base: str) -> bool:
-    try:
-        return httpx.get(f"{base}/me").status_code == 401
-    except httpx.HTTPError:
-        return False
+    # Served as in production (reflex run --env prod: granian, one worker without Redis); payments
+    # settle through the relayer process, as `make run` starts it.
+    with api_process(port) as base, relayer_process():
+        return measure(args, base, token, payer, w3, token_c)
 
 
 def measure(args, base: str, token: str, payer, w3, token_c) -> int:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,12 +16,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def use_dev_environment(tmp: Path, port: int) -> None:
-    """Settings for a server on 127.0.0.1:port in development mode, with its files in tmp."""
+def use_dev_environment(tmp: Path, port: int, database_url: str | None = None) -> None:
+    """Settings for a server on 127.0.0.1:port in development mode, with its files in tmp (and
+    its SQLite database, unless database_url is given)."""
     from wallet_app.core.config import get_settings
 
     os.environ.update({
-        "DATABASE_URL": f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "DATABASE_URL": database_url or f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
         "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
         "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
         "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
@@ -38,6 +42,8 @@ def deploy_dev_chain(tmp: Path, rpc_url: str) -> dict:
     (tmp / "chains.json").write_text(json.dumps(entries))
     deployed = deploy(rpc_url, tmp)
     upgrade_schema()
+    if get_engine().dialect.name != "sqlite":
+        return deployed
     with get_engine().connect() as conn:
         # WAL (kept in the file): many clients polling would otherwise starve SQLite writers past
         # the 5 s busy timeout (readers block a rollback-journal commit).
@@ -58,13 +64,60 @@ def sign_in(client, email: str, address: str | None = None) -> None:
 
 
 @contextmanager
-def dev_stack(prefix: str) -> Iterator[tuple[int, object, dict]]:
+def dev_stack(prefix: str, database_url: str | None = None) -> Iterator[tuple[int, object, dict]]:
     """A fresh anvil with the contracts deployed, development settings for a server on a free
-    port, files in a new temp folder: yields (port, node, deployments)."""
+    port, files in a new temp folder (a SQLite database there unless database_url is given):
+    yields (port, node, deployments)."""
     from wallet_app.dev.anvil import Anvil, free_port
 
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     with Anvil(port=0, start_timeout=20) as node:
         port = free_port()  # after anvil has its port, so the two cannot pick the same one
-        use_dev_environment(tmp, port)
+        use_dev_environment(tmp, port, database_url)
         yield port, node, deploy_dev_chain(tmp, node.url)
+
+
+def api_factory():
+    """The API as in development (dev sign-in, anvil's relayer key), for granian (--factory)."""
+    import httpx
+
+    from wallet_app import dev
+    from wallet_app.api import build_api
+    from wallet_app.services import google
+
+    api = build_api()
+    dev.install(api)
+    google.set_transport(httpx.ASGITransport(app=api))  # dev ID tokens are verified against itself
+    return api
+
+
+@contextmanager
+def api_process(port: int, start_timeout: float = 60.0) -> Iterator[str]:
+    """The API in its own process on 127.0.0.1:port, served as in production (reflex run --env
+    prod: granian, one worker without Redis), with this process's settings; yields its /api/v1
+    base URL, and stops it on exit."""
+    import httpx
+
+    server = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--host",
+                               "127.0.0.1", "--port", str(port), "--workers", "1", "--log-level", "warning",
+                               "bench.devstack:api_factory"], cwd=REPO)
+    base = f"http://127.0.0.1:{port}/api/v1"
+    try:
+        end = time.monotonic() + start_timeout
+        while True:
+            try:
+                if httpx.get(f"{base}/me").status_code == 401:
+                    break
+            except httpx.HTTPError:
+                pass
+            if server.poll() is not None or time.monotonic() > end:
+                raise RuntimeError("the API did not start")
+            time.sleep(0.1)
+        yield base
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

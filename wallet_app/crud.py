@@ -165,22 +165,24 @@ def add_quote(
     return row
 
 
-def count_quotes(db: Session, user_id: int, created_after: int, open_only: bool = False) -> int:
-    """The user's quotes made after `created_after` (open_only: those not executed yet)."""
-    query = select(func.count()).where(Payment.user_id == user_id, Payment.created_at >= created_after)
+def quote_times(db: Session, user_id: int, created_after: int, open_only: bool = False) -> list[int]:
+    """created_at of the user's quotes made after `created_after`, oldest first (open_only: those
+    not executed yet). The quotas count them and tell when the oldest leaves the window."""
+    query = select(Payment.created_at).where(Payment.user_id == user_id, Payment.created_at >= created_after)
     if open_only:
         query = query.where(Payment.status == "quoted")
-    return db.exec(query).one()
+    return list(db.exec(query.order_by(col(Payment.created_at))))
 
 
-def count_claims(db: Session, user_id: int, claimed_after: int) -> int:
-    """The user's payments executed (quotes claimed) after `claimed_after`."""
-    return db.exec(
-        select(func.count()).where(Payment.user_id == user_id, col(Payment.claimed_at) >= claimed_after)
-    ).one()
+def claim_times(db: Session, user_id: int, claimed_after: int) -> list[int]:
+    """claimed_at of the user's payments executed (quotes claimed) after `claimed_after`, oldest first."""
+    query = select(Payment.claimed_at).where(Payment.user_id == user_id, col(Payment.claimed_at) >= claimed_after)
+    return [t for t in db.exec(query.order_by(col(Payment.claimed_at))) if t is not None]
 
 
-def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, signature: str) -> bool:
+def claim_quote(
+    db: Session, row_id: int, merchant_address: str, deadline: int, signature: str, activity_id: int | None = None
+) -> bool:
     """quoted -> pending in one UPDATE: of two concurrent claims exactly one gets True."""
     stmt = (
         update(Payment)
@@ -190,6 +192,7 @@ def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, 
             merchant_address=merchant_address,
             deadline=deadline,
             signature=signature,
+            activity_id=activity_id,
             claimed_at=now_epoch(),
             updated_at=now_epoch(),
         )
@@ -198,14 +201,27 @@ def claim_quote(db: Session, row_id: int, merchant_address: str, deadline: int, 
     return result.rowcount == 1
 
 
-def set_payment_activity(db: Session, row_id: int, activity_id: int) -> None:
-    db.execute(update(Payment).where(col(Payment.id) == row_id).values(activity_id=activity_id))
-
-
 def max_relayer_nonce(db: Session, chain_id: int, relayer_address: str) -> int | None:
     return db.exec(
         select(func.max(Payment.nonce)).where(Payment.chain_id == chain_id, Payment.relayer_address == relayer_address)
     ).one()
+
+
+def queued_payments(db: Session, chain_id: int, limit: int) -> list[Payment]:
+    """Executed payments waiting for the relayer (pending, no nonce yet), oldest claim first."""
+    return list(
+        db.exec(
+            select(Payment)
+            .where(
+                Payment.chain_id == chain_id,
+                Payment.status == "pending",
+                col(Payment.nonce).is_(None),
+                Payment.settled == False,  # noqa: E712 (SQL expression)
+            )
+            .order_by(col(Payment.claimed_at), col(Payment.id))
+            .limit(limit)
+        )
+    )
 
 
 def unsettled_payments(db: Session, chain_id: int, relayer_address: str) -> list[Payment]:

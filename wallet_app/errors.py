@@ -123,8 +123,8 @@ REGISTRY: dict[str, ErrorSpec] = {
     # ---- the relayer's limits (issue 12, RELAY part: services.payments, services.relayer)
     "token_not_payable": _server(400, "err_token_not_payable"),
     "payment_gas_too_high": _server(400, "err_payment_gas_too_high"),
-    "payment_quota_exceeded": _server(429, "err_payment_quota_exceeded"),
-    "too_many_open_quotes": _server(429, "err_too_many_open_quotes"),
+    "payment_quota_exceeded": _server(429, "err_payment_quota_exceeded"),  # params: retry_after (Retry-After)
+    "too_many_open_quotes": _server(429, "err_too_many_open_quotes"),  # params: retry_after (Retry-After)
     # ---- a request whose body or parameters fail the route's schema (api.__init__)
     "invalid_request": _server(422, "err_invalid_request"),
     # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)

@@ -1,24 +1,29 @@
-"""One racing relayer process for test_two_relayer_processes_racing_fifty_payments: relays the jobs of a JSON file (row id,
-pay() calldata, gas limit) with services.relayer.relay, all at once, as a web worker's
-executes would. Settings come from the environment (the test's)."""
+"""One racing relayer process for test_two_relayer_processes_racing_fifty_payments: relays the
+queued payments of the chain with services.relayer.send_queued, a few per pass so that two such
+processes interleave, until none is left; prints how many it sent. Settings come from the
+environment (the test's)."""
 
-import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 
+from wallet_app import crud
 from wallet_app.core import extensions
+from wallet_app.core.db import get_session
 from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.services import chain as chains
 from wallet_app.services import relayer
 
 
-def main(jobs_file: str, chain_id: int) -> None:
+def main(chain_id: int) -> None:
     extensions.set_relayer_key(lambda: DEV_RELAYER_KEY)
     chain = chains.get_chain(chain_id)
-    jobs = json.loads(open(jobs_file).read())
-    with ThreadPoolExecutor(len(jobs)) as pool:
-        list(pool.map(lambda job: relayer.relay(job[0], chain, job[1], job[2]), jobs))
+    sent = 0
+    while True:
+        with get_session() as db:
+            if not crud.queued_payments(db, chain_id, 1):
+                break
+        sent += relayer.send_queued(chain, limit=5)["sent"]
+    print("sent", sent)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(int(sys.argv[1]))

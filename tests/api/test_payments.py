@@ -109,6 +109,12 @@ def wait_status(client, pid, timeout=30.0, want=("ok", "failed"), drive=True) ->
             time.sleep(0.05)  # poll interval
 
 
+def send_queued(chain) -> None:
+    """The relayer process's sending half (relayer.send_queued): what execute queued gets its
+    nonce and is sent."""
+    assert relayer.send_queued(chain)["sent"] >= 1
+
+
 def balance(w3_, token, who) -> int:
     return w3_.eth.contract(address=token, abi=TOKEN_ABI).functions.balanceOf(who).call()
 
@@ -265,23 +271,27 @@ def test_lost_send_is_resent_after_restart_without_a_nonce_gap(client, payer, de
     qa, qb, qc = (get_quote(client, token, a) for a in (11, 22, 33))
     deadline = int(time.time()) + 300
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
-    real_send = relayer._send_raw
+    for q, a in ((qa, 11), (qb, 22), (qc, 33)):
+        assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
+    real_batch = relayer._send_batch
 
-    # A: the connection drops before the node gets it (outcome unknown, nothing sent).
-    monkeypatch.setattr(relayer, "_send_raw", lambda c, raw: (relayer.SendOutcome.UNKNOWN, "ConnectionError"))
-    client.post(f"{API}/payment/execute", json=pay_body(payer, qa, merchant, token, 11, deadline))
-    # C: it reaches the node and is mined, but the process dies before recording that.
-    monkeypatch.setattr(relayer, "_send_raw", lambda c, raw: (real_send(c, raw), (relayer.SendOutcome.UNKNOWN, ""))[1])
-    client.post(f"{API}/payment/execute", json=pay_body(payer, qc, merchant, token, 33, deadline))
-    monkeypatch.setattr(relayer, "_send_raw", real_send)
-    # B after both: takes the next nonce, waits in the node's queue behind A's.
-    client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 22, deadline))
+    def lossy(c, raws):
+        # A: the connection drops before the node gets it (outcome unknown, nothing sent).
+        # B: sent, waits in the node's queue behind A's nonce.
+        # C: it reaches the node, but the process dies before recording that.
+        real_batch(c, raws[1:])
+        return [(relayer.SendOutcome.UNKNOWN, "ConnectionError"), (relayer.SendOutcome.SENT, ""),
+                (relayer.SendOutcome.UNKNOWN, "")]
+
+    monkeypatch.setattr(relayer, "_send_batch", lossy)
+    relayer.send_queued(chain)
+    monkeypatch.setattr(relayer, "_send_batch", real_batch)
     by_id = {r.payment_id: r for r in rows()}
-    assert [by_id[q["payment_id"]].nonce for q in (qa, qc, qb)] == [start_nonce, start_nonce + 1, start_nonce + 2]
+    assert [by_id[q["payment_id"]].nonce for q in (qa, qb, qc)] == [start_nonce, start_nonce + 1, start_nonce + 2]
     assert by_id[qa["payment_id"]].sent_at is None and by_id[qa["payment_id"]].raw_tx
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # A's nonce holds everything up
 
-    relayer.forget_process_state()  # "restart": the first status poll reconciles
+    relayer.forget_process_state()  # "restart": the next relayer pass reconciles
     for q in (qa, qb, qc):
         assert wait_status(client, q["payment_id"]) == {"status": "ok"}
     assert balance(w3, token, merchant) == 66
@@ -289,16 +299,17 @@ def test_lost_send_is_resent_after_restart_without_a_nonce_gap(client, payer, de
     assert all(r.settled for r in rows())
 
 
-def test_refused_send_gives_its_nonce_back(client, payer, deployed, w3, send_tx, monkeypatch):
+def test_refused_send_gives_its_nonce_back(client, payer, deployed, w3, send_tx, chain, monkeypatch):
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     qa, qb = get_quote(client, token, 5), get_quote(client, token, 6)
     deadline = int(time.time()) + 300
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
-    real_send = relayer._send_raw
-    monkeypatch.setattr(relayer, "_send_raw", lambda c, raw: (relayer.SendOutcome.REJECTED, "insufficient funds"))
     client.post(f"{API}/payment/execute", json=pay_body(payer, qa, merchant, token, 5, deadline))
-    monkeypatch.setattr(relayer, "_send_raw", real_send)
+    real_batch = relayer._send_batch
+    monkeypatch.setattr(relayer, "_send_batch", lambda c, raws: [(relayer.SendOutcome.REJECTED, "insufficient funds")])
+    assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
+    monkeypatch.setattr(relayer, "_send_batch", real_batch)
     assert wait_status(client, qa["payment_id"]) == {"status": "failed", "reason": "relay_rejected: insufficient funds"}
     client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 6, deadline))
     assert wait_status(client, qb["payment_id"]) == {"status": "ok"}
@@ -313,6 +324,7 @@ def test_stuck_transaction_is_replaced_with_the_same_nonce(client, payer, deploy
     w3.provider.make_request("evm_setAutomine", [False])
     try:
         client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 77, int(time.time()) + 300))
+        send_queued(chain)
         assert wait_status(client, q["payment_id"], want=("pending",)) == {"status": "pending"}
         (first,) = rows()
         monkeypatch.setenv("RELAYER_STUCK_SECONDS", "0")
@@ -352,6 +364,7 @@ def test_deadline_passing_before_mining_ends_failed(client, login, tmp_path, mon
         r = client.post(f"{API}/payment/execute",
                         json=pay_body(acct, q, merchant, token, 500, int(time.time()) + 300))
         assert r.status_code == 200, r.text
+        send_queued(chain_svc.get_chain(31337))  # sent in time, mined after the deadline
         assert wait_status(client, q["payment_id"], want=("pending",))["status"] == "pending"
         w3_.provider.make_request("evm_increaseTime", [400])
         w3_.provider.make_request("evm_mine", [])
@@ -383,6 +396,18 @@ def set_env(monkeypatch, **values):
     for k, v in values.items():
         monkeypatch.setenv(k, str(v))
     get_settings.cache_clear()
+
+
+def all_rows() -> list[Payment]:
+    with get_session() as s:
+        return list(s.exec(select(Payment)))
+
+
+def assert_retry_after(resp, leaves_at: int) -> None:
+    """Retry-After: the seconds from the answer until `leaves_at` (epoch seconds), give or take the
+    second that may have ticked between the server's clock and this one."""
+    now = int(time.time())
+    assert leaves_at - now <= int(resp.headers["Retry-After"]) <= leaves_at - now + 1
 
 
 def refused_with(resp, status, code):
@@ -456,6 +481,7 @@ def test_re_pricing_a_stuck_transaction_stays_under_the_caps(client, payer, depl
     w3.provider.make_request("evm_setAutomine", [False])
     try:
         client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 88, int(time.time()) + 300))
+        send_queued(chain_svc.get_chain(31337))
         (first,) = rows()
         old = int(first.gas_price)
         set_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
@@ -504,7 +530,10 @@ def test_quote_quota_counts_new_quotes_not_polls(client, payer, deployed, monkey
     ids = [get_quote(client, token, a)["payment_id"] for a in (1, 2, 3)]
     for _ in range(5):  # the 1 s polls after an approve: the same open quote, not a new one
         assert get_quote(client, token, 2)["payment_id"] == ids[1]
-    refused_with(quote_resp(client, token, 4), 429, "payment_quota_exceeded")
+    first = min(r.created_at for r in all_rows())
+    refused = quote_resp(client, token, 4)
+    refused_with(refused, 429, "payment_quota_exceeded")
+    assert_retry_after(refused, first + 3600)  # when the oldest of the three leaves the hour
     assert get_quote(client, token, 3)["payment_id"] == ids[2]
 
 
@@ -513,7 +542,10 @@ def test_open_quote_cap(client, payer, deployed, w3, send_tx, monkeypatch):
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q1, _q2 = get_quote(client, token, 1), get_quote(client, token, 2)
-    refused_with(quote_resp(client, token, 3), 429, "too_many_open_quotes")
+    refused = quote_resp(client, token, 3)
+    refused_with(refused, 429, "too_many_open_quotes")
+    first = min(r.created_at for r in all_rows())
+    assert_retry_after(refused, first + get_settings().payment_quote_ttl_seconds)  # the oldest quote's expiry
     # Paying one closes it: room for one more.
     assert client.post(f"{API}/payment/execute",
                        json=pay_body(payer, q1, merchant, token, 1, int(time.time()) + 300)).status_code == 200
@@ -531,7 +563,9 @@ def test_execute_quota(client, payer, deployed, w3, send_tx, monkeypatch):
     for body in bodies[:2]:
         assert client.post(f"{API}/payment/execute", json=body).status_code == 200
     before = relayer_funds(w3)
-    refused_with(client.post(f"{API}/payment/execute", json=bodies[2]), 429, "payment_quota_exceeded")
+    refused = client.post(f"{API}/payment/execute", json=bodies[2])
+    refused_with(refused, 429, "payment_quota_exceeded")
+    assert_retry_after(refused, min(r.claimed_at for r in rows()) + 3600)  # the first execute leaves the hour
     # A repeat of an executed payment is not a new execute: the same id, nothing sent.
     assert client.post(f"{API}/payment/execute", json=bodies[0]).json() == {"id": quotes[0]["payment_id"]}
     assert relayer_funds(w3)[0] == before[0]
@@ -581,7 +615,8 @@ def paid_logs(w3_, contract_address, ref, *indexed) -> list[str]:
     return ["0x" + bytes(log["transactionHash"]).hex() for log in logs]
 
 
-def test_front_running_the_ref_with_a_junk_token_changes_nothing_for_the_user(client, payer, deployed, w3, send_tx):
+def test_front_running_the_ref_with_a_junk_token_changes_nothing_for_the_user(client, payer, deployed, w3, send_tx,
+                                                                               chain):
     token, merchant, amount = token_of(deployed), Account.create().address, 4_000
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, amount)
@@ -600,6 +635,7 @@ def test_front_running_the_ref_with_a_junk_token_changes_nothing_for_the_user(cl
         r = client.post(f"{API}/payment/execute",
                         json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
         assert r.status_code == 200, r.text
+        send_queued(chain)
         # Watching the mempool: the relayer's pending pay() shows the ref; the attacker pays
         # 1 wei of junk with it, signed and sent by itself, at a higher gas price.
         (row,) = rows()
@@ -629,7 +665,7 @@ def test_front_running_the_ref_with_a_junk_token_changes_nothing_for_the_user(cl
     assert sorted(paid_logs(w3, deployed["payment"], q["payment_id"], merchant)) == sorted([row.tx_hash, attack])
 
 
-def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, payer, deployed, w3, send_tx):
+def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, payer, deployed, w3, send_tx, chain):
     """Someone copies the relayer's pending pay() (the user's own signature) and gets it mined
     first: the relayer's transaction reverts Replayed, but the user's payment is made: ok."""
     token, merchant, amount = token_of(deployed), Account.create().address, 5_000
@@ -641,6 +677,7 @@ def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, p
         r = client.post(f"{API}/payment/execute",
                         json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
         assert r.status_code == 200, r.text
+        send_queued(chain)
         (row,) = rows()
         pending = w3.eth.get_transaction(row.tx_hash)
         copy = send_from_mempool_watcher(w3, copier, deployed["payment"], pending["input"].to_0x_hex(),
@@ -660,12 +697,17 @@ def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, p
 # ---------------------------------------------------------------- the relayer on its own (issue 13)
 
 
-def test_status_only_reads(client, payer, deployed, w3, send_tx):
+def test_status_only_reads(client, payer, deployed, w3, send_tx, chain):
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 17)
     r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 17, int(time.time()) + 300))
     assert r.status_code == 200, r.text
+    (queued,) = rows()
+    assert (queued.status, queued.nonce, queued.tx_hash) == ("pending", None, None)  # execute only queues
+    assert wait_status(client, q["payment_id"], drive=False, want=("pending",)) == {"status": "pending"}
+    assert rows()[0].model_dump() == queued.model_dump()  # a poll sends nothing
+    send_queued(chain)
     (before,) = rows()
     assert w3.eth.wait_for_transaction_receipt(before.tx_hash, timeout=30)["status"] == 1  # mined (automine)
     for _ in range(3):  # however often it is asked, the status only reports what the relayer recorded
@@ -694,8 +736,7 @@ def test_the_relayer_process_settles_payments_on_its_own(client, payer, deployed
         assert proc.wait(20) == 0  # SIGTERM: ends its pass and exits cleanly
 
 
-def test_two_relayer_processes_racing_fifty_payments(client, payer, deployed, w3, send_tx, chain, monkeypatch,
-                                                     tmp_path):
+def test_two_relayer_processes_racing_fifty_payments(client, payer, deployed, w3, send_tx, chain, monkeypatch):
     for name in ("PAYMENT_OPEN_QUOTES_MAX", "PAYMENT_QUOTES_PER_HOUR", "PAYMENT_EXECUTES_PER_HOUR"):
         monkeypatch.setenv(name, "100")
     get_settings.cache_clear()
@@ -704,25 +745,21 @@ def test_two_relayer_processes_racing_fifty_payments(client, payer, deployed, w3
     amounts = [2_000 + i for i in range(50)]
     quotes = [get_quote(client, token, a) for a in amounts]
     deadline = int(time.time()) + 300
-    # The executes claim the quotes; their relaying is handed to the two processes below.
-    jobs: list = []
-    real_relay = relayer.relay
-    monkeypatch.setattr(relayer, "relay", lambda row_id, _chain, data, gas: jobs.append((row_id, data, gas)))
+    # The executes queue the payments; the two relayer processes below relay them.
     for q, a in zip(quotes, amounts):
         r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline))
         assert r.status_code == 200, r.text
-    monkeypatch.setattr(relayer, "relay", real_relay)
-    assert len(jobs) == 50
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
-    halves = []
-    for i in range(2):  # interleaved halves: both processes allocate all the way through
-        path = tmp_path / f"jobs{i}.json"
-        path.write_text(json.dumps(jobs[i::2]))
-        halves.append(path)
-    worker = [sys.executable, str(REPO_ROOT / "tests" / "api" / "relay_worker.py")]
+    worker = [sys.executable, str(REPO_ROOT / "tests" / "api" / "relay_worker.py"), "31337"]
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}  # the test's settings, and the repo importable
-    procs = [subprocess.Popen([*worker, str(p), "31337"], cwd=REPO_ROOT, env=env) for p in halves]
-    assert [p.wait(120) for p in procs] == [0, 0]
+    procs = [subprocess.Popen(worker, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    try:
+        outs = [p.communicate(timeout=120)[0] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    assert [p.returncode for p in procs] == [0, 0]
+    assert sum(int(out.split()[-1]) for out in outs) == 50  # every payment relayed by one of them
     for q in quotes:
         assert wait_status(client, q["payment_id"]) == {"status": "ok"}
     done = rows()
@@ -738,20 +775,17 @@ def test_a_refused_send_behind_a_later_nonce_is_filled_not_left_as_a_hole(client
     approve_directly(send_tx, payer, token, deployed["payment"])
     qa, qb = get_quote(client, token, 8), get_quote(client, token, 9)
     deadline = int(time.time()) + 300
-    jobs: list = []
-    real_relay, real_send = relayer.relay, relayer._send_raw
-    monkeypatch.setattr(relayer, "relay", lambda row_id, _chain, data, gas: jobs.append((row_id, data, gas)))
     for q, a in ((qa, 8), (qb, 9)):
         assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    real_batch = relayer._send_batch
 
-    def a_refused_after_b_was_relayed(c, raw):  # pipelined: B takes the next nonce before A's answer
-        monkeypatch.setattr(relayer, "_send_raw", real_send)
-        real_relay(jobs[1][0], c, jobs[1][1], jobs[1][2])
-        return relayer.SendOutcome.REJECTED, "insufficient funds"
+    def a_refused_b_sent(c, raws):  # pipelined: both got their nonces; A's send is refused, B's is not
+        return [(relayer.SendOutcome.REJECTED, "insufficient funds"), *real_batch(c, raws[1:])]
 
-    monkeypatch.setattr(relayer, "_send_raw", a_refused_after_b_was_relayed)
-    real_relay(jobs[0][0], chain, jobs[0][1], jobs[0][2])
+    monkeypatch.setattr(relayer, "_send_batch", a_refused_b_sent)
+    assert relayer.send_queued(chain) == {"sent": 1, "failed": 1}
+    monkeypatch.setattr(relayer, "_send_batch", real_batch)
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # B waits behind A's nonce
     assert wait_status(client, qa["payment_id"], drive=False) == {"status": "failed",
                                                                   "reason": "relay_rejected: insufficient funds"}
@@ -760,3 +794,52 @@ def test_a_refused_send_behind_a_later_nonce_is_filled_not_left_as_a_hole(client
     assert [(r.nonce, r.settled) for r in rows()] == [(start_nonce, True), (start_nonce + 1, True)]
     assert wait_status(client, qa["payment_id"]) == {"status": "failed", "reason": "relay_rejected: insufficient funds"}
     assert balance(w3, token, merchant) == 9
+
+
+def test_a_send_beaten_by_a_relayer_pass_re_sending_the_same_tx_counts_as_sent(client, payer, deployed, w3, send_tx,
+                                                                               chain, monkeypatch):
+    """The row is stored with its signed tx before the send; another relayer pass in between
+    finds it unknown to the node and sends it first. The later send's 'nonce too low' is that
+    same tx: no second pay(), no nonce given up."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 23)
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 23, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    real_batch = relayer._send_batch
+
+    def another_pass_first(c, raws):
+        assert relayer.reconcile(chain)["resent"] == 1
+        tx_hash = "0x" + Web3.keccak(hexstr=raws[0]).hex().removeprefix("0x")
+        assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1  # mined: the nonce is used
+        return real_batch(c, raws)
+
+    monkeypatch.setattr(relayer, "_send_batch", another_pass_first)
+    assert relayer.send_queued(chain) == {"sent": 1, "failed": 0}
+    monkeypatch.setattr(relayer, "_send_batch", real_batch)
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    (row,) = rows()
+    assert (row.nonce, row.old_tx_hashes, row.settled) == (start_nonce, None, True)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1  # one transaction, no second pay()
+    assert balance(w3, token, merchant) == 23
+
+
+def test_a_pay_that_would_revert_is_refused_at_execute_and_failed_in_the_queue_without_a_nonce(
+        client, payer, deployed, w3, send_tx, chain):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    qa, qb = get_quote(client, token, 31), get_quote(client, token, 32)
+    deadline = int(time.time()) + 300
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    assert client.post(f"{API}/payment/execute", json=pay_body(payer, qa, merchant, token, 31, deadline)).status_code == 200
+    # The allowance is taken back while A waits in the queue: the dry run refuses B with the
+    # contract's reason, and the relayer fails A before spending a nonce on it.
+    approve_directly(send_tx, payer, token, deployed["payment"], amount=0)
+    refused = client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 32, deadline))
+    assert (refused.status_code, refused.json()) == (400, {"detail": "insufficient_allowance"})
+    assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
+    assert wait_status(client, qa["payment_id"], drive=False) == {"status": "failed", "reason": "insufficient_allowance"}
+    (row,) = rows()
+    assert (row.nonce, row.settled) == (None, True)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # nothing sent, no nonce used

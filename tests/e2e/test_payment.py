@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -273,8 +274,11 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
         enter_pin(page, "Sign the payment")
         expect(page.locator("#pay-phase")).to_have_text("Payment in progress…", timeout=30_000)
         save_screenshot(page, "payment-in-progress")
-        (row,) = payment_rows(late_server, merchant)
-        assert row["status"] == "pending" and row["tx_hash"]
+        end = time.monotonic() + 30
+        while not (row := payment_rows(late_server, merchant)[0])["tx_hash"]:  # execute queued it: the relayer sends
+            assert row["status"] == "pending" and time.monotonic() < end, f"the relayer never sent it: {row}"
+            time.sleep(0.1)
+        assert row["status"] == "pending"
         w3.provider.make_request("evm_increaseTime", [400])
         w3.provider.make_request("evm_mine", [])
         expect_alert(page, "Payment failed.", ok=None, timeout=30_000)

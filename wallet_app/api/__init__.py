@@ -40,13 +40,16 @@ def rate_limited_response(retry_after: int) -> JSONResponse:
 
 async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
     """Every refused operation: {"detail": code} with the code's status (wallet_app.errors.REGISTRY);
-    rate_limited also says when to come back (Retry-After, integer seconds)."""
+    rate_limited and the payment quotas also say when to come back (Retry-After, integer seconds)."""
     assert isinstance(exc, AppError)
     if exc.code == "rate_limited":
         retry_after = int(exc.params.get("retry_after", 1))
         ratelimit.remember_refusal(refusal_key(request), retry_after)
         return rate_limited_response(retry_after)
-    return JSONResponse({"detail": exc.code}, status_code=exc.spec.status)
+    # Other refusals that know when to come back (the payment quotas) say so too.
+    retry = exc.params.get("retry_after")
+    headers = {"Retry-After": str(int(retry))} if retry is not None else None
+    return JSONResponse({"detail": exc.code}, status_code=exc.spec.status, headers=headers)
 
 
 class RefuseWhileLimited:

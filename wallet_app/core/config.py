@@ -102,8 +102,9 @@ class Settings(BaseSettings):
     relayer_private_key: SecretStr | None = None
     # A relayed transaction not mined after this long is re-sent or replaced (same nonce, higher gas price).
     relayer_stuck_seconds: int = 30
-    # How often the relayer process (python -m wallet_app.relayer) collects receipts and reconciles.
-    relayer_interval_seconds: float = 0.5
+    # How often the relayer process (python -m wallet_app.relayer) sends queued payments and reconciles
+    # (short: a queued payment waits for the next pass; an idle pass is two small queries per chain).
+    relayer_interval_seconds: float = 0.2
     # An unused quote is handed out again to the same poll for this long.
     payment_quote_ttl_seconds: int = 900
     # A Pay deadline further than this in the future is refused (the client uses now + 300 s).

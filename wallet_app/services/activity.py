@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from eth_typing import HexStr
+from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core.db import get_session
@@ -137,24 +138,28 @@ def record_activity(
     counterparty: str | None = None,
     status: str = "submitted",
     data: dict | None = None,
+    db: Session | None = None,
 ) -> int:
-    """Adds an activity entry (also for other flows, e.g. payments); returns its id."""
-    with get_session() as db:
-        row = crud.add_activity(
-            db,
-            user_id=user_id,
-            type=type,
-            chain_id=chain_id,
-            tx_hash=tx_hash,
-            token_address=token_address.lower() if token_address else None,
-            token_symbol=token_symbol,
-            token_decimals=token_decimals,
-            amount=str(amount) if amount is not None else None,
-            counterparty=counterparty.lower() if counterparty else None,
-            status=status,
-            data=json.dumps(data, separators=(",", ":")) if data is not None else None,
-        )
-        db.commit()
+    """Adds an activity entry (also for other flows, e.g. payments); returns its id. With `db`,
+    inside that transaction (the caller commits); else in its own."""
+    fields: dict[str, Any] = dict(
+        user_id=user_id,
+        type=type,
+        chain_id=chain_id,
+        tx_hash=tx_hash,
+        token_address=token_address.lower() if token_address else None,
+        token_symbol=token_symbol,
+        token_decimals=token_decimals,
+        amount=str(amount) if amount is not None else None,
+        counterparty=counterparty.lower() if counterparty else None,
+        status=status,
+        data=json.dumps(data, separators=(",", ":")) if data is not None else None,
+    )
+    if db is not None:
+        return stored_id(crud.add_activity(db, **fields))
+    with get_session() as own:
+        row = crud.add_activity(own, **fields)
+        own.commit()
         return stored_id(row)
 
 

@@ -28,18 +28,20 @@ Decisions:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
+import threading
 import time
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
-from web3.exceptions import ContractCustomError, ContractLogicError, Web3RPCError
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import get_engine, get_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch, stored_id
 from wallet_app.services import activity, relayer, tokens
@@ -52,7 +54,6 @@ from wallet_app.services.eth import (
 )
 
 UINT48_MAX = 2**48 - 1
-GAS_MARGIN_PERCENT = 25
 
 PAY_TYPES = [
     {"name": "merchant", "type": "address"},
@@ -138,9 +139,13 @@ def _payable_token(chain: chains.ChainConfig, token_address: object) -> str:
     return token
 
 
-def _check_quota(count: int, limit: int, code: str, what: str) -> None:
-    if count >= limit:
-        raise AppError(code, f"{what}: {count} of {limit}")
+def check_quota(times: list[int], limit: int, window: int, now: int, code: str, what: str) -> None:
+    """Refuses (code, 429) when `times` (the counted entries, oldest first, each counted for
+    `window` s) reach `limit`; retry_after: seconds until enough of them leave the window for
+    one more (the Retry-After header)."""
+    if len(times) >= limit:
+        leaves_at = times[len(times) - limit] + window if limit > 0 else now + window
+        raise AppError(code, f"{what}: {len(times)} of {limit}", retry_after=max(1, leaves_at - now))
 
 
 def quote(user: User, chain_id: object, token_address: object, amount: object, merchant: object = None) -> dict:
@@ -197,12 +202,11 @@ def _open_quote(request: _QuoteRequest) -> str | None:
         row = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
         if row is not None:
             return row.payment_id
-        user_id = request["user_id"]
-        hourly = crud.count_quotes(db, user_id, created_after=now - 3600)
-        _check_quota(hourly, settings.payment_quotes_per_hour, "payment_quota_exceeded", "quotes in the last hour")
-        fresh_after = now - settings.payment_quote_ttl_seconds
-        open_now = crud.count_quotes(db, user_id, created_after=fresh_after, open_only=True)
-        _check_quota(open_now, settings.payment_open_quotes_max, "too_many_open_quotes", "open quotes")
+        user_id, ttl = request["user_id"], settings.payment_quote_ttl_seconds
+        hourly = crud.quote_times(db, user_id, created_after=now - 3600)
+        check_quota(hourly, settings.payment_quotes_per_hour, 3600, now, "payment_quota_exceeded", "quotes per hour")
+        open_now = crud.quote_times(db, user_id, created_after=now - ttl, open_only=True)
+        check_quota(open_now, settings.payment_open_quotes_max, ttl, now, "too_many_open_quotes", "open quotes")
     return None
 
 
@@ -226,7 +230,8 @@ def execute(
     deadline: object,
     signature: object,
 ) -> str:
-    """Checks everything, relays pay() once per payment_id, returns the id (= payment_id)."""
+    """Checks everything, queues pay() once per payment_id for the relayer process, returns the id
+    (= payment_id)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
     merchant = parse_address(merchant_address, code="invalid_merchant")
@@ -268,32 +273,36 @@ def execute(
         raise AppError("bad_signer", "the Pay message is not signed by the session's address")
 
     with get_session() as db:
-        executed = crud.count_claims(db, stored_id(user), claimed_after=now - 3600)
-    _check_quota(executed, settings.payment_executes_per_hour, "payment_quota_exceeded", "executes in the last hour")
-    relayer.check_ready(chain)
+        executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
+    check_quota(executed, settings.payment_executes_per_hour, 3600, now, "payment_quota_exceeded", "executes per hour")
 
-    # Dry run as the relayer: refuses what would revert (expired on chain time, allowance, used ref)
-    # or cost more gas than the chain's cap, before any nonce is spent.
-    struct = (merchant, token, owner, units, bytes.fromhex(pid[2:]), dl)
-    data = chains.contract("NewblPayment2").encode_abi("pay", [struct, sig])
-    w3 = chains.web3_for(chain)
-    try:
-        gas = w3.eth.estimate_gas({"from": relayer.relayer_account().address, "to": contract, "data": data})
-    except (ContractCustomError, ContractLogicError) as e:
-        raise AppError(relayer.revert_reason(e.data), "pay() would revert") from e
-    except Web3RPCError as e:
-        raise AppError("pay_would_fail", str(e)) from e
-    except chains._NETWORK_ERRORS as e:
-        raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
-    if gas > chain.max_pay_gas:
+    # Dry run as the relayer, with relayer.check_ready's refusals: refuses what would revert
+    # (expired on chain time, allowance, used ref) or cost more gas than the chain's cap, before
+    # anything is queued.
+    gas = relayer.ready_and_estimate(chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig))
+    if relayer.pay_gas_limit(chain, gas) is None:
         raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
     info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     row_id = stored_id(row)
-    # Claim the quote atomically: of two concurrent executes exactly one relays.
-    with get_session() as db:
-        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex()):
-            db.rollback()
+    # Claim the quote and queue the payment, with its activity entry, in one transaction: of two
+    # concurrent executes exactly one wins. The relayer process sends it (relayer.send_queued).
+    with _sqlite_writer(), get_session() as db:
+        # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
+        activity_id = activity.record_activity(
+            stored_id(user),
+            "payment",
+            chain_id=chain.chain_id,
+            token_address=token,
+            amount=units,
+            counterparty=merchant,
+            data={"payment_id": pid},
+            token_symbol=info.token_symbol if info else None,
+            token_decimals=info.token_decimals if info else None,
+            db=db,
+        )
+        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id):
+            db.rollback()  # the activity entry too
             again = crud.get_payment(db, pid)
             if again is None:
                 raise AppError("unknown_payment")
@@ -301,28 +310,23 @@ def execute(
                 raise AppError("payment_id_used", "this payment_id already paid another merchant")
             return again.payment_id
         db.commit()
-    # The activity entry (services.activity owns the table); relayer keeps its tx_hash and status current.
-    activity_id = activity.record_activity(
-        stored_id(user),
-        "payment",
-        chain_id=chain.chain_id,
-        token_address=token,
-        amount=units,
-        counterparty=merchant,
-        data={"payment_id": pid},
-        token_symbol=info.token_symbol if info else None,
-        token_decimals=info.token_decimals if info else None,
-    )
-    with get_session() as db:
-        crud.set_payment_activity(db, row_id, activity_id)
-        db.commit()
-    try:
-        relayer.relay(row_id, chain, data, min(gas * (100 + GAS_MARGIN_PERCENT) // 100, chain.max_pay_gas))
-    except Exception:
-        # Never leave a claimed payment pending without a transaction behind it.
-        relayer.fail_if_unsent(row_id, "relay_error")
-        raise
     return row.payment_id
+
+
+_sqlite_write_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _sqlite_writer() -> Iterator[None]:
+    """On SQLite (one writer for the whole database), this process's executes take turns for the
+    write lock here: waiting threads queue on a lock instead of polling SQLite's busy handler,
+    which under a burst of executes left some waiting past the busy timeout (database is locked,
+    a 500), and they hold no pooled connection while they wait. Other databases: no-op."""
+    if get_engine().dialect.name != "sqlite":
+        yield
+        return
+    with _sqlite_write_lock:
+        yield
 
 
 # ---------------------------------------------------------------- status

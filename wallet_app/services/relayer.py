@@ -1,12 +1,17 @@
 """The payment relayer: sends pay() as legacy transactions from the server's key and follows them.
 
+payments.execute only checks and queues (the claimed row: status 'pending', no nonce yet); the
+relayer process (wallet_app.relayer) relays what is queued, send_queued(), then follows it,
+reconcile(), every pass.
+
 Nonces (pipelined: the nonce lock covers allocation only, never an RPC round trip):
 - under a lock per chain + relayer address, in this process and in the database (SQLite: the
   transaction's write lock; PostgreSQL: an advisory lock), next nonce = max(the node's pending
-  count read before, highest nonce persisted for this relayer + 1); it is written to the
-  payment row with the signed raw tx BEFORE the send, so a crash right after leaves a row that
-  reconcile() re-sends, never a forgotten nonce. The send follows outside the lock, without
-  waiting for earlier sends or receipts.
+  count read before, highest nonce persisted for this relayer + 1), for every queued payment
+  of the pass in one database transaction (group commit); each is written to its payment row
+  with the signed raw tx BEFORE the send, so a crash right after leaves a row that reconcile()
+  re-sends, never a forgotten nonce. The sends follow outside the lock in one JSON-RPC batch,
+  without waiting for earlier receipts.
 - a send the node refuses (never reached the mempool) fails the payment; its nonce is given back
   when nothing later was allocated, else a 0-value transfer to the relayer itself takes it (no hole).
 - a network error leaves it unknown whether the node got it: the row keeps its nonce and
@@ -32,7 +37,6 @@ import functools
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from eth_account import Account
@@ -42,7 +46,7 @@ from eth_utils import keccak
 from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
-from sqlmodel import Session, col
+from sqlmodel import Session, col, select
 from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
@@ -51,7 +55,7 @@ from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Payment, now_epoch
+from wallet_app.models import Activity, Payment, now_epoch, stored_id
 from wallet_app.services.chain import (
     _NETWORK_ERRORS,
     ChainConfig,
@@ -61,13 +65,15 @@ from wallet_app.services.chain import (
     gas_price,
     web3_for,
 )
-from wallet_app.services.eth import ZERO_ADDRESS
+from wallet_app.services.eth import ZERO_ADDRESS, checksum
 
 log = logging.getLogger(__name__)
 
 GAS_BUMP_PERCENT = 25  # replacement gas price: at least +10% is required by nodes
 MIN_BUMP_PERCENT = 10  # below this a replacement is refused by nodes: not worth sending
 FILLER_GAS = 21_000  # a plain transfer: what fills the nonce of a refused send
+GAS_MARGIN_PERCENT = 25  # a relayed pay()'s gas limit over its estimate
+SEND_BATCH = 200  # queued payments relayed per pass at most (one nonce transaction, one send batch)
 PAID_LOOKBACK_BLOCKS = 1000  # how far back a reverted Replayed pay() looks for the Paid that won
 
 # Custom errors of NewblPayment2, SafeERC20 and OpenZeppelin ERC-20 -> failure reasons.
@@ -112,22 +118,52 @@ def check_ready(chain: ChainConfig) -> int:
     gas price is above the chain's cap or the relayer's balance is below its floor. -> the gas price."""
     address = relayer_account().address
     price = gas_price(chain)
+    _refuse_unless_ready(chain, address, price, lambda: balances(chain, address, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0))
+    return price
+
+
+def _refuse_unless_ready(chain: ChainConfig, address: str, price: int, funds: Callable[[], int]) -> None:
     if price > chain.max_gas_price_wei:
         log.warning(
             "payments paused on chain %s: gas price %s above the cap %s", chain.chain_id, price, chain.max_gas_price_wei
         )
         raise AppError("payments_unavailable", "gas price above the relayer's cap")
-    funds = balances(chain, address, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
-    if funds < chain.relayer_min_balance_wei:
+    balance = funds()
+    if balance < chain.relayer_min_balance_wei:
         log.warning(
             "payments paused on chain %s: relayer %s holds %s wei, below the floor %s",
             chain.chain_id,
             address,
-            funds,
+            balance,
             chain.relayer_min_balance_wei,
         )
         raise AppError("payments_unavailable", "relayer balance below its floor")
-    return price
+
+
+def ready_and_estimate(chain: ChainConfig, call: str) -> int:
+    """execute's dry run: check_ready()'s refusals and the pay() call's gas estimate as the
+    relayer, in one JSON-RPC batch (one round trip instead of three). A call that would revert is
+    refused with its reason (expired, replayed, insufficient_allowance, ...). -> the estimate."""
+    address = relayer_account().address
+    calls: list[tuple[str, list]] = [
+        ("eth_gasPrice", []),
+        ("eth_getBalance", [address, "latest"]),
+        ("eth_estimateGas", [{"from": address, "to": chain.payment_contract, "data": call}]),
+    ]
+    try:
+        price, balance, estimate = _batch(web3_for(chain), calls)
+        numbers = int(price["result"], 16), int(balance["result"], 16)
+    except _NETWORK_ERRORS as e:
+        raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+    except (Web3RPCError, KeyError) as e:  # the node refused the batch, or a read
+        raise AppError("rpc_unavailable", f"RPC refused: {e}") from e
+    _refuse_unless_ready(chain, address, numbers[0], lambda: numbers[1])
+    if "error" in estimate:
+        error = estimate["error"]
+        if error.get("data"):
+            raise AppError(revert_reason(error["data"]), "pay() would revert")
+        raise AppError("pay_would_fail", str(error.get("message")))
+    return int(estimate["result"], 16)
 
 
 def relayer_account() -> LocalAccount:
@@ -174,6 +210,22 @@ class SendOutcome:
     SENT, REJECTED, UNKNOWN, NONCE_TAKEN = "sent", "rejected", "unknown", "nonce_taken"
 
 
+def _refusal_outcome(chain: ChainConfig, raw_tx: str, msg: str) -> tuple[str, str]:
+    """What a node's refusal of eth_sendRawTransaction means. -> (outcome, message)."""
+    low = msg.lower()
+    if "already known" in low or "already imported" in low:
+        return SendOutcome.SENT, msg
+    if "nonce too low" in low or "nonce has already been used" in low:
+        # Taken by this very transaction (another relayer pass sent the stored raw tx first)
+        # is a send, not a lost nonce: re-allocating would pay twice and leave a hole.
+        try:
+            own = _known(web3_for(chain), "0x" + keccak(hexstr=raw_tx).hex())
+        except _NETWORK_ERRORS as e:
+            return SendOutcome.UNKNOWN, type(e).__name__
+        return (SendOutcome.SENT if own else SendOutcome.NONCE_TAKEN), msg
+    return SendOutcome.REJECTED, msg
+
+
 def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
     """One eth_sendRawTransaction, never retried here. -> (outcome, message)."""
     try:
@@ -182,13 +234,32 @@ def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
     except _NETWORK_ERRORS as e:
         return SendOutcome.UNKNOWN, type(e).__name__
     except (Web3RPCError, ValueError) as e:
-        msg = str(e)
-        low = msg.lower()
-        if "already known" in low or "already imported" in low:
-            return SendOutcome.SENT, msg
-        if "nonce too low" in low or "nonce has already been used" in low:
-            return SendOutcome.NONCE_TAKEN, msg
-        return SendOutcome.REJECTED, msg
+        return _refusal_outcome(chain, raw_tx, str(e))
+
+
+def _batch(w3, calls: list[tuple[str, list]]) -> list[dict]:
+    """One JSON-RPC batch: an answer ({result} or {error}) per call, in order."""
+    answers = w3.provider.make_batch_request(calls)
+    if not isinstance(answers, list):  # the node refused the whole batch
+        raise Web3RPCError(str(answers.get("error")))
+    return answers
+
+
+def _send_batch(chain: ChainConfig, raw_txs: list[str]) -> list[tuple[str, str]]:
+    """The raw transactions in one JSON-RPC batch, in nonce order, without waiting for anything
+    mined. -> (outcome, message) per transaction."""
+    if not raw_txs:
+        return []
+    try:
+        answers = _batch(web3_for(chain), [("eth_sendRawTransaction", [raw]) for raw in raw_txs])
+    except _NETWORK_ERRORS as e:
+        return [(SendOutcome.UNKNOWN, type(e).__name__)] * len(raw_txs)
+    except Web3RPCError as e:
+        answers = [{"error": {"message": str(e)}}] * len(raw_txs)
+    return [
+        (SendOutcome.SENT, "") if "error" not in a else _refusal_outcome(chain, raw, str(a["error"]))
+        for raw, a in zip(raw_txs, answers, strict=True)
+    ]
 
 
 def _sign(
@@ -208,6 +279,34 @@ def _sign(
     return "0x" + bytes(signed.raw_transaction).hex(), "0x" + bytes(signed.hash).hex()
 
 
+def pay_call(merchant: str, token: str, owner: str, amount: int, payment_id: str, deadline: int, sig: bytes) -> str:
+    """The calldata of NewblPayment2.pay(Pay, signature)."""
+    struct = (checksum(merchant), checksum(token), checksum(owner), amount, bytes.fromhex(payment_id[2:]), deadline)
+    return contract("NewblPayment2").encode_abi("pay", [struct, sig])
+
+
+def _queued_call(row: Payment) -> str:
+    if row.merchant_address is None or row.deadline is None or row.signature is None:
+        raise ValueError(f"payment {row.payment_id} was queued without its signed Pay")
+    return pay_call(
+        row.merchant_address,
+        row.token_address,
+        row.from_address,
+        int(row.amount),
+        row.payment_id,
+        row.deadline,
+        bytes.fromhex(row.signature[2:]),
+    )
+
+
+def pay_gas_limit(chain: ChainConfig, estimate: int) -> int | None:
+    """A relayed pay()'s gas limit: the estimate + GAS_MARGIN_PERCENT, capped at the chain's
+    max_pay_gas; None when the estimate itself is above the cap."""
+    if estimate > chain.max_pay_gas:
+        return None
+    return min(estimate * (100 + GAS_MARGIN_PERCENT) // 100, chain.max_pay_gas)
+
+
 def _stored_payment(db: Session, row_id: int) -> Payment:
     row = db.get(Payment, row_id)
     if row is None:
@@ -222,10 +321,21 @@ class _Relayed(NamedTuple):
 
 
 def _relayed(row: Payment) -> _Relayed:
-    """The relayed transaction of a row that holds a nonce (relay() sets these together)."""
+    """The relayed transaction of a row that holds a nonce (send_queued() sets these together)."""
     if row.nonce is None or row.raw_tx is None or row.gas_price is None:
         raise ValueError(f"payment {row.payment_id} holds no relayed transaction")
     return _Relayed(row.nonce, row.raw_tx, row.gas_price)
+
+
+def _load(db: Session, payment_ids: list[int], activity_ids: list[int] | None = None) -> None:
+    """Loads these payment rows and their activity entries (or these entries) into the session in
+    two queries, so that the per-row db.get() of a pass finds them there: a round trip per row
+    and table is what a pass of 100 payments spent on PostgreSQL."""
+    if payment_ids:
+        rows = list(db.exec(select(Payment).where(col(Payment.id).in_(payment_ids))))
+        activity_ids = [row.activity_id for row in rows if row.activity_id is not None]
+    if activity_ids:
+        list(db.exec(select(Activity).where(col(Activity.id).in_(activity_ids))))
 
 
 def _set_activity(db, row: Payment) -> None:
@@ -238,27 +348,12 @@ def _set_activity(db, row: Payment) -> None:
         db.add(act)
 
 
-def _fail(row_id: int, reason: str, release_nonce: bool) -> None:
-    with get_session() as db:
-        row = _stored_payment(db, row_id)
-        row.status, row.reason, row.updated_at = "failed", reason[:255], now_epoch()
-        if release_nonce:
-            row.nonce = row.raw_tx = row.tx_hash = row.gas_price = None
-            row.settled = True
-        _set_activity(db, row)
-        db.add(row)
-        db.commit()
-
-
-def fail_if_unsent(row_id: int, reason: str) -> None:
-    """After an unexpected error: a claimed payment that got no nonce is failed, not left pending."""
-    with get_session() as db:
-        row = db.get(Payment, row_id)
-        if row is not None and row.status == "pending" and row.nonce is None:
-            row.status, row.reason, row.settled, row.updated_at = "failed", reason, True, now_epoch()
-            _set_activity(db, row)
-            db.add(row)
-            db.commit()
+def _fail_row(db: Session, row: Payment, reason: str) -> None:
+    """A payment that holds no nonce is failed (and settled: nothing to follow)."""
+    row.status, row.reason, row.settled, row.updated_at = "failed", reason[:255], True, now_epoch()
+    row.relayer_address = row.nonce = row.raw_tx = row.tx_hash = row.gas_price = row.sent_at = None
+    _set_activity(db, row)
+    db.add(row)
 
 
 def _lock_nonces(db: Session, chain_id: int, relayer: str, row_id: int) -> None:
@@ -273,76 +368,99 @@ def _lock_nonces(db: Session, chain_id: int, relayer: str, row_id: int) -> None:
         db.execute(update(Payment).where(col(Payment.id) == row_id).values(updated_at=now_epoch()))
 
 
-@dataclass
-class _Request:
-    """One payment waiting for its nonce (see _allocate)."""
+class _Job(NamedTuple):
+    """A queued payment as read before the nonce lock: its pay() calldata, and its gas limit or
+    why it cannot be relayed."""
 
     row_id: int
-    pending_count: int
-    price: int
-    sign: Callable[[int], tuple[str, str]]
-    result: tuple[int, str] | None = None
-    done: bool = False
+    call: str
+    gas_limit: int
+    failure: str | None
 
 
-_waiting: dict[tuple, list[_Request]] = {}
+def _job(chain: ChainConfig, row_id: int, call: str, estimate: dict) -> _Job:
+    if "error" in estimate:  # it would revert now (expired, allowance spent, ref used) or the node refuses
+        error = estimate["error"]
+        data = error.get("data")
+        return _Job(row_id, call, 0, revert_reason(data) if data else f"relay_rejected: {error.get('message')}")
+    limit = pay_gas_limit(chain, int(estimate["result"], 16))
+    return _Job(row_id, call, limit or 0, None if limit else "payment_gas_too_high")
 
 
-def _allocate(
-    acct: LocalAccount,
-    chain: ChainConfig,
-    row_id: int,
-    pending_count: int,
-    price: int,
-    sign: Callable[[int], tuple[str, str]],
-) -> tuple[int, str] | None:
-    """Under the nonce lock (this process's, then the database's), and nothing else under it:
-    next nonce = max(the node's pending count read before, highest persisted + 1); the signed
-    transaction is stored with the row before the lock is released, with sent_at already set
-    (a send that is then lost is found unknown and re-sent by reconcile()). Group commit: whoever
-    gets the lock allocates for every payment of this process waiting by then, in one database
-    transaction (SQLite's single writer was the bottleneck). -> (nonce, raw tx), or None when the
-    unique index still refused it (a writer that ignores the lock)."""
-    relayer = acct.address.lower()
-    key = _key(chain, relayer)
-    request = _Request(row_id, pending_count, price, sign)
-    with _state_lock:
-        _waiting.setdefault(key, []).append(request)
-    with _chain_lock(chain, relayer):
-        if not request.done:
-            with _state_lock:
-                batch = _waiting.pop(key, [])
-            try:
-                _allocate_batch(chain, relayer, batch)
-            finally:
-                for r in batch:
-                    r.done = True
-    return request.result
-
-
-def _allocate_batch(chain: ChainConfig, relayer: str, batch: list[_Request]) -> None:
+def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
+    """Relays up to `limit` queued payments of this chain (executed, no nonce yet), oldest first.
+    Outside the nonce lock: one JSON-RPC batch for the gas price, the pending count and each
+    pay()'s gas estimate. Under it (this process's, then the database's), and nothing else: the
+    nonces (max(pending count, highest persisted + 1)), the signed transactions and their
+    sent_at stored in ONE transaction; a payment another relayer took meanwhile is skipped, one
+    that would revert now is failed without a nonce. After it: every transaction in one JSON-RPC
+    batch, without waiting for receipts (reconcile() follows them). -> {sent, failed}"""
+    counts = {"sent": 0, "failed": 0}
+    to = chain.payment_contract
+    if to is None:
+        return counts
     with get_session() as db:
-        _lock_nonces(db, chain.chain_id, relayer, batch[0].row_id)
+        queued = [(stored_id(row), _queued_call(row)) for row in crud.queued_payments(db, chain.chain_id, limit)]
+    if not queued:
+        return counts
+    acct = relayer_account()
+    relayer = acct.address.lower()
+    reads = [("eth_gasPrice", []), ("eth_getTransactionCount", [acct.address, "pending"])]
+    estimates = [("eth_estimateGas", [{"from": acct.address, "to": to, "data": call}]) for _, call in queued]
+    try:
+        answers = _batch(web3_for(chain), reads + estimates)
+        price, pending_count = int(answers[0]["result"], 16), int(answers[1]["result"], 16)
+    except (*_NETWORK_ERRORS, Web3RPCError, KeyError):
+        return counts  # the node is not answering: they stay queued for the next pass
+    jobs = [_job(chain, row_id, call, answer) for (row_id, call), answer in zip(queued, answers[2:], strict=True)]
+    too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
+
+    signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
+    with _chain_lock(chain, relayer), get_session() as db:
+        _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
         last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
-        next_nonce = -1 if last is None else last + 1
-        results = []
-        for r in batch:
-            nonce = max(r.pending_count, next_nonce)
-            raw, tx_hash = r.sign(nonce)
-            row = _stored_payment(db, r.row_id)
+        nonce = max(pending_count, -1 if last is None else last + 1)
+        _load(db, [job.row_id for job in jobs])
+        for job in jobs:
+            row = _stored_payment(db, job.row_id)
+            if row.status != "pending" or row.nonce is not None or row.settled:
+                continue  # another relayer process relayed it meanwhile
+            if failure := too_dear or job.failure:
+                _fail_row(db, row, failure)
+                counts["failed"] += 1
+                continue
+            raw, tx_hash = _sign(acct, chain, to, job.call, job.gas_limit, price, nonce)
             row.relayer_address, row.nonce, row.raw_tx, row.tx_hash = relayer, nonce, raw, tx_hash
-            row.gas_price, row.sent_at, row.updated_at = str(r.price), now_epoch(), now_epoch()
+            row.gas_price, row.sent_at, row.updated_at = str(price), now_epoch(), now_epoch()
             _set_activity(db, row)
             db.add(row)
-            results.append((nonce, raw))
-            next_nonce = nonce + 1
+            signed.append((job.row_id, nonce, raw))
+            nonce += 1
         try:
             db.commit()
-        except IntegrityError:
+        except IntegrityError:  # a writer that ignores the lock took one of these nonces: next pass
             db.rollback()
-            return
-    for r, result in zip(batch, results, strict=True):
-        r.result = result
+            return {"sent": 0, "failed": 0}
+
+    for (row_id, nonce, _raw), (outcome, msg) in zip(signed, _send_batch(chain, [s[2] for s in signed]), strict=True):
+        if outcome == SendOutcome.SENT:
+            counts["sent"] += 1
+        elif outcome == SendOutcome.NONCE_TAKEN:
+            # Consumed outside this relayer (someone else with the key): no hole; queued again.
+            log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
+            _update(row_id, relayer_address=None, nonce=None, raw_tx=None, tx_hash=None, gas_price=None, sent_at=None)
+        elif outcome == SendOutcome.REJECTED:
+            _refused(acct, chain, row_id, nonce, price, msg)
+            counts["failed"] += 1
+        else:  # not known to be sent: reconcile() re-sends the same raw tx
+            _update(row_id, sent_at=None)
+    return counts
+
+
+def _update(row_id: int, **values) -> None:
+    with get_session() as db:
+        db.execute(update(Payment).where(col(Payment.id) == row_id).values(updated_at=now_epoch(), **values))
+        db.commit()
 
 
 def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, price: int, msg: str) -> None:
@@ -354,64 +472,15 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, row_id)
         row = _stored_payment(db, row_id)
-        row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
         if crud.max_relayer_nonce(db, chain.chain_id, relayer) == nonce:
-            row.nonce = row.raw_tx = row.tx_hash = row.gas_price = row.sent_at = None
-            row.settled = True
+            _fail_row(db, row, f"relay_rejected: {msg}")
         else:
+            row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
             row.raw_tx, row.tx_hash = _sign(acct, chain, acct.address, "0x", FILLER_GAS, price, nonce)
             row.sent_at = None
-        _set_activity(db, row)
-        db.add(row)
+            _set_activity(db, row)
+            db.add(row)
         db.commit()
-
-
-def relay(row_id: int, chain: ChainConfig, data: str, gas_limit: int) -> None:
-    """Allocates a nonce and persists the signed pay() with the row (under the nonce lock only),
-    then sends it without waiting for anything earlier (see module doc). Outcomes are recorded
-    on the row; nothing is raised for a refused send."""
-    acct = relayer_account()
-    w3 = web3_for(chain)
-    to = chain.payment_contract
-    if to is None:
-        raise AppError("payments_unavailable", f"no payment contract on chain {chain.chain_id}")
-    try:  # read outside the lock: the persisted nonces cover our own transactions in flight
-        price = w3.eth.gas_price
-        pending_count = int(w3.eth.get_transaction_count(acct.address, "pending"))
-    except _NETWORK_ERRORS as e:
-        _fail(row_id, f"relay_unavailable: {type(e).__name__}", release_nonce=True)
-        return
-    if price > chain.max_gas_price_wei:  # rose since execute's check_ready
-        _fail(row_id, "relay_unavailable: gas price above the cap", release_nonce=True)
-        return
-    for _attempt in range(3):
-        allocated = _allocate(
-            acct, chain, row_id, pending_count, price, lambda n: _sign(acct, chain, to, data, gas_limit, price, n)
-        )
-        if allocated is None:
-            continue
-        nonce, raw = allocated
-        outcome, msg = _send_raw(chain, raw)
-        if outcome == SendOutcome.NONCE_TAKEN:
-            # Consumed outside this allocator (someone else with the key): no hole; give it back, take the next.
-            log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
-            with get_session() as db:
-                row = _stored_payment(db, row_id)
-                row.nonce = row.raw_tx = row.tx_hash = None
-                db.add(row)
-                db.commit()
-            pending_count = nonce + 1
-            continue
-        if outcome == SendOutcome.REJECTED:
-            _refused(acct, chain, row_id, nonce, price, msg)
-        elif outcome == SendOutcome.UNKNOWN:  # not known to be sent: reconcile() re-sends the same raw tx
-            with get_session() as db:
-                row = _stored_payment(db, row_id)
-                row.sent_at = None
-                db.add(row)
-                db.commit()
-        return
-    _fail(row_id, "relay_nonce_conflict", release_nonce=True)
 
 
 # ---------------------------------------------------------------- following
@@ -514,49 +583,69 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
             return counts
+        _load(db, [], [row.activity_id for row in rows if row.activity_id is not None])
         try:
             # Order matters: nonce and time first, receipts after (a tx mined in between is seen).
             mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
             latest = w3.eth.get_block("latest")
             gas_price_now = w3.eth.gas_price
             receipts = _receipts(w3, [h for row in rows for h in _hashes(row)])
-        except _NETWORK_ERRORS:
+            unmined = [row.tx_hash for row in rows if row.tx_hash and not any(h in receipts for h in _hashes(row))]
+            known = _known_hashes(w3, unmined)
+        except (*_NETWORK_ERRORS, Web3RPCError):
             return counts
         stuck_after = get_settings().relayer_stuck_seconds
-        for row in rows:
-            tx_hash, receipt = next(((h, receipts[h]) for h in _hashes(row) if h in receipts), (None, None))
-            if tx_hash is not None and receipt is not None:
-                _apply_receipt(db, row, w3, tx_hash, receipt)
-                counts[row.status] += 1
-            elif _relayed(row).nonce < mined_nonce:
-                # Its nonce went to a transaction that is none of ours: this payment never ran.
-                row.settled = True
-                if row.status == "pending":
-                    row.status, row.reason = "failed", "dropped"
-                counts["failed"] += 1
-            else:
-                if row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
-                    row.status, row.reason = "failed", "expired"
-                counts["pending"] += 1
-                self_known = _known(w3, row.tx_hash)
-                if row.sent_at is None or not self_known:
-                    outcome, msg = _send_raw(chain, _relayed(row).raw_tx)
-                    if outcome == SendOutcome.SENT:
-                        row.sent_at = now()
-                        counts["resent"] += 1
-                    else:
-                        log.warning(
-                            "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
-                        )
-                elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
-                    counts["replaced"] += 1
-            row.updated_at = now_epoch()
-            _set_activity(db, row)
-            db.add(row)
+        # Every RPC of the usual pass is above; the writes go in at the commit (no autoflush), so
+        # SQLite's write lock is not held across the rare path's RPCs (re-sends, failure reasons).
+        with db.no_autoflush:
+            for row in rows:
+                before = _followed(row)
+                tx_hash, receipt = next(((h, receipts[h]) for h in _hashes(row) if h in receipts), (None, None))
+                if tx_hash is not None and receipt is not None:
+                    _apply_receipt(db, row, w3, tx_hash, receipt)
+                    counts[row.status] += 1
+                elif _relayed(row).nonce < mined_nonce:
+                    # Its nonce went to a transaction that is none of ours: this payment never ran.
+                    row.settled = True
+                    if row.status == "pending":
+                        row.status, row.reason = "failed", "dropped"
+                    counts["failed"] += 1
+                else:
+                    if row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
+                        row.status, row.reason = "failed", "expired"
+                    counts["pending"] += 1
+                    if row.sent_at is None or row.tx_hash not in known:
+                        outcome, msg = _send_raw(chain, _relayed(row).raw_tx)
+                        if outcome == SendOutcome.SENT:
+                            row.sent_at = now()
+                            counts["resent"] += 1
+                        else:
+                            log.warning(
+                                "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
+                            )
+                    elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
+                        counts["replaced"] += 1
+                if _followed(row) != before:  # a payment still waiting for its block is not rewritten
+                    row.updated_at = now_epoch()
+                    _set_activity(db, row)
+                    db.add(row)
         # One write per pass: receipts are learnt again after a crash, re-sends are of the same
         # raw transaction, and a replacement is persisted before its send (_replace).
         db.commit()
     return counts
+
+
+def _followed(row: Payment) -> tuple:
+    """What reconcile() may change on a row."""
+    return (row.status, row.reason, row.settled, row.tx_hash, row.old_tx_hashes, row.raw_tx, row.gas_price, row.sent_at)
+
+
+def _known_hashes(w3, hashes: list[str]) -> set[str]:
+    """Which of these transactions the node knows (mined or in its mempool), in one JSON-RPC batch."""
+    if not hashes:
+        return set()
+    answers = _batch(w3, [("eth_getTransactionByHash", [h]) for h in hashes])
+    return {h for h, answer in zip(hashes, answers, strict=True) if answer.get("result")}
 
 
 def _known(w3, tx_hash: str | None) -> bool:

@@ -90,3 +90,20 @@ def test_relayer_limit_errors_show_their_text_on_the_payment_page(code, status, 
     error = AppError(code)
     assert error.spec.status == status
     assert texts_for(error.spec.key, error.params) == {"en": en, "ko": ko}
+
+
+@pytest.mark.parametrize("times, limit, retry_after", [
+    ([], 3, None),
+    ([100, 200], 3, None),
+    ([100, 200, 300], 3, 100 + 3600 - 1000),  # the oldest leaving makes room for one
+    ([100, 200, 300, 400], 3, 200 + 3600 - 1000),  # over the limit (lowered since): two must leave
+    ([100], 1, 2700),
+    ([999 - 3600 + 1], 1, 1),  # leaves within the second: still at least 1
+])
+def test_check_quota_retry_after(times, limit, retry_after):
+    if retry_after is None:
+        payments.check_quota(times, limit, 3600, 1000, "payment_quota_exceeded", "quotes")
+        return
+    with pytest.raises(AppError) as e:
+        payments.check_quota(times, limit, 3600, 1000, "payment_quota_exceeded", "quotes")
+    assert (e.value.code, e.value.params) == ("payment_quota_exceeded", {"retry_after": retry_after})
