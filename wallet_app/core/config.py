@@ -97,6 +97,9 @@ class Settings(BaseSettings):
     # Development only (ignored outside DEV_MODE): /sign without the preview and its checks, the
     # baseline of bench/sign_preview.py.
     dev_sign_preview_off: bool = False
+    # Development only (ignored outside DEV_MODE): GET /dev-bench/ceiling, a bare Starlette route in the
+    # app's process, the ceiling of bench/load.py.
+    dev_bench_ceiling: bool = False
 
     # ---- rate limits (issue 12, core/ratelimit.py): "N/second|minute|hour", several joined by ";";
     # a per-second part spreads out what a minute allows (a burst of costly calls slows everyone).
