@@ -43,7 +43,7 @@ async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     if exc.code == "rate_limited":
         retry_after = int(exc.params.get("retry_after", 1))
-        ratelimit.remember_refusal(refusal_key(request), retry_after)
+        await ratelimit.remember_refusal(refusal_key(request), retry_after)
         return rate_limited_response(retry_after)
     return JSONResponse({"detail": exc.code}, status_code=exc.spec.status)
 
@@ -60,7 +60,7 @@ class RefuseWhileLimited:
         if (
             scope["type"] == "http"
             and scope["path"].startswith(API_PREFIX)
-            and (wait := ratelimit.refused_for(refusal_key(Request(scope))))
+            and (wait := await ratelimit.refused_for(refusal_key(Request(scope))))
         ):
             await rate_limited_response(wait)(scope, receive, send)
             return
