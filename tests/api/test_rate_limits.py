@@ -103,8 +103,13 @@ def test_a_refused_client_is_answered_at_once_until_retry_after(chain_env, clien
     assert get().status_code == 200
     assert_limited(get())
     calls = []
-    real_lookup = sessions.lookup_user
-    monkeypatch.setattr(sessions, "lookup_user", lambda token: calls.append(token) or real_lookup(token))
+    real_lookup = sessions.api_user
+
+    async def counted_lookup(token):
+        calls.append(token)
+        return await real_lookup(token)
+
+    monkeypatch.setattr(sessions, "api_user", counted_lookup)
     refused = get()
     assert_limited(refused)
     assert refused.headers["Retry-After"] == "1"

@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     google_client_id: str | None = None
     google_client_secret: str | None = None
     session_lifetime_seconds: int = 14 * 24 * 3600
+    # The API caches a session lookup this long per process; a change made where this process cannot hear
+    # of it (services/sessions.py) is seen within it. 0: no cache.
+    session_cache_seconds: float = 5.0
     # The origin users reach the app at; also the dev identity provider's issuer base.
     public_base_url: str = "http://localhost:3000"
     chains_file: Path = REPO_ROOT / "chains.dev.json"
