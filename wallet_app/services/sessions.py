@@ -86,7 +86,8 @@ CACHE_MAX = 10_000  # sessions per process; beyond, the cache starts afresh
 
 @dataclass(frozen=True)
 class _Cached:
-    user: User
+    user_id: int
+    fields: dict  # the User row's columns: each request gets its own User (never a shared ORM object)
     session_expires_at: int  # epoch seconds
     version: int  # the user's version when read
     until: float  # time.monotonic() after which the database is asked again
@@ -104,7 +105,7 @@ def user_changed(user_id: int | None) -> None:
         return
     with _lock:
         _local_versions[user_id] = _local_versions.get(user_id, 0) + 1
-        for key in [k for k, c in _cache.items() if c.user.id == user_id]:
+        for key in [k for k, c in _cache.items() if c.user_id == user_id]:
             del _cache[key]
     if get_settings().redis_url:
         try:
@@ -128,8 +129,8 @@ async def api_user(raw_token: str | None) -> User | None:
     cached = _cache.get(key)
     try:
         if cached and time.monotonic() < cached.until and cached.session_expires_at > now_epoch():
-            if await _version(stored_id(cached.user)) == cached.version:
-                return cached.user
+            if await _version(cached.user_id) == cached.version:
+                return User(**cached.fields)
         found = await run_in_threadpool(_lookup_with_expiry, key)
         if found is None:
             return None
@@ -142,7 +143,7 @@ async def api_user(raw_token: str | None) -> User | None:
     with _lock:
         if len(_cache) >= CACHE_MAX:
             _cache.clear()
-        _cache[key] = _Cached(user, expires_at, version, time.monotonic() + ttl)
+        _cache[key] = _Cached(stored_id(user), user.model_dump(), expires_at, version, time.monotonic() + ttl)
     return user
 
 
