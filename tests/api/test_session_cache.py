@@ -86,12 +86,45 @@ def test_with_redis_a_change_on_another_worker_is_seen_at_once(
 ):
     use(monkeypatch, REDIS_URL=redis_server.url, SESSION_CACHE_SECONDS="60")
     cookie = signed_in(client, login)
-    assert me(client, cookie).status_code == 200
+    subscribed = time.monotonic()
+    while sessions._listening_since is None:  # the worker's listener subscribes on its first request
+        assert me(client, cookie).status_code == 200
+        assert time.monotonic() - subscribed < 5, "the change feed was never subscribed"
+        time.sleep(0.02)  # polling interval, not a fixed wait
+    assert me(client, cookie).status_code == 200  # read after subscribing: cached
     user_id = revoke_behind_the_cache(cookie)
     assert me(client, cookie).status_code == 200  # cached: nothing told this process yet
-    # Another worker's user_changed: its own connection to Redis.
-    redis.Redis.from_url(redis_server.url).incr(f"nb:user_ver:{user_id}")
-    assert me(client, cookie).status_code == 401
+    # Another worker's user_changed: published on its own connection to Redis.
+    redis.Redis.from_url(redis_server.url).publish(sessions.CHANGES_CHANNEL, str(user_id))
+    published = time.monotonic()
+    while me(client, cookie).status_code != 401:
+        assert time.monotonic() - published < 1.0, "another worker's change not seen within 1 s"
+        time.sleep(0.01)  # polling interval, not a fixed wait
+
+
+def test_with_redis_gone_nothing_is_served_from_the_cache(
+    monkeypatch,
+    settings_env,
+    client,
+    login,
+):
+    from tools.redisserver import RedisServer
+
+    with RedisServer() as server:
+        use(monkeypatch, REDIS_URL=server.url, SESSION_CACHE_SECONDS="60")
+        cookie = signed_in(client, login)
+        deadline = time.monotonic() + 5
+        while sessions._listening_since is None:
+            assert me(client, cookie).status_code == 200
+            assert time.monotonic() < deadline, "the change feed was never subscribed"
+            time.sleep(0.02)  # polling interval, not a fixed wait
+        assert me(client, cookie).status_code == 200  # cached
+    # Redis stopped: the listener loses its feed and empties the cache; the database answers.
+    revoke_behind_the_cache(cookie)
+    deadline = time.monotonic() + 2
+    while me(client, cookie).status_code != 401:
+        assert time.monotonic() < deadline, "a revoked session still served with the change feed gone"
+        time.sleep(0.02)  # polling interval, not a fixed wait
 
 
 def test_no_cache_with_zero_seconds(monkeypatch, settings_env, client, login):

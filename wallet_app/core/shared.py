@@ -140,33 +140,12 @@ def _text(value: object) -> str | None:
 Marks = MemoryMarks | RedisMarks
 
 
-class RedisVersions:
-    """Counters every worker sees, bumped on a change (services.sessions' user versions). Keys
-    expire a day after their last change: a cache entry lives seconds, never that long."""
-
-    SECONDS = 24 * 3600
-
-    def __init__(self, url: str, namespace: str = "user_ver") -> None:
-        self._url = url
-        self._prefix = f"nb:{namespace}:"
-
-    def bump(self, key: int | str) -> None:
-        pipe = _client(self._url).pipeline()
-        pipe.incr(self._prefix + str(key))
-        pipe.expire(self._prefix + str(key), self.SECONDS)
-        pipe.execute()
-
-    async def get_async(self, key: int | str) -> int:
-        value = await _bounded(_async_client(self._url).get(self._prefix + str(key)))
-        return int(value) if value else 0
-
-
-def versions() -> RedisVersions:
-    """The shared user versions of the current settings (REDIS_URL must be set)."""
+def publish(channel: str, message: str) -> None:
+    """PUBLISH on the current settings' Redis (REDIS_URL must be set); redis.RedisError when it fails."""
     url = get_settings().redis_url
     if not url:
-        raise RuntimeError("shared versions need REDIS_URL")
-    return RedisVersions(url)
+        raise RuntimeError("publish needs REDIS_URL")
+    _client(url).publish(channel, message)
 
 
 @lru_cache(maxsize=1)

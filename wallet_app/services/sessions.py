@@ -3,12 +3,15 @@
 The API looks sessions up through a short per-process cache (`api_user`): the database once per
 session and SESSION_CACHE_SECONDS, not once per request. A change of the user or the session
 (sign-out, address, locale, backup flag: every writer calls `user_changed`) drops it at once in
-this process, and with REDIS_URL in every worker: each cached answer is checked against the
-user's version in Redis (one GET on the event loop). A change this process cannot hear of (Redis
-not answering; no Redis and another process writing) is seen within SESSION_CACHE_SECONDS.
-The Reflex handlers read the database every time (`lookup_user`).
+this process and, with REDIS_URL, in every worker: it is published on a Redis channel each
+worker listens to (no Redis call per request; while a worker is not subscribed, it reads the
+database every time). A change this process cannot hear of (Redis hanging; no Redis and another
+process writing) is seen within SESSION_CACHE_SECONDS. The Reflex handlers read the database
+every time (`lookup_user`).
 """
 
+import asyncio
+import contextlib
 import hashlib
 import logging
 import secrets
@@ -16,6 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+import redis.asyncio
 from redis import RedisError
 from starlette.concurrency import run_in_threadpool
 
@@ -82,6 +86,8 @@ def lookup_user(raw_token: str | None) -> User | None:
 # ---------------------------------------------------------------- the API's session cache
 
 CACHE_MAX = 10_000  # sessions per process; beyond, the cache starts afresh
+CHANGES_CHANNEL = "nb:user_changed"  # Redis pub/sub: the id of each user changed by any process
+LISTEN_RETRY_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -89,61 +95,101 @@ class _Cached:
     user_id: int
     fields: dict  # the User row's columns: each request gets its own User (never a shared ORM object)
     session_expires_at: int  # epoch seconds
-    version: int  # the user's version when read
     until: float  # time.monotonic() after which the database is asked again
 
 
 _cache: dict[str, _Cached] = {}
-_local_versions: dict[int, int] = {}  # user id -> changes made in this process (without Redis)
+_changed_at: dict[int, float] = {}  # user id -> time.monotonic() of the last change heard of
 _lock = threading.Lock()
+# With REDIS_URL: the change feed's listener (on this process's event loop) and since when it is
+# subscribed (None: not subscribed, nothing is served from the cache).
+_listener: tuple[str, asyncio.Task] | None = None
+_listening_since: float | None = None
+
+
+def _drop(user_id: int) -> None:
+    with _lock:
+        if len(_changed_at) >= CACHE_MAX:
+            _changed_at.clear()
+            _cache.clear()
+        _changed_at[user_id] = time.monotonic()
+        for key in [k for k, c in _cache.items() if c.user_id == user_id]:
+            del _cache[key]
 
 
 def user_changed(user_id: int | None) -> None:
     """A user's row or one of their sessions changed (after commit): cached lookups of that user
-    are dropped here and, with REDIS_URL, in every worker."""
+    are dropped here and, with REDIS_URL, in every worker (published on CHANGES_CHANNEL)."""
     if user_id is None:
         return
-    with _lock:
-        _local_versions[user_id] = _local_versions.get(user_id, 0) + 1
-        for key in [k for k, c in _cache.items() if c.user_id == user_id]:
-            del _cache[key]
+    _drop(user_id)
     if get_settings().redis_url:
         try:
-            shared.versions().bump(user_id)
+            shared.publish(CHANGES_CHANNEL, str(user_id))
         except RedisError:  # the other workers see it within SESSION_CACHE_SECONDS
-            log.exception("user version not shared; other workers may serve the old one for a moment")
+            log.exception("user change not published; other workers may serve the old one for a moment")
 
 
-async def _version(user_id: int) -> int:
-    if get_settings().redis_url:
-        return await shared.versions().get_async(user_id)
-    return _local_versions.get(user_id, 0)
+async def _listen(url: str) -> None:
+    """Drops the changed users' cache entries as other processes publish them. While not
+    subscribed (Redis gone, reconnecting) the cache is empty and unused."""
+    global _listening_since
+    while True:
+        client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=shared.REDIS_TIMEOUT_SECONDS)
+        pubsub = client.pubsub()
+        try:
+            await pubsub.subscribe(CHANGES_CHANNEL)
+            async for message in pubsub.listen():
+                if message["type"] == "subscribe":
+                    _listening_since = time.monotonic()
+                elif message["type"] == "message":
+                    _drop(int(message["data"]))
+        except (RedisError, OSError, ValueError):
+            log.warning("session cache: the change feed is lost; sessions are read from the database until it is back")
+        finally:
+            _listening_since = None
+            with _lock:
+                _cache.clear()
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+                await client.aclose()
+        await asyncio.sleep(LISTEN_RETRY_SECONDS)
+
+
+def _ensure_listener(url: str) -> None:
+    global _listener
+    loop = asyncio.get_running_loop()
+    if _listener is None or _listener[0] != url or _listener[1].done() or _listener[1].get_loop() is not loop:
+        if _listener is not None:
+            _listener[1].cancel()
+        _listener = (url, loop.create_task(_listen(url)))
 
 
 async def api_user(raw_token: str | None) -> User | None:
     """lookup_user through the cache (the API's requests, on the event loop)."""
-    ttl = get_settings().session_cache_seconds
-    if not raw_token or len(raw_token) > 256 or ttl <= 0:
+    settings = get_settings()
+    if not raw_token or len(raw_token) > 256 or settings.session_cache_seconds <= 0:
         return await run_in_threadpool(lookup_user, raw_token)
+    if settings.redis_url:
+        _ensure_listener(settings.redis_url)
     key = hash_token(raw_token)
     cached = _cache.get(key)
-    try:
-        if cached and time.monotonic() < cached.until and cached.session_expires_at > now_epoch():
-            if await _version(cached.user_id) == cached.version:
-                return User(**cached.fields)
-        found = await run_in_threadpool(_lookup_with_expiry, key)
-        if found is None:
-            return None
-        user, expires_at = found
-        # Read after the database: a change committed in between is seen at the latest after ttl.
-        version = await _version(stored_id(user))
-    except RedisError:  # no shared versions: the database answers, nothing is cached
-        log.exception("user versions unavailable; sessions not cached")
-        return await run_in_threadpool(lookup_user, raw_token)
+    now = time.monotonic()
+    if cached and now < cached.until and cached.session_expires_at > now_epoch():
+        return User(**cached.fields)
+    found = await run_in_threadpool(_lookup_with_expiry, key)
+    if found is None:
+        return None
+    user, expires_at = found
     with _lock:
-        if len(_cache) >= CACHE_MAX:
-            _cache.clear()
-        _cache[key] = _Cached(stored_id(user), user.model_dump(), expires_at, version, time.monotonic() + ttl)
+        # Cached only when no change can have slipped between the read and now: none heard of
+        # since the read began, and (with Redis) subscribed to the change feed before it began.
+        heard = _changed_at.get(stored_id(user), 0.0) >= now
+        subscribed = not settings.redis_url or (_listening_since is not None and _listening_since <= now)
+        if not heard and subscribed:
+            if len(_cache) >= CACHE_MAX:
+                _cache.clear()
+            _cache[key] = _Cached(stored_id(user), user.model_dump(), expires_at, now + settings.session_cache_seconds)
     return user
 
 
