@@ -48,6 +48,21 @@ def active_user_for_hash(db: Session, token_hash: str, now: int) -> User | None:
     return db.exec(stmt).first()
 
 
+def active_session_user(db: Session, token_hash: str, now: int) -> tuple[User, int] | None:
+    """active_user_for_hash with the session's expires_at."""
+    stmt = (
+        select(User, UserSession.expires_at)
+        .join(UserSession, col(UserSession.user_id) == col(User.id))
+        .where(
+            UserSession.token_hash == token_hash,
+            UserSession.revoked == False,  # noqa: E712 (SQL expression)
+            UserSession.expires_at > now,
+        )
+    )
+    row = db.exec(stmt).first()
+    return (row[0], row[1]) if row else None
+
+
 # ---------------------------------------------------------------- tokens
 
 

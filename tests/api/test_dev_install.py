@@ -7,6 +7,7 @@ from starlette.testclient import TestClient
 from tests.api.conftest import make_api
 from wallet_app import dev
 from wallet_app.core import extensions
+from wallet_app.core.config import get_settings
 from wallet_app.dev import faucet, merchant
 from wallet_app.services import google, relayer
 
@@ -51,3 +52,21 @@ def test_in_development_one_call_installs_everything(chain_env, client):
         link.endswith("&amount=1.5")
     assert faucet.on_address_registered in extensions._address_hooks
 
+
+
+def test_bench_ceiling_route_only_when_asked_in_development(client, monkeypatch):
+    assert client.get(dev.CEILING_PATH).status_code == 404  # not by default
+    monkeypatch.setenv("DEV_BENCH_CEILING", "1")
+    get_settings.cache_clear()
+    with TestClient(make_api()) as asked:
+        resp = asked.get(dev.CEILING_PATH)
+        assert (resp.status_code, resp.text) == (200, "ok")
+
+
+def test_bench_ceiling_route_never_outside_development(google_mode, monkeypatch):
+    monkeypatch.setenv("DEV_BENCH_CEILING", "1")
+    get_settings.cache_clear()
+    api = make_api()
+    dev.install(api)  # even installed by mistake
+    with TestClient(api) as client:
+        assert client.get(dev.CEILING_PATH).status_code == 404

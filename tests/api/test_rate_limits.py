@@ -8,6 +8,7 @@ import pytest
 from eth_account import Account
 
 from wallet_app import crud
+from wallet_app.core import ratelimit
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.dev import idp
@@ -103,8 +104,13 @@ def test_a_refused_client_is_answered_at_once_until_retry_after(chain_env, clien
     assert get().status_code == 200
     assert_limited(get())
     calls = []
-    real_lookup = sessions.lookup_user
-    monkeypatch.setattr(sessions, "lookup_user", lambda token: calls.append(token) or real_lookup(token))
+    real_lookup = sessions.api_user
+
+    async def counted_lookup(token):
+        calls.append(token)
+        return await real_lookup(token)
+
+    monkeypatch.setattr(sessions, "api_user", counted_lookup)
     refused = get()
     assert_limited(refused)
     assert refused.headers["Retry-After"] == "1"
@@ -116,3 +122,23 @@ def test_a_refused_client_is_answered_at_once_until_retry_after(chain_env, clien
         assert time.monotonic() < deadline
         time.sleep(0.05)
     assert answer.status_code == 200
+
+
+def test_only_rate_limited_routes_look_up_refusals(chain_env, client, login, monkeypatch):
+    """The middleware's lookup (a Redis round trip with REDIS_URL) is made only for the routes that
+    document a 429; the others are never refused, so /me and /assets skip it."""
+    login("lookups@example.com")
+    looked_up = []
+    real = ratelimit.refused_for
+
+    async def counted(key):
+        looked_up.append(key[:2])
+        return await real(key)
+
+    monkeypatch.setattr(ratelimit, "refused_for", counted)
+    assert client.get(f"{API}/me").status_code == 200
+    assert client.get(f"{API}/assets").status_code == 200
+    assert looked_up == []
+    client.get(f"{API}/token/metadata", params={"chain_id": 31337, "token_address": ZERO_ADDRESS})
+    client.post(f"{API}/me/address", json={"address": Account.create().address})
+    assert looked_up == [("GET", f"{API}/token/metadata"), ("POST", f"{API}/me/address")]

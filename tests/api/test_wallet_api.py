@@ -260,3 +260,21 @@ def test_faucet_failure_does_not_fail_registration(chain_env, client, login, cha
     assert faucet.wait_idle(30)
     assert faucet.fund_now(acct.address) == {}  # every chain failed, nothing raised
     assert faucet.is_loopback_rpc("http://127.0.0.1:8545") and not faucet.is_loopback_rpc("https://rpc.example.org")
+
+
+def test_assets_while_a_concurrent_request_seeds_the_token_list(api_user, client, monkeypatch):
+    """Two first loads at once: the later one's seed hits the unique index and rolls back (which
+    expires the user it had read); it must still answer, from the rows the other one wrote."""
+    assert client.get(f"{API}/assets").status_code == 200  # the rows are there now
+    real = tokens.crud.list_user_tokens
+    calls = []
+
+    def racing(db, user_id):  # the first look sees none, as a request racing the seed does
+        calls.append(user_id)
+        return [] if len(calls) == 1 else real(db, user_id)
+
+    monkeypatch.setattr(tokens.crud, "list_user_tokens", racing)
+    resp = client.get(f"{API}/assets")
+    assert resp.status_code == 200, resp.text
+    assert len(calls) == 2  # the seed was attempted and its rows read again
+    assert {a["token_symbol"] for a in resp.json()} == {"tUSD", "tKRW"}

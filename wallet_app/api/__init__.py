@@ -1,5 +1,9 @@
 """The REST API (/api/v1) as a FastAPI app; Reflex mounts itself under it via api_transformer."""
 
+import re
+from collections.abc import Callable
+from typing import Any
+
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -44,7 +48,7 @@ async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AppError)
     if exc.code == "rate_limited":
         retry_after = int(exc.params.get("retry_after", 1))
-        ratelimit.remember_refusal(refusal_key(request), retry_after)
+        await ratelimit.remember_refusal(refusal_key(request), retry_after)
         return rate_limited_response(retry_after)
     # Other refusals that know when to come back (the payment quotas) say so too.
     retry = exc.params.get("retry_after")
@@ -55,16 +59,33 @@ async def app_error_response(request: Request, exc: Exception) -> JSONResponse:
 class RefuseWhileLimited:
     """Answers a request its route refused as rate_limited a moment ago with the same 429 at once,
     until Retry-After has passed (the limiter would refuse it too): a flood of refused requests
-    then costs no session lookup, thread or route, and the other users' requests stay fast."""
+    then costs no session lookup, thread or route, and the other users' requests stay fast.
 
-    def __init__(self, app: ASGIApp):
+    Only the rate-limited routes (those documenting a 429, ratelimit.RESPONSE_429) are looked up:
+    no other route is ever refused, so /me and the like cost no lookup (a Redis round trip with
+    REDIS_URL)."""
+
+    def __init__(self, app: ASGIApp, openapi: Callable[[], dict[str, Any]]):
         self.app = app
+        self._openapi = openapi
+        self._limited: list[tuple[str, re.Pattern[str]]] | None = None
+
+    def limited(self, method: str, path: str) -> bool:
+        if self._limited is None:  # from the OpenAPI document: every route is included by now
+            self._limited = [
+                (m.upper(), re.compile(re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(p)) + "$"))
+                for p, operations in self._openapi()["paths"].items()
+                for m, operation in operations.items()
+                if "429" in operation.get("responses", {})
+            ]
+        return any(m == method and regex.match(path) for m, regex in self._limited)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
             scope["type"] == "http"
             and scope["path"].startswith(API_PREFIX)
-            and (wait := ratelimit.refused_for(refusal_key(Request(scope))))
+            and self.limited(scope["method"], scope["path"])
+            and (wait := await ratelimit.refused_for(refusal_key(Request(scope))))
         ):
             await rate_limited_response(wait)(scope, receive, send)
             return
@@ -95,7 +116,7 @@ def build_api() -> FastAPI:
     for wallet_router in (chains.router, assets.router, tokens.router, tx.router, activity.router):
         v1.include_router(wallet_router)
     app.add_exception_handler(AppError, app_error_response)
-    app.add_middleware(RefuseWhileLimited)
+    app.add_middleware(RefuseWhileLimited, openapi=app.openapi)
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.include_router(v1)

@@ -88,9 +88,9 @@ async def _sign_in(verify: Any, locale: str, request: Request, response: Respons
     """verify(attempt) -> Identity, then the attempt is spent and the user logged in; the
     attempt cookie is cleared either way."""
     try:
-        attempt = google.require_login_attempt(request.cookies.get(ATTEMPT_COOKIE))
+        attempt = await google.require_login_attempt(request.cookies.get(ATTEMPT_COOKIE))
         identity = await verify(attempt)
-        google.spend_login_attempt(attempt)
+        await google.spend_login_attempt(attempt)
         result = await run_in_threadpool(_login, identity, locale, request, response)
     except AppError as exc:
         from wallet_app.api import app_error_response  # the package imports this module

@@ -4,7 +4,6 @@ from collections.abc import Collection
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
-from starlette.concurrency import run_in_threadpool
 
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
@@ -33,7 +32,7 @@ def origin_allowed(
     return sec_fetch_site in (None, "same-origin", "none")
 
 
-def require_same_origin(request: Request) -> None:
+async def require_same_origin(request: Request) -> None:  # async: pure, so no thread hop per request
     if not origin_allowed(
         request.method,
         request.headers.get("origin"),
@@ -49,7 +48,7 @@ def session_token(request: Request) -> str | None:
 
 
 async def current_user(request: Request) -> User:
-    user = await run_in_threadpool(sessions.lookup_user, session_token(request))
+    user = await sessions.api_user(session_token(request))
     if user is None:
         raise AppError("not_authenticated", "no live session")
     return user

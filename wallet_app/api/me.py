@@ -16,7 +16,7 @@ _401: dict[int | str, dict[str, Any]] = {401: {"description": "no live session"}
 
 
 @router.get("", response_model=MeOut, responses=_401)
-def get_me(user: CurrentUser) -> dict:
+async def get_me(user: CurrentUser) -> dict:  # async: no I/O left here, so no thread hop
     return accounts.me_payload(user)
 
 

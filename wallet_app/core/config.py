@@ -64,6 +64,9 @@ class Settings(BaseSettings):
     google_client_id: str | None = None
     google_client_secret: str | None = None
     session_lifetime_seconds: int = 14 * 24 * 3600
+    # The API caches a session lookup this long per process; a change made where this process cannot hear
+    # of it (services/sessions.py) is seen within it. 0: no cache.
+    session_cache_seconds: float = 5.0
     # The origin users reach the app at; also the dev identity provider's issuer base.
     public_base_url: str = "http://localhost:3000"
     chains_file: Path = REPO_ROOT / "chains.dev.json"
@@ -124,6 +127,9 @@ class Settings(BaseSettings):
     # Development only (ignored outside DEV_MODE): /sign without the preview and its checks, the
     # baseline of bench/sign_preview.py.
     dev_sign_preview_off: bool = False
+    # Development only (ignored outside DEV_MODE): GET /dev-bench/ceiling, a bare Starlette route in the
+    # app's process, the ceiling of bench/load.py.
+    dev_bench_ceiling: bool = False
 
     # ---- rate limits (issue 12, core/ratelimit.py): "N/second|minute|hour", several joined by ";";
     # a per-second part spreads out what a minute allows (a burst of costly calls slows everyone).

@@ -1,6 +1,8 @@
 """Engine, sessions and schema upgrades. The schema comes only from Alembic migrations."""
 
 import fcntl
+import os
+import weakref
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
@@ -10,6 +12,19 @@ from sqlalchemy.engine import make_url
 from sqlmodel import Session, create_engine
 
 from wallet_app.core.config import REPO_ROOT, get_settings
+
+_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
+def _forget_pools() -> None:
+    # A forked process (granian's workers fork from the process that imported the app, which ran
+    # upgrade_schema) must not use its parent's pooled connections: two processes on one socket
+    # mix up PostgreSQL's protocol. close=False: the parent still owns those connections.
+    for engine in list(_engines):
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_pools)
 
 
 @lru_cache
@@ -22,6 +37,7 @@ def _engine_for(url: str) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+    _engines.add(engine)
     if parsed.get_backend_name() == "sqlite":
         # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the
         # one writer proceed together (concurrent payments otherwise hit "database is locked").

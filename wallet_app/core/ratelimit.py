@@ -4,7 +4,9 @@
 or a user id) and raises AppError("rate_limited", retry_after=<seconds>) once the limit of that
 kind (settings.rate_limit_<kind>, e.g. "30/minute" or "5/second;60/minute") is spent. Counters
 live in memory (one process), or in Redis when settings.redis_url is set (shared by every worker),
-and so do the fast refusals (remember_refusal / refused_for, in core.shared).
+and so do the fast refusals (remember_refusal / refused_for, in core.shared). `hit` runs in the
+services' threads; the fast refusals run on the event loop (the API's middleware), so they are
+async: a Redis that hangs holds one request for at most core.shared's timeout, never the worker.
 
 Callers are the services shared by the REST API and the Reflex handlers, so one limit holds for
 both; the API answers 429 with Retry-After (wallet_app.api.app_error_response).
@@ -35,6 +37,11 @@ KINDS = ("sign_in", "address", "token_metadata", "token_add", "tx_build", "payme
 # flood of them without the session lookup (api.RefuseWhileLimited), on every worker.
 _state: tuple[Settings, strategies.RateLimiter] | None = None
 
+# After a Redis error the fast refusals are not looked up for this long (per process and settings):
+# while Redis is down every API request would otherwise wait out the timeout first.
+REFUSALS_RETRY_SECONDS = 2.0
+_refusals_down: tuple[Settings, float] | None = None  # (settings, monotonic time the lookups resume)
+
 # The OpenAPI entry of a limited route's refusal.
 RESPONSE_429: dict[int | str, dict[str, Any]] = {
     429: {"description": '{"detail": "rate_limited"}, with Retry-After: the seconds to wait'}
@@ -55,7 +62,14 @@ def _current() -> strategies.RateLimiter:
     global _state
     settings = get_settings()
     if _state is None or _state[0] is not settings:
-        limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(storage_uri(settings)))
+        uri = storage_uri(settings)
+        # Redis: the same short timeouts as core.shared (the default waits for ever on a hung Redis).
+        timeouts = (
+            {"socket_timeout": shared.REDIS_TIMEOUT_SECONDS, "socket_connect_timeout": shared.REDIS_TIMEOUT_SECONDS}
+            if settings.redis_url
+            else {}
+        )
+        limiter = strategies.MovingWindowRateLimiter(storage.storage_from_string(uri, **timeouts))
         _state = (settings, limiter)
     return _state[1]
 
@@ -81,20 +95,25 @@ def _refusal_key(key: tuple[str, str, str]) -> str:
     return " ".join(key)
 
 
-def remember_refusal(key: tuple[str, str, str], retry_after: int) -> None:
+async def remember_refusal(key: tuple[str, str, str], retry_after: int) -> None:
     """A route refused `key` (method, path, client) as rate_limited for `retry_after` seconds."""
     try:
-        shared.marks("refused").mark(_refusal_key(key), retry_after)
+        await shared.marks("refused").mark_async(_refusal_key(key), retry_after)
     except RedisError:  # the limiter itself still refuses; only the shortcut is lost
         log.exception("refusal storage unavailable")
 
 
-def refused_for(key: tuple[str, str, str]) -> int:
+async def refused_for(key: tuple[str, str, str]) -> int:
     """Seconds `key` is still refused (0: not refused)."""
+    global _refusals_down
+    settings = get_settings()
+    if _refusals_down and _refusals_down[0] is settings and time.monotonic() < _refusals_down[1]:
+        return 0  # Redis failed a moment ago: the route's own limiter decides
     try:
-        left = shared.marks("refused").left(_refusal_key(key))
+        left = await shared.marks("refused").left_async(_refusal_key(key))
     except RedisError:  # serve: the route's own limiter decides
-        log.exception("refusal storage unavailable")
+        log.exception("refusal storage unavailable; not looked up for %s s", REFUSALS_RETRY_SECONDS)
+        _refusals_down = (settings, time.monotonic() + REFUSALS_RETRY_SECONDS)
         return 0
     return max(1, math.ceil(left)) if left > 0 else 0
 

@@ -5,21 +5,30 @@ workers), else in this process's memory. Each key expires by itself after its se
     marks("refused").left("k")                # seconds k still has (0: none)
     marks("spent").add_new("k", 600)          # False when k is already there (atomic)
     marks("codes").put("k", "v", 60); marks("codes").get("k"); marks("codes").take("k")  # values
+    await marks("refused").left_async("k")    # on an event loop: left/mark/add_new have *_async forms
 
 A namespace's keys are prefixed "nb:<namespace>:" in Redis. Redis errors are raised as
 redis.RedisError: each caller decides whether to serve without (rate limits) or refuse (sign-in).
+Code running on the event loop (middleware, async routes) uses the *_async forms (redis.asyncio):
+a Redis that hangs then holds that one request for at most REDIS_TIMEOUT_SECONDS, never the
+worker's loop; the plain forms are for threads (sync routes, services).
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
+import weakref
 from functools import lru_cache
 from typing import cast
 
 import redis
+import redis.asyncio
 
 from wallet_app.core.config import Settings, get_settings
+
+REDIS_TIMEOUT_SECONDS = 0.5  # connect and each reply: a Redis that hangs must not hold a request for long
 
 MAX_MEMORY_KEYS = 100_000  # per namespace: beyond, the expired ones go, else the oldest
 
@@ -75,10 +84,20 @@ class MemoryMarks:
         with self._lock:
             return self._left(key, time.monotonic())
 
+    async def mark_async(self, key: str, seconds: float) -> None:
+        self.mark(key, seconds)
+
+    async def add_new_async(self, key: str, seconds: float) -> bool:
+        return self.add_new(key, seconds)
+
+    async def left_async(self, key: str) -> float:
+        return self.left(key)
+
 
 class RedisMarks:
-    def __init__(self, client: redis.Redis, namespace: str) -> None:
-        self._client = client
+    def __init__(self, url: str, namespace: str, client: redis.Redis | None = None) -> None:
+        self._url = url
+        self._client = client or _client(url)  # the sync client (a test may pass its own)
         self._prefix = f"nb:{namespace}:"
 
     def mark(self, key: str, seconds: float) -> None:
@@ -102,6 +121,17 @@ class RedisMarks:
         ms = cast(int, self._client.pttl(self._prefix + key))
         return ms / 1000 if ms > 0 else 0.0
 
+    async def mark_async(self, key: str, seconds: float) -> None:
+        await _bounded(_async_client(self._url).set(self._prefix + key, b"1", px=max(1, int(seconds * 1000))))
+
+    async def add_new_async(self, key: str, seconds: float) -> bool:
+        client = _async_client(self._url)
+        return bool(await _bounded(client.set(self._prefix + key, b"1", px=max(1, int(seconds * 1000)), nx=True)))
+
+    async def left_async(self, key: str) -> float:
+        ms = await _bounded(_async_client(self._url).pttl(self._prefix + key))
+        return ms / 1000 if ms > 0 else 0.0
+
 
 def _text(value: object) -> str | None:
     return value.decode() if isinstance(value, bytes) else None
@@ -110,10 +140,43 @@ def _text(value: object) -> str | None:
 Marks = MemoryMarks | RedisMarks
 
 
+def publish(channel: str, message: str) -> None:
+    """PUBLISH on the current settings' Redis (REDIS_URL must be set); redis.RedisError when it fails."""
+    url = get_settings().redis_url
+    if not url:
+        raise RuntimeError("publish needs REDIS_URL")
+    _client(url).publish(channel, message)
+
+
 @lru_cache(maxsize=1)
 def _client(url: str) -> redis.Redis:
-    # Short timeouts: a Redis that hangs must not hold a request (or the event loop) for long.
-    return redis.Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
+    # Short timeouts: a Redis that hangs must not hold a request's thread for long.
+    return redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS)
+
+
+# An asyncio client belongs to the event loop it first ran on: one per loop (a worker has one; the
+# tests start several), dropped with its loop.
+_async_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, redis.asyncio.Redis]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _async_client(url: str) -> redis.asyncio.Redis:
+    per_loop = _async_clients.setdefault(asyncio.get_running_loop(), {})
+    if url not in per_loop:
+        per_loop[url] = redis.asyncio.Redis.from_url(
+            url, socket_timeout=REDIS_TIMEOUT_SECONDS, socket_connect_timeout=REDIS_TIMEOUT_SECONDS
+        )
+    return per_loop[url]
+
+
+async def _bounded(call):
+    """The call's answer, or redis.TimeoutError once REDIS_TIMEOUT_SECONDS (twice: connect, then
+    reply) have passed, whatever part of the client waits."""
+    try:
+        return await asyncio.wait_for(call, 2 * REDIS_TIMEOUT_SECONDS)
+    except TimeoutError:
+        raise redis.TimeoutError("Redis did not answer in time") from None
 
 
 # The stores of the current settings, by namespace.
@@ -128,5 +191,5 @@ def marks(namespace: str) -> Marks:
         _state = (settings, {})
     stores = _state[1]
     if namespace not in stores:
-        stores[namespace] = RedisMarks(_client(settings.redis_url), namespace) if settings.redis_url else MemoryMarks()
+        stores[namespace] = RedisMarks(settings.redis_url, namespace) if settings.redis_url else MemoryMarks()
     return stores[namespace]

@@ -13,6 +13,9 @@ checks development mode again when called, so a process that also serves non-dev
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
 from wallet_app.core import extensions
 from wallet_app.core.config import ANVIL_PUBLIC_KEYS, get_settings
@@ -20,6 +23,8 @@ from wallet_app.dev import drive, faucet, idp, merchant
 
 # anvil's account #1 (funded by anvil's genesis, not the deployer #0): a public key, dev only.
 DEV_RELAYER_KEY = ANVIL_PUBLIC_KEYS[1]
+# bench/load.py's ceiling (DEV_BENCH_CEILING=1): a bare Starlette route in the same process.
+CEILING_PATH = "/dev-bench/ceiling"
 
 
 def _identity_provider() -> extensions.IdentityProvider | None:
@@ -42,7 +47,15 @@ def _relayer_key() -> str | None:
     return DEV_RELAYER_KEY if get_settings().dev_mode else None
 
 
+async def _ceiling(_request: Request) -> PlainTextResponse:
+    # No dependency, session or database: what the app's process and its middleware cost alone.
+    return PlainTextResponse("ok")
+
+
 def install(api: FastAPI) -> None:
+    settings = get_settings()
+    if settings.dev_mode and settings.dev_bench_ceiling:
+        api.router.routes.append(Route(CEILING_PATH, _ceiling, methods=["GET"]))
     api.include_router(idp.build_router())
     api.include_router(drive.build_router())
     extensions.add_address_hook(faucet.on_address_registered)

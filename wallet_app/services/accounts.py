@@ -76,6 +76,7 @@ def login_user(google_sub: str, email: str, locale: str) -> User:
             db.add(user)
             db.commit()
             db.refresh(user)
+            sessions.user_changed(user.id)
         return user
 
 
@@ -93,6 +94,7 @@ def set_address(user_id: int, address: object) -> User:
             db.add(user)
             db.commit()
             db.refresh(user)
+            sessions.user_changed(user_id)
             extensions.address_registered(address)
         return user
 
@@ -105,7 +107,8 @@ def set_locale(user_id: int, locale: str) -> User:
         db.add(user)
         db.commit()
         db.refresh(user)
-        return user
+    sessions.user_changed(user_id)
+    return user
 
 
 def logout(raw_token: str | None) -> bool:

@@ -6,6 +6,7 @@ The server never sees a backup: the browser uploads it to Drive and then calls t
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import now_epoch
+from wallet_app.services import sessions
 from wallet_app.services.accounts import get_user
 
 
@@ -25,4 +26,5 @@ def touch(user_id: int) -> dict:
         user.last_backup_at = now_epoch()
         db.add(user)
         db.commit()
+        sessions.user_changed(user_id)
         return {"hasBackup": True, "last_backup_at": user.last_backup_at}

@@ -149,12 +149,12 @@ def new_login_attempt() -> str:
     return secrets.token_urlsafe(32)
 
 
-def require_login_attempt(attempt: str | None) -> str:
+async def require_login_attempt(attempt: str | None) -> str:
     """The attempt's value; a missing (or expired) or already spent attempt is refused."""
     if not attempt:
         raise AppError("login_attempt_expired", "no login attempt (missing or expired)")
     try:
-        spent = shared.marks("spent_login").left(attempt) > 0
+        spent = await shared.marks("spent_login").left_async(attempt) > 0
     except RedisError as e:
         raise AppError("shared_state_unavailable", f"spent login attempts: {e}") from None
     if spent:
@@ -162,11 +162,11 @@ def require_login_attempt(attempt: str | None) -> str:
     return attempt
 
 
-def spend_login_attempt(attempt: str) -> None:
+async def spend_login_attempt(attempt: str) -> None:
     """Marks the attempt used by a successful sign-in; a second use is refused (atomically, on
     every worker)."""
     try:
-        new = shared.marks("spent_login").add_new(attempt, ATTEMPT_SECONDS)
+        new = await shared.marks("spent_login").add_new_async(attempt, ATTEMPT_SECONDS)
     except RedisError as e:
         raise AppError("shared_state_unavailable", f"spent login attempts: {e}") from None
     if not new:

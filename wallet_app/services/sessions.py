@@ -1,12 +1,35 @@
-"""Login sessions: a random 256-bit token in an HttpOnly cookie, only its SHA-256 in the DB."""
+"""Login sessions: a random 256-bit token in an HttpOnly cookie, only its SHA-256 in the DB.
 
+The API looks sessions up through a short per-process cache (`api_user`): the database once per
+session and SESSION_CACHE_SECONDS, not once per request. A change of the user or the session
+(sign-out, address, locale, backup flag: every writer calls `user_changed`) drops it at once in
+this process and, with REDIS_URL, in every worker: it is published on a Redis channel each
+worker listens to (no Redis call per request; while a worker is not subscribed, it reads the
+database every time). A change this process cannot hear of (Redis hanging; no Redis and another
+process writing) is seen within SESSION_CACHE_SECONDS. The Reflex handlers read the database
+every time (`lookup_user`).
+"""
+
+import asyncio
+import contextlib
 import hashlib
+import logging
 import secrets
+import threading
+import time
+from dataclasses import dataclass
+
+import redis.asyncio
+from redis import RedisError
+from starlette.concurrency import run_in_threadpool
 
 from wallet_app import crud
+from wallet_app.core import shared
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
-from wallet_app.models import User, now_epoch
+from wallet_app.models import User, now_epoch, stored_id
+
+log = logging.getLogger(__name__)
 
 SESSION_COOKIE = "nb_session"
 # Over https the name carries the __Host- prefix: the browser keeps it only when Secure, Path=/
@@ -48,7 +71,8 @@ def revoke_session(raw_token: str) -> bool:
         row.revoked = True
         db.add(row)
         db.commit()
-        return True
+    user_changed(row.user_id)
+    return True
 
 
 def lookup_user(raw_token: str | None) -> User | None:
@@ -57,6 +81,121 @@ def lookup_user(raw_token: str | None) -> User | None:
         return None
     with get_session() as db:
         return crud.active_user_for_hash(db, hash_token(raw_token), now_epoch())
+
+
+# ---------------------------------------------------------------- the API's session cache
+
+CACHE_MAX = 10_000  # sessions per process; beyond, the cache starts afresh
+CHANGES_CHANNEL = "nb:user_changed"  # Redis pub/sub: the id of each user changed by any process
+LISTEN_RETRY_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class _Cached:
+    user_id: int
+    fields: dict  # the User row's columns: each request gets its own User (never a shared ORM object)
+    session_expires_at: int  # epoch seconds
+    until: float  # time.monotonic() after which the database is asked again
+
+
+_cache: dict[str, _Cached] = {}
+_changed_at: dict[int, float] = {}  # user id -> time.monotonic() of the last change heard of
+_lock = threading.Lock()
+# With REDIS_URL: the change feed's listener (on this process's event loop) and since when it is
+# subscribed (None: not subscribed, nothing is served from the cache).
+_listener: tuple[str, asyncio.Task] | None = None
+_listening_since: float | None = None
+
+
+def _drop(user_id: int) -> None:
+    with _lock:
+        if len(_changed_at) >= CACHE_MAX:
+            _changed_at.clear()
+            _cache.clear()
+        _changed_at[user_id] = time.monotonic()
+        for key in [k for k, c in _cache.items() if c.user_id == user_id]:
+            del _cache[key]
+
+
+def user_changed(user_id: int | None) -> None:
+    """A user's row or one of their sessions changed (after commit): cached lookups of that user
+    are dropped here and, with REDIS_URL, in every worker (published on CHANGES_CHANNEL)."""
+    if user_id is None:
+        return
+    _drop(user_id)
+    if get_settings().redis_url:
+        try:
+            shared.publish(CHANGES_CHANNEL, str(user_id))
+        except RedisError:  # the other workers see it within SESSION_CACHE_SECONDS
+            log.exception("user change not published; other workers may serve the old one for a moment")
+
+
+async def _listen(url: str) -> None:
+    """Drops the changed users' cache entries as other processes publish them. While not
+    subscribed (Redis gone, reconnecting) the cache is empty and unused."""
+    global _listening_since
+    while True:
+        client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=shared.REDIS_TIMEOUT_SECONDS)
+        pubsub = client.pubsub()
+        try:
+            await pubsub.subscribe(CHANGES_CHANNEL)
+            async for message in pubsub.listen():
+                if message["type"] == "subscribe":
+                    _listening_since = time.monotonic()
+                elif message["type"] == "message":
+                    _drop(int(message["data"]))
+        except (RedisError, OSError, ValueError):
+            log.warning("session cache: the change feed is lost; sessions are read from the database until it is back")
+        finally:
+            _listening_since = None
+            with _lock:
+                _cache.clear()
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+                await client.aclose()
+        await asyncio.sleep(LISTEN_RETRY_SECONDS)
+
+
+def _ensure_listener(url: str) -> None:
+    global _listener
+    loop = asyncio.get_running_loop()
+    if _listener is None or _listener[0] != url or _listener[1].done() or _listener[1].get_loop() is not loop:
+        if _listener is not None:
+            _listener[1].cancel()
+        _listener = (url, loop.create_task(_listen(url)))
+
+
+async def api_user(raw_token: str | None) -> User | None:
+    """lookup_user through the cache (the API's requests, on the event loop)."""
+    settings = get_settings()
+    if not raw_token or len(raw_token) > 256 or settings.session_cache_seconds <= 0:
+        return await run_in_threadpool(lookup_user, raw_token)
+    if settings.redis_url:
+        _ensure_listener(settings.redis_url)
+    key = hash_token(raw_token)
+    cached = _cache.get(key)
+    now = time.monotonic()
+    if cached and now < cached.until and cached.session_expires_at > now_epoch():
+        return User(**cached.fields)
+    found = await run_in_threadpool(_lookup_with_expiry, key)
+    if found is None:
+        return None
+    user, expires_at = found
+    with _lock:
+        # Cached only when no change can have slipped between the read and now: none heard of
+        # since the read began, and (with Redis) subscribed to the change feed before it began.
+        heard = _changed_at.get(stored_id(user), 0.0) >= now
+        subscribed = not settings.redis_url or (_listening_since is not None and _listening_since <= now)
+        if not heard and subscribed:
+            if len(_cache) >= CACHE_MAX:
+                _cache.clear()
+            _cache[key] = _Cached(stored_id(user), user.model_dump(), expires_at, now + settings.session_cache_seconds)
+    return user
+
+
+def _lookup_with_expiry(token_hash: str) -> tuple[User, int] | None:
+    with get_session() as db:
+        return crud.active_session_user(db, token_hash, now_epoch())
 
 
 def parse_cookie_header(header: str | None) -> dict[str, str]:

@@ -1,0 +1,81 @@
+"""A Redis that stops answering (SIGSTOP: connections accepted, nothing answered) or is gone must not
+stall the API: the worker's event loop keeps serving signed-in requests at once, and sign-in gets
+its documented refusal (503 shared_state_unavailable) within the Redis timeouts, not a hang."""
+
+import asyncio
+import os
+import signal
+import time
+
+import httpx
+import pytest
+import redis
+
+from tests.api.conftest import ORIGIN, start_attempt
+from tools.redisserver import RedisServer
+from wallet_app.core.config import get_settings
+from wallet_app.dev import idp
+
+BOUND_S = 2.0  # the Redis timeouts are 0.5 s: anything near this is a hang
+
+
+@pytest.fixture
+def redis_env(settings_env, monkeypatch):
+    with RedisServer() as server:
+        monkeypatch.setenv("REDIS_URL", server.url)
+        get_settings.cache_clear()
+        yield server
+        if server.proc and server.proc.poll() is None:
+            os.kill(server.proc.pid, signal.SIGCONT)  # a stopped process would not stop on SIGTERM
+
+
+@pytest.fixture
+def signed_in(redis_env, client, login):
+    login("outage@example.com", "en")
+    return client
+
+
+def concurrent_me(app, cookies, n=20) -> tuple[list[int], float]:
+    """n GET /me at once on one event loop, as a worker receives them: statuses and seconds."""
+
+    async def run():
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=ORIGIN, cookies=cookies) as c:
+            t0 = time.monotonic()
+            answers = await asyncio.gather(*(c.get("/api/v1/me") for _ in range(n)))
+            return [a.status_code for a in answers], time.monotonic() - t0
+
+    return asyncio.run(run())
+
+
+def sign_in(client) -> tuple[httpx.Response, float]:
+    token = idp.issue_id_token("outage@example.com", nonce=start_attempt(client))
+    t0 = time.monotonic()
+    resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+    return resp, time.monotonic() - t0
+
+
+@pytest.mark.parametrize("outage", ["hanging", "stopped"])
+def test_redis_outage_neither_stalls_requests_nor_lets_sign_in_through(outage, signed_in, redis_env, app):
+    cookies = dict(signed_in.cookies)
+    statuses, _ = concurrent_me(app, cookies)
+    assert statuses == [200] * 20
+    if outage == "hanging":
+        os.kill(redis_env.proc.pid, signal.SIGSTOP)
+    else:
+        redis_env.stop()
+    statuses, seconds = concurrent_me(app, cookies)
+    assert statuses == [200] * 20
+    assert seconds < BOUND_S, f"20 concurrent /me took {seconds:.1f} s while Redis was {outage}"
+    resp, seconds = sign_in(signed_in)
+    assert (resp.status_code, resp.json()) == (503, {"detail": "shared_state_unavailable"})
+    assert seconds < BOUND_S, f"the refused sign-in took {seconds:.1f} s while Redis was {outage}"
+
+
+def test_sign_in_works_again_when_redis_answers_again(signed_in, redis_env):
+    os.kill(redis_env.proc.pid, signal.SIGSTOP)
+    assert sign_in(signed_in)[0].status_code == 503
+    os.kill(redis_env.proc.pid, signal.SIGCONT)
+    redis.Redis.from_url(redis_env.url, socket_timeout=5).ping()
+    resp, _ = sign_in(signed_in)
+    assert resp.status_code == 200, resp.text

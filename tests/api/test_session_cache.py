@@ -1,0 +1,135 @@
+"""The API's session cache (services.sessions.api_user) never serves a revoked session or an old
+user longer than documented: at once after a change made through this process, at once on every
+worker with REDIS_URL (the user's version in Redis), and within SESSION_CACHE_SECONDS after a
+change this process cannot hear of."""
+
+import time
+
+import redis
+
+from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
+from wallet_app import crud
+from wallet_app.core.config import get_settings
+from wallet_app.core.db import get_session
+from wallet_app.services import sessions
+
+EMAIL = "cache@example.com"
+ADDRESS = "0x" + "ab" * 20
+
+
+def use(monkeypatch, **env):
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    get_settings.cache_clear()
+
+
+def me(client, cookie: str):
+    return client.get("/api/v1/me", headers={"Cookie": f"nb_session={cookie}"})
+
+
+def revoke_behind_the_cache(raw_token: str) -> int:
+    """What another process does to the database (no user_changed here); the user's id."""
+    with get_session() as db:
+        row = crud.get_session_by_hash(db, sessions.hash_token(raw_token))
+        row.revoked = True
+        db.add(row)
+        db.commit()
+        return row.user_id
+
+
+def signed_in(client, login) -> str:
+    """Signs in; the session cookie, which every request below names itself."""
+    login(EMAIL, "en")
+    cookie = client.cookies["nb_session"]
+    client.cookies.clear()
+    return cookie
+
+
+def test_sign_out_through_this_process_ends_the_session_at_once(monkeypatch, settings_env, client, login):
+    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    login(EMAIL, "en")
+    cookie = client.cookies["nb_session"]
+    assert me(client, cookie).status_code == 200
+    assert client.post("/api/v1/auth/logout").status_code == 200
+    assert me(client, cookie).status_code == 401
+
+
+def test_user_changes_are_served_at_once(monkeypatch, settings_env, client, login):
+    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    cookie = signed_in(client, login)
+    headers = {"Cookie": f"nb_session={cookie}"}
+    assert me(client, cookie).json()["address"] is None  # now cached
+    assert client.post("/api/v1/me/address", json={"address": ADDRESS}, headers=headers).status_code == 200
+    assert me(client, cookie).json()["address"] == ADDRESS
+    assert client.patch("/api/v1/me/locale", json={"locale": "ko"}, headers=headers).status_code == 200
+    assert me(client, cookie).json()["locale"] == "ko"
+
+
+def test_a_change_this_process_cannot_hear_of_is_seen_within_the_bound(monkeypatch, settings_env, client, login):
+    use(monkeypatch, SESSION_CACHE_SECONDS="1")
+    cookie = signed_in(client, login)
+    assert me(client, cookie).status_code == 200
+    revoked_at = time.monotonic()
+    revoke_behind_the_cache(cookie)
+    assert me(client, cookie).status_code == 200  # the cache answers: what the bound is for
+    while me(client, cookie).status_code != 401:
+        assert time.monotonic() - revoked_at < 1.0 + 0.5, "a revoked session served past SESSION_CACHE_SECONDS"
+        time.sleep(0.05)  # polling interval, not a fixed wait
+
+
+def test_with_redis_a_change_on_another_worker_is_seen_at_once(
+    monkeypatch,
+    settings_env,
+    client,
+    login,
+    redis_server,  # noqa: F811
+):
+    use(monkeypatch, REDIS_URL=redis_server.url, SESSION_CACHE_SECONDS="60")
+    cookie = signed_in(client, login)
+    subscribed = time.monotonic()
+    while sessions._listening_since is None:  # the worker's listener subscribes on its first request
+        assert me(client, cookie).status_code == 200
+        assert time.monotonic() - subscribed < 5, "the change feed was never subscribed"
+        time.sleep(0.02)  # polling interval, not a fixed wait
+    assert me(client, cookie).status_code == 200  # read after subscribing: cached
+    user_id = revoke_behind_the_cache(cookie)
+    assert me(client, cookie).status_code == 200  # cached: nothing told this process yet
+    # Another worker's user_changed: published on its own connection to Redis.
+    redis.Redis.from_url(redis_server.url).publish(sessions.CHANGES_CHANNEL, str(user_id))
+    published = time.monotonic()
+    while me(client, cookie).status_code != 401:
+        assert time.monotonic() - published < 1.0, "another worker's change not seen within 1 s"
+        time.sleep(0.01)  # polling interval, not a fixed wait
+
+
+def test_with_redis_gone_nothing_is_served_from_the_cache(
+    monkeypatch,
+    settings_env,
+    client,
+    login,
+):
+    from tools.redisserver import RedisServer
+
+    with RedisServer() as server:
+        use(monkeypatch, REDIS_URL=server.url, SESSION_CACHE_SECONDS="60")
+        cookie = signed_in(client, login)
+        deadline = time.monotonic() + 5
+        while sessions._listening_since is None:
+            assert me(client, cookie).status_code == 200
+            assert time.monotonic() < deadline, "the change feed was never subscribed"
+            time.sleep(0.02)  # polling interval, not a fixed wait
+        assert me(client, cookie).status_code == 200  # cached
+    # Redis stopped: the listener loses its feed and empties the cache; the database answers.
+    revoke_behind_the_cache(cookie)
+    deadline = time.monotonic() + 2
+    while me(client, cookie).status_code != 401:
+        assert time.monotonic() < deadline, "a revoked session still served with the change feed gone"
+        time.sleep(0.02)  # polling interval, not a fixed wait
+
+
+def test_no_cache_with_zero_seconds(monkeypatch, settings_env, client, login):
+    use(monkeypatch, SESSION_CACHE_SECONDS="0")
+    cookie = signed_in(client, login)
+    assert me(client, cookie).status_code == 200
+    revoke_behind_the_cache(cookie)
+    assert me(client, cookie).status_code == 401
