@@ -27,6 +27,7 @@ app = rx.App(
         rx.el.script(src="/register-sw.js", defer=True),
     ],
     api_transformer=[api, SecurityHeaders],
+    stylesheets=["/theme.css"],  # the colour tokens (contrast at WCAG AA in both themes)
 )
 # Reflex's connection overlay (a toast and a pulsing icon with English developer text) gives way
 # to our localized notice on every page (components.layout.connection_notice).

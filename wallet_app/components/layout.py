@@ -103,7 +103,8 @@ def page(
     body = [rx.heading(t(title_key), size="6", as_="h1")] if title_key else []
     content = rx.vstack(*body, *children, spacing="4", width="100%")
     return rx.fragment(
-        rx.box(
+        # The page's one `main` landmark; the navigation and the dialogs sit beside it.
+        rx.el.main(
             rx.cond(
                 SessionState.checked,
                 content,
