@@ -29,19 +29,35 @@ from wallet_app.i18n import CATALOGUES
 AXE = REPO_ROOT / "tools" / "node_modules" / "axe-core" / "axe.min.js"
 LANGS = ("en", "ko")
 THEMES = ("light", "dark")
+ZOOMED = {"width": 195, "height": 422}  # the phone's screen at 200% zoom
 KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
 
 # Runs axe on the document as it is; returns the violations, a few node targets each. axe's
 # color-contrast rule skips disabled controls (WCAG exempts them); issue 15 asks them readable
 # too, so one more rule applies the same check to disabled buttons.
 _RUN_AXE = """async () => {
-  axe.configure({rules: [{id: 'nb-disabled-contrast', selector: 'button:disabled, button[data-disabled]',
+  axe.configure({rules: [{id: 'nb-disabled-contrast', selector: 'button[disabled], button[data-disabled]',
     any: ['color-contrast'], tags: ['wcag2aa'], metadata: {help: 'Disabled buttons have readable text'}}]});
   const r = await axe.run(document, {resultTypes: ['violations']});
+  // A rule that threw is reported too (axe files it under "incomplete"): a broken check is no pass.
+  const broken = r.incomplete.filter((v) => v.nodes.some((n) => n.none.some((c) => c.id === 'error-occurred')))
+    .map((v) => ({id: v.id, impact: 'axe error', nodes: v.nodes.map((n) => n.none[0].message + ' ' + n.target)}));
   return r.violations.map((v) => ({id: v.id, impact: v.impact,
     nodes: v.nodes.map((n) => n.target.join(' ') + (n.any[0] && n.any[0].data && n.any[0].data.contrastRatio
-      ? ` (${n.any[0].data.contrastRatio}:1 ${n.any[0].data.fgColor} on ${n.any[0].data.bgColor})` : ''))}));
+      ? ` (${n.any[0].data.contrastRatio}:1 ${n.any[0].data.fgColor} on ${n.any[0].data.bgColor})` : ''))}))
+    .concat(broken);
 }"""
+# The innermost elements reaching past the right edge (what makes a page scroll sideways).
+_STICKING_OUT = """(w) => [...document.querySelectorAll('body *')]
+  .filter((e) => e.getBoundingClientRect().right > w + 0.5
+    && ![...e.children].some((c) => c.getBoundingClientRect().right > w + 0.5))
+  .slice(0, 4).map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].slice(0, 3).join('.')}`
+    + ` "${e.textContent.trim().slice(0, 24)}" right=${Math.round(e.getBoundingClientRect().right)}`).join('; ')"""
+# Boxes inside the page that scroll sideways themselves (a dialog's scroll container, say).
+_SIDEWAYS_SCROLLERS = """() => [...document.querySelectorAll('body *')]
+  .filter((e) => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
+  .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].slice(0, 3).join('.')}:`
+    + ` ${e.scrollWidth} > ${e.clientWidth} px`)"""
 # Settled: no finite animation still running (dialogs fade in; spinners loop forever).
 _ANIMATIONS_DONE = """() => document.getAnimations().every((a) => a.playState !== 'running'
   || a.effect.getComputedTiming().iterations === Infinity)"""
@@ -75,6 +91,25 @@ class Auditor:
                 nodes = "; ".join(v["nodes"][:6]) + (f"; … {len(v['nodes'])} in all" if len(v["nodes"]) > 6 else "")
                 self.found.append(f"{where} [{self.lang}, {theme}]: {v['id']} ({v['impact']}) at {nodes}")
         self.theme("light")
+        # Screen readers choose their voice by <html lang>.
+        try:
+            expect(self.page.locator("html")).to_have_attribute("lang", self.lang, timeout=5_000)
+        except AssertionError:
+            lang = self.page.evaluate("document.documentElement.lang")
+            self.found.append(f"{where} [{self.lang}]: html lang is {lang!r}")
+        # 200% zoom of the 390 px screen: 195 CSS px wide, still without horizontal scrolling.
+        self.page.set_viewport_size(ZOOMED)
+        try:
+            # The layout viewport (media queries follow it; innerWidth grows when a phone zooms out to fit).
+            self.page.wait_for_function("(w) => matchMedia(`(width: ${w}px)`).matches", arg=ZOOMED["width"])
+            width = self.page.evaluate("document.documentElement.scrollWidth")
+            if width > ZOOMED["width"]:
+                wide = self.page.evaluate(_STICKING_OUT, ZOOMED["width"])
+                self.found.append(f"{where} [{self.lang}]: {width} px wide at 200% zoom (195 px): {wide}")
+            for box in self.page.evaluate(_SIDEWAYS_SCROLLERS):
+                self.found.append(f"{where} [{self.lang}]: scrolls sideways at 200% zoom: {box}")
+        finally:
+            self.page.set_viewport_size(helpers.MOBILE_CONTEXT["viewport"])
 
     def assert_clean(self) -> None:
         found, self.found = self.found, []
@@ -113,6 +148,12 @@ def auditor(pw, app_server) -> Iterator[Auditor]:
         browser.close()
 
 
+@pytest.fixture(autouse=True)
+def fresh_findings(auditor: Auditor) -> None:
+    """Each test reports only what it found itself."""
+    auditor.found, auditor.checks = [], 0
+
+
 def ensure_wallet(a: Auditor) -> str:
     """A signed-in user with a wallet in the module's context (made once)."""
     if a.address is None:
@@ -136,6 +177,26 @@ def tx_link(to: str) -> str:
         "gas_price": "1",
     }
     return base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
+
+
+def test_auditor_reports_violations(auditor: Auditor):
+    """The check itself fails where it must: content outside the landmarks, an unreadable
+    disabled button, a wrong document language, a page wider than the zoomed screen."""
+    a, page = auditor, auditor.page
+    page.goto("/")
+    expect(page.get_by_role("heading", level=1)).to_have_text(a.t("app_title"))
+    page.evaluate("""() => {
+      document.body.insertAdjacentHTML('beforeend', '<div><button disabled style="color: #bbb; background: #fff">'
+        + 'Off</button><p style="width: 300px">Outside</p></div>');
+      document.documentElement.lang = 'xx'; }""")
+    a.check("selftest")
+    found, a.found = a.found, []
+    page.reload()  # the broken page goes
+    text = "\n".join(found)
+    assert "selftest [en, light]: nb-disabled-contrast (serious)" in text, text
+    assert "selftest [en, dark]: region (moderate)" in text, text
+    assert "selftest [en]: html lang is 'xx'" in text, text
+    assert "selftest [en]: " in text and "px wide at 200% zoom" in text, text
 
 
 def test_login_and_pin_pad(auditor: Auditor):
@@ -213,6 +274,9 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor):
             a.check(name)
         a.goto(f"/sign?tx={tx_link(Account.create().address)}", "sign_title")
         a.check("sign")
+        page.get_by_role("button", name=a.t("sign_details")).click()
+        expect(page.locator("#sign-data")).to_be_visible()
+        a.check("sign-details")
         page.get_by_role("button", name=a.t("confirm"), exact=True).click()
         dialog = page.get_by_role("dialog", name=a.t("pin_dialog_title"))
         expect(dialog).to_be_visible()

@@ -73,9 +73,11 @@ def token_list() -> rx.Component:
                 rx.button(rx.icon("plus"), t("add_token"), variant="soft", size="3", on_click=s.open_add),
                 spacing="3",
                 align="center",
+                wrap="wrap",
             ),
             justify="between",
             align="center",
+            wrap="wrap",  # the buttons go under the heading on a narrow (zoomed) screen
             width="100%",
         ),
         rx.cond(
