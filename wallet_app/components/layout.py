@@ -115,6 +115,7 @@ def page(
             )
             if gated
             else content,
+            connection_notice(),  # fixed on screen; inside main only to sit in a landmark
             max_width="480px",
             width="100%",
             margin="0 auto",
@@ -128,7 +129,6 @@ def page(
         ),
         *(_signed_in_parts() if signed_in else []),
         alert_dialog(),
-        connection_notice(),
         document_lang(lang=SessionState.lang),
     )
 
