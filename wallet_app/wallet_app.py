@@ -27,7 +27,8 @@ app = rx.App(
         rx.el.script(src="/register-sw.js", defer=True),
     ],
     api_transformer=[api, SecurityHeaders],
-    stylesheets=["/reduced_motion.css"],  # prefers-reduced-motion: no spinner or overlay animates
+    # the colour tokens (contrast at WCAG AA in both themes); prefers-reduced-motion: nothing animates
+    stylesheets=["/theme.css", "/reduced_motion.css"],
 )
 # Reflex's connection overlay (a toast and a pulsing icon with English developer text) gives way
 # to our localized notice on every page (components.layout.connection_notice).

@@ -4,6 +4,7 @@ import reflex as rx
 from reflex.components.core.banner import has_connection_errors
 
 from custom_components.wallet_js.backup_ui import restore_dialog
+from custom_components.wallet_js.doc_lang import document_lang
 from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
@@ -28,6 +29,7 @@ def _nav_item(route: str, entry: NavEntry) -> rx.Component:
         underline="none",
         aria_current=rx.cond(active, "page", "false"),
         flex="1",
+        min_width="0",  # four equal shares of the width, even at 200% zoom
         min_height="48px",
         display="flex",
         justify_content="center",
@@ -47,6 +49,7 @@ def bottom_nav() -> rx.Component:
                 margin="0 auto",
                 height=NAV_HEIGHT,
                 align="center",
+                spacing="0",
             ),
             aria_label="Main",
             position="fixed",
@@ -103,7 +106,8 @@ def page(
     body = [rx.heading(t(title_key), size="6", as_="h1")] if title_key else []
     content = rx.vstack(*body, *children, spacing="4", width="100%")
     return rx.fragment(
-        rx.box(
+        # The page's one `main` landmark; the navigation and the dialogs sit beside it.
+        rx.el.main(
             rx.cond(
                 SessionState.checked,
                 content,
@@ -111,6 +115,7 @@ def page(
             )
             if gated
             else content,
+            connection_notice(),  # fixed on screen; inside main only to sit in a landmark
             max_width="480px",
             width="100%",
             margin="0 auto",
@@ -124,7 +129,7 @@ def page(
         ),
         *(_signed_in_parts() if signed_in else []),
         alert_dialog(),
-        connection_notice(),
+        document_lang(lang=SessionState.lang),
     )
 
 

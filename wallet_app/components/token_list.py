@@ -74,9 +74,11 @@ def token_list() -> rx.Component:
                 rx.button(rx.icon("plus"), t("add_token"), variant="soft", size="3", on_click=s.open_add),
                 spacing="3",
                 align="center",
+                wrap="wrap",
             ),
             justify="between",
             align="center",
+            wrap="wrap",  # the buttons go under the heading on a narrow (zoomed) screen
             width="100%",
         ),
         rx.cond(
@@ -104,7 +106,10 @@ def _address_form() -> rx.Component:
         rx.vstack(
             rx.text(t("add_token_network"), size="2", weight="medium"),
             selector(s.chains, s.chain_id, s.set_chain_id, t("add_token_network"), disabled=s.busy),
-            rx.text(t("add_token_address"), size="2", weight="medium", as_="label", html_for="add-token-address"),
+            # rx.el.label: rx.text(as_="label") would put html_for into its CSS, leaving the field unlabelled.
+            rx.el.label(
+                t("add_token_address"), html_for="add-token-address", style={"font-weight": "500", "font-size": "14px"}
+            ),
             # Uncontrolled: the address travels only with the form's submit, so no late keystroke
             # event can overtake a probe (submit compares it with the probed one).
             rx.input(

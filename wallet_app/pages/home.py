@@ -30,7 +30,12 @@ def receive_dialog() -> rx.Component:
         rx.dialog.content(
             rx.dialog.title(t("receive_title")),
             rx.vstack(
-                receive_qr(text=SessionState.address, errors=error_messages()),
+                rx.box(
+                    receive_qr(text=SessionState.address, errors=error_messages()),
+                    # 220 px, or the dialog's width when the screen is narrower (200% zoom).
+                    max_width="100%",
+                    style={"& img": {"max_width": "100%", "height": "auto"}},
+                ),
                 rx.code(SessionState.address, size="2", variant="ghost", word_break="break-all", text_align="center"),
                 align="center",
                 spacing="3",

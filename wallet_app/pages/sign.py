@@ -155,17 +155,27 @@ def _details() -> rx.Component:
     tx = SignState.tx
     return rx.accordion.root(
         rx.accordion.item(
-            header=t("sign_details"),
-            content=rx.vstack(
-                _row("sign_chain_id", tx["chain_id"], mono=True),
-                _row("sign_nonce", tx["nonce"], mono=True),
-                _row("sign_gas_limit", tx["gas_limit"], mono=True),
-                _row("sign_gas_price", tx["gas_price"], mono=True),
-                _row("sign_value", tx["value"], mono=True),
-                _row("sign_data", tx["data"], mono=True, id="sign-data"),
-                spacing="3",
-                width="100%",
-                padding_top="8px",
+            # Radix's header is an h3; under the page's h1 the outline needs an h2.
+            rx.accordion.header(
+                rx.el.h2(
+                    rx.accordion.trigger(t("sign_details"), rx.accordion.icon()),
+                    font_size="inherit",
+                    font_weight="inherit",
+                ),
+                as_child=True,
+            ),
+            rx.accordion.content(
+                rx.vstack(
+                    _row("sign_chain_id", tx["chain_id"], mono=True),
+                    _row("sign_nonce", tx["nonce"], mono=True),
+                    _row("sign_gas_limit", tx["gas_limit"], mono=True),
+                    _row("sign_gas_price", tx["gas_price"], mono=True),
+                    _row("sign_value", tx["value"], mono=True),
+                    _row("sign_data", tx["data"], mono=True, id="sign-data"),
+                    spacing="3",
+                    width="100%",
+                    padding_top="8px",
+                ),
             ),
             value="details",
         ),
