@@ -74,10 +74,21 @@ def upgrade_schema(engine: Engine | None = None) -> None:
         if database and database != ":memory:":
             lock_file = stack.enter_context(open(f"{database}.migrate-lock", "w"))
             fcntl.flock(lock_file, fcntl.LOCK_EX)  # released when the file closes
-        connection = stack.enter_context(engine.begin())
-        if connection.dialect.name == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
-        cfg = alembic_config()
-        # env.py uses this connection instead of building its own engine.
-        cfg.attributes["connection"] = connection
-        command.upgrade(cfg, "head")
+        connection = stack.enter_context(engine.connect())
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # To alter a column SQLite rebuilds the table (batch mode), dropping it while others
+            # reference it: foreign keys are off meanwhile (the pragma only works outside a
+            # transaction) and checked before the commit. The connection is not reused after.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
+            stack.callback(connection.invalidate)
+        with connection.begin():
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+            cfg = alembic_config()
+            # env.py uses this connection instead of building its own engine.
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, "head")
+            if sqlite and (broken := connection.exec_driver_sql("PRAGMA foreign_key_check").all()):
+                raise RuntimeError(f"the migration left rows whose foreign keys point nowhere: {broken}")
