@@ -1,6 +1,7 @@
 """Engine, sessions and schema upgrades. The schema comes only from Alembic migrations."""
 
 import fcntl
+import os
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
@@ -10,6 +11,19 @@ from sqlalchemy.engine import make_url
 from sqlmodel import Session, create_engine
 
 from wallet_app.core.config import REPO_ROOT, get_settings
+
+_engines: list[Engine] = []
+
+
+def _forget_pools_in_child() -> None:
+    """A forked process (granian forks its workers from a process that already imported the app,
+    which migrated the database) must not use its parent's pooled connections: two processes on
+    one socket corrupt each other's transactions. Dropped without closing: they stay the parent's."""
+    for engine in _engines:
+        engine.dispose(close=False)
+
+
+os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
 @lru_cache
@@ -22,6 +36,7 @@ def _engine_for(url: str) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+    _engines.append(engine)
     if parsed.get_backend_name() == "sqlite":
         # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the
         # one writer proceed together (concurrent payments otherwise hit "database is locked").
