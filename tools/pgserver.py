@@ -16,6 +16,7 @@ readable by its owner only).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import pwd
 import secrets
@@ -249,6 +250,19 @@ class PgServer:
         with psycopg.connect(self._conninfo("postgres")) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         return self.url(name) if exists else self.create_database(name)
+
+
+_shared: PgServer | None = None
+
+
+def shared_temp_server() -> PgServer:
+    """One throw-away server (temp data) for this process, started on first use and stopped at
+    exit: a test run's API fixtures and e2e app servers (TEST_DATABASE=pg) share it."""
+    global _shared
+    if _shared is None:
+        _shared = PgServer(temp=True).start()
+        atexit.register(_shared.stop)
+    return _shared
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,7 +3,7 @@
 Fixtures:
   app_server        .base_url, .port, .log_path, .log_tail(); the real app (prod build, one port)
   app_server_env    extra environment for the server (override it to add e.g. a chain RPC URL)
-  scale_redis       with TEST_REDIS=1, one private Redis for the session's servers (2 workers each)
+  scale_redis       with TEST_REDIS=1, the run's private Redis for the session's servers (2 workers each)
   browser           Chromium (Debian's, /usr/bin/chromium)
   context, page     new context per test: 390x844 mobile, empty profile, 15 s timeouts,
                     base_url set so page.goto("/") works
@@ -15,7 +15,6 @@ A failing test also leaves test-results/screenshots/FAILED-<test>.png.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -45,17 +44,15 @@ document.addEventListener('securitypolicyviolation', (e) => {
 
 
 @pytest.fixture(scope="session", autouse=True)
-def scale_redis():
-    """TEST_REDIS=1: every app server of the session shares one private Redis (REDIS_URL), so each
-    runs 2 workers on Reflex's Redis state manager (serve.py's default with REDIS_URL)."""
-    if os.environ.get("TEST_REDIS") != "1":
+def scale_redis(run_redis):
+    """TEST_REDIS=1: every app server of the session shares the run's private Redis (REDIS_URL),
+    so each runs 2 workers on Reflex's Redis state manager (serve.py's default with REDIS_URL)."""
+    if run_redis is None:
         yield None
         return
-    from tools.redisserver import RedisServer
-
-    with RedisServer() as server, pytest.MonkeyPatch.context() as env:
-        env.setenv("REDIS_URL", server.url)  # the servers inherit the test's environment
-        yield server
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("REDIS_URL", run_redis.url)  # the servers inherit the test's environment
+        yield run_redis
 
 
 @pytest.fixture(scope="session")
