@@ -5,7 +5,7 @@ Fixtures:
   app_server_env    extra environment for the server (override it to add e.g. a chain RPC URL)
   scale_redis       with TEST_REDIS=1, the run's private Redis for the session's servers (2 workers each)
   browser           Chromium (Debian's, /usr/bin/chromium)
-  context, page     new context per test: 390x844 mobile, empty profile, 15 s timeouts,
+  context, page     new context per test: 390x844 mobile, empty profile, 15 s timeouts (expect's too),
                     base_url set so page.goto("/") works
   browser_issues    console errors, uncaught page errors and CSP violations seen in the context;
                     browser_issues.assert_clean() fails listing them
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
@@ -31,6 +32,9 @@ from tests.e2e import helpers  # noqa: E402
 RESULTS_DIR = REPO_ROOT / "test-results"
 SCREENSHOTS_DIR = RESULTS_DIR / "screenshots"
 DEFAULT_TIMEOUT_MS = 15_000
+# expect() waits as long as actions do (its own default is 5 s): a page's first render waits for its
+# websocket events, which on 2 workers over Redis on a loaded 2-core machine took more than 5 s.
+expect.set_options(timeout=DEFAULT_TIMEOUT_MS)
 
 # Reports CSP violations (also from frames) to the exposed binding; runs before any page script.
 _CSP_LISTENER = """
