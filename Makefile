@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run run-scale test lint build chromium clean audit redis pg test-pg
+.PHONY: setup run run-scale test test-scale lint build chromium clean audit redis pg test-pg
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -44,9 +44,21 @@ run-scale: setup
 	  python -m wallet_app.serve --dev --port $(PORT) --workers 2
 
 # The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
-# whose React and Radix the QR unit's test bundle uses.
+# whose React and Radix the QR unit's test bundle uses. Every test on SQLite (1 worker per app
+# server), then the scale suites (test-scale) on PostgreSQL + Redis + 2 workers.
 test: setup chromium lint build
-	$(ENV) python -m pytest -q tests
+	$(ENV) python -m pytest -q --durations=15 tests
+	$(ENV) $(SCALE_PYTEST)
+
+# The API and e2e suites, and the unit tests that touch the database (migrations, row locks, the
+# server script), on one private PostgreSQL and one private Redis (tools/pgserver.py and
+# tools/redisserver.py, temp data, free loopback ports, installed from Debian when missing, stopped
+# at the end): every e2e app server runs 2 workers on Reflex's Redis state manager.
+SCALE_TESTS := tests/unit/test_migrations.py tests/unit/test_crud.py tests/unit/test_pgserver.py tests/unit/test_engine_fork.py \
+  tests/api tests/e2e
+SCALE_PYTEST := TEST_DATABASE=pg TEST_REDIS=1 python -m pytest -q --durations=15 $(SCALE_TESTS)
+test-scale: setup chromium build
+	$(ENV) $(SCALE_PYTEST)
 
 # ruff (lint and format check) and mypy over the app's Python (wallet_app, custom_components, contracts).
 lint: setup

@@ -1,7 +1,9 @@
 """Shared fixtures: settings pointed at a throw-away database, and a migrated database.
 
-TEST_DATABASE=pg (`make test-pg`) runs them on a private PostgreSQL server (tools/pgserver.py,
-one per run, data in a temp dir): every test gets its own database there. Otherwise SQLite files.
+TEST_DATABASE=pg (`make test-pg`, `make test-scale`) runs them on a private PostgreSQL server
+(tools/pgserver.py, one per run, data in a temp dir): every test gets its own database there.
+Otherwise SQLite files. TEST_REDIS=1 (`make test-scale`) gives every test REDIS_URL on one
+private Redis (tools/redisserver.py) for the run, flushed before each test.
 """
 
 import json
@@ -11,13 +13,15 @@ import shutil
 from pathlib import Path
 
 import pytest
+import redis
 from eth_account import Account
 from sqlalchemy import create_engine
 from web3 import Web3
 
 from contracts.deploy import DEV_DEPLOYER_KEY, deploy, fund
 from tests.rate_limits_env import GENEROUS_LIMITS
-from tools.pgserver import PgServer
+from tools.pgserver import shared_temp_server
+from tools.redisserver import RedisServer
 from wallet_app.core import extensions
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.dev.anvil import Anvil
@@ -55,7 +59,20 @@ def pg_server():
     """The run's private PostgreSQL server (TEST_DATABASE=pg only)."""
     if not ON_PG:
         pytest.skip("PostgreSQL only: TEST_DATABASE=pg (make test-pg)")
-    with PgServer(temp=True) as server:
+    return shared_temp_server()  # the e2e app servers' too; stopped at exit
+
+
+ON_REDIS = os.environ.get("TEST_REDIS") == "1"
+
+
+@pytest.fixture(scope="session")
+def run_redis():
+    """TEST_REDIS=1: the run's private Redis (the e2e app servers' state, the API tests' shared
+    keys); None otherwise."""
+    if not ON_REDIS:
+        yield None
+        return
+    with RedisServer() as server:
         yield server
 
 
@@ -73,7 +90,7 @@ def test_database(request, tmp_path):
 
 
 @pytest.fixture
-def settings_env(tmp_path, monkeypatch, dev_idp_key_file, test_database):
+def settings_env(tmp_path, monkeypatch, dev_idp_key_file, test_database, run_redis):
     """Settings for one test: a new empty database (SQLite in tmp_path, or PostgreSQL with
     TEST_DATABASE=pg), development mode (DEV_MODE=1), origin http://localhost (development
     refuses a non-loopback origin).
@@ -93,6 +110,10 @@ def settings_env(tmp_path, monkeypatch, dev_idp_key_file, test_database):
     monkeypatch.setenv("DEPLOYMENTS_DIR", str(tmp_path / "no-deployments"))
     for name, value in GENEROUS_LIMITS.items():  # only the tests of the limits meet one (they set their own)
         monkeypatch.setenv(name, value)
+    if run_redis:  # database 1: the e2e app servers of the same run keep theirs in 0
+        url = run_redis.url.rsplit("/", 1)[0] + "/1"
+        redis.Redis.from_url(url).flushdb()
+        monkeypatch.setenv("REDIS_URL", url)
     get_settings.cache_clear()
     yield get_settings()
     get_settings.cache_clear()

@@ -16,7 +16,7 @@ readable by its owner only).
 from __future__ import annotations
 
 import argparse
-import glob
+import atexit
 import os
 import pwd
 import secrets
@@ -32,13 +32,16 @@ from typing import IO
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: `wallet_app` importable
 
-from tools.child import run_child  # noqa: E402
+from tools.child import run_child, stop_process  # noqa: E402
+from tools.debian import InstallError, install  # noqa: E402
 from wallet_app.dev.anvil import free_port, port_free  # noqa: E402
 
 DEFAULT_DIR = REPO_ROOT / "data" / "postgres"
 DEFAULT_PORT = 5433  # not 5432: a system PostgreSQL may hold that one
 USER = "newbl"
 SERVER_USER = "postgres"  # created by Debian's package; used when we are root
+PACKAGE = "postgresql"  # Debian's: the distribution's default major version
+DEBIAN_LIB = Path("/usr/lib/postgresql")
 
 
 class PgError(RuntimeError):
@@ -47,25 +50,25 @@ class PgError(RuntimeError):
 
 def bin_dir() -> Path:
     """The directory holding initdb/postgres; installs Debian's postgresql when there is none."""
-    found = _find_bin_dir()
+    found = find_bin_dir()
     if found:
         return found
-    if os.geteuid() != 0:
-        raise PgError("PostgreSQL is not installed: run `apt-get install postgresql` as root")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    subprocess.run(["apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run(["apt-get", "install", "-y", "-qq", "postgresql"], check=True, env=env, stdout=subprocess.DEVNULL)
-    found = _find_bin_dir()
+    try:
+        install([PACKAGE])
+    except InstallError as e:
+        raise PgError(str(e)) from e
+    found = find_bin_dir()
     if not found:
-        raise PgError("apt-get installed postgresql but no initdb was found")
+        raise PgError(f"apt-get installed {PACKAGE} but no initdb was found under {DEBIAN_LIB}")
     return found
 
 
-def _find_bin_dir() -> Path | None:
+def find_bin_dir(lib: Path = DEBIAN_LIB) -> Path | None:
+    """The newest <version>/bin holding initdb under `lib`, else initdb's directory on PATH."""
     # Debian keeps the server binaries out of PATH, under /usr/lib/postgresql/<version>/bin.
-    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(p.split("/")[4]))
-    if candidates:
-        return Path(candidates[-1]).parent
+    versions = [p.parent.parent for p in lib.glob("*/bin/initdb") if p.parent.parent.name.isdigit()]
+    if versions:
+        return max(versions, key=lambda v: int(v.name)) / "bin"
     initdb = shutil.which("initdb")
     return Path(initdb).resolve().parent if initdb else None
 
@@ -80,7 +83,7 @@ class PgServer:
         self.start_timeout = start_timeout
         self.proc: subprocess.Popen | None = None
         self._log: IO[bytes] | None = None
-        self._user = pwd.getpwnam(SERVER_USER) if os.geteuid() == 0 else None
+        self._user: pwd.struct_passwd | None = None  # the server user (root only), known once installed
 
     @property
     def data_dir(self) -> Path:
@@ -98,6 +101,8 @@ class PgServer:
         if not port_free(self.port):
             raise PgError(f"port {self.port} is in use")
         bins = bin_dir()
+        # Looked up after bin_dir(): on a new machine the package that creates it was just installed.
+        self._user = pwd.getpwnam(SERVER_USER) if os.geteuid() == 0 else None
         self.base.mkdir(parents=True, exist_ok=True)
         if not (self.data_dir / "PG_VERSION").exists():
             self._initdb(bins)
@@ -204,13 +209,7 @@ class PgServer:
     def stop(self, timeout: float = 20.0) -> None:
         """SIGINT is PostgreSQL's fast shutdown (SIGTERM would wait for every client to leave)."""
         proc, self.proc = self.proc, None
-        if proc and proc.poll() is None:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=timeout)
+        stop_process(proc, signal.SIGINT, timeout)
         if self._log:
             self._log.close()
             self._log = None
@@ -251,6 +250,19 @@ class PgServer:
         with psycopg.connect(self._conninfo("postgres")) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone()
         return self.url(name) if exists else self.create_database(name)
+
+
+_shared: PgServer | None = None
+
+
+def shared_temp_server() -> PgServer:
+    """One throw-away server (temp data) for this process, started on first use and stopped at
+    exit: a test run's API fixtures and e2e app servers (TEST_DATABASE=pg) share it."""
+    global _shared
+    if _shared is None:
+        _shared = PgServer(temp=True).start()
+        atexit.register(_shared.stop)
+    return _shared
 
 
 def main(argv: list[str] | None = None) -> int:

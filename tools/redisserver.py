@@ -24,7 +24,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))  # run as a script: `tools` importable
 
-from tools.child import run_child  # noqa: E402
+from tools import debian  # noqa: E402
+from tools.child import run_child, stop_process  # noqa: E402
 
 BINARY = "redis-server"
 
@@ -34,10 +35,7 @@ def install() -> str:
     found = shutil.which(BINARY)
     if found:
         return found
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    sudo = [] if os.geteuid() == 0 else ["sudo", "-n"]
-    subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True, env=env)
-    subprocess.run([*sudo, "apt-get", "install", "-y", "-qq", "redis-server"], check=True, env=env)
+    debian.install([BINARY])  # the package's name is the binary's
     found = shutil.which(BINARY) or ("/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None)
     if not found:
         raise RuntimeError("redis-server is still missing after apt-get install redis-server")
@@ -101,13 +99,7 @@ class RedisServer:
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM: Redis saves (when persisting) and exits; killed if it does not in time."""
         proc, self.proc = self.proc, None
-        if proc and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout)
+        stop_process(proc, signal.SIGTERM, timeout)
         if self._tmp:
             self._tmp.cleanup()
             self._tmp = None
@@ -137,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     with RedisServer(port=args.port, data_dir=args.data_dir) as server:
         print(f"redis: {server.url} data {args.data_dir}", flush=True)
         return run_child(cmd, {**os.environ, "REDIS_URL": server.url})
+
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,11 +1,13 @@
 """Database tables (SQLModel). Alembic owns the schema: change a model, add a migration.
 
-Times are integer epoch seconds (UTC): comparable in SQL on SQLite and PostgreSQL alike.
+Times are integer epoch seconds (UTC): comparable in SQL on SQLite and PostgreSQL alike, and
+BIGINT (PostgreSQL's INTEGER is 32-bit: it ends in 2038).
 """
 
 import time
 from typing import Protocol
 
+from sqlalchemy import BigInteger, Column, Index, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 
@@ -34,8 +36,8 @@ class User(SQLModel, table=True):
     locale: str = Field(default="en", max_length=2)  # 'ko' | 'en'
     address: str | None = Field(default=None, max_length=42, index=True)  # lowercase 0x hex
     has_backup: bool = Field(default=False)
-    last_backup_at: int | None = Field(default=None)
-    created_at: int = Field(default_factory=now_epoch)
+    last_backup_at: int | None = Field(default=None, sa_type=BigInteger)
+    created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
 
 
 class UserSession(SQLModel, table=True):
@@ -46,15 +48,12 @@ class UserSession(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="users.id", index=True)
     token_hash: str = Field(max_length=64, unique=True, index=True)
-    created_at: int = Field(default_factory=now_epoch)
-    expires_at: int
+    created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
+    expires_at: int = Field(sa_type=BigInteger)
     revoked: bool = Field(default=False)
 
 
 # ---------------------------------------------------------------- tokens and activity (issue 4)
-from sqlalchemy import BigInteger, Column, Index, Text, UniqueConstraint  # noqa: E402
-
-
 class UserToken(SQLModel, table=True):
     """A token in a user's list (seeded from the chains file, plus tokens the user added)."""
 
@@ -68,7 +67,7 @@ class UserToken(SQLModel, table=True):
     symbol: str = Field(max_length=64)
     name: str = Field(max_length=128)
     decimals: int
-    created_at: int = Field(default_factory=now_epoch)
+    created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
 
 
 class Activity(SQLModel, table=True):
@@ -87,7 +86,7 @@ class Activity(SQLModel, table=True):
     amount: str | None = Field(default=None, max_length=80)  # integer string, smallest unit
     counterparty: str | None = Field(default=None, max_length=42)  # lowercase 0x hex
     status: str = Field(default="submitted", max_length=16)  # 'submitted' | 'ok' | 'failed'
-    created_at: int = Field(default_factory=now_epoch, index=True)
+    created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger, index=True)
     data: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # free JSON text
 
 
@@ -114,7 +113,7 @@ class Payment(SQLModel, table=True):
     amount: str = Field(max_length=80)  # integer string, smallest unit
     from_address: str = Field(max_length=42)  # the user's address at quote time, lowercase
     merchant_address: str | None = Field(default=None, max_length=42)  # lowercase; set by the quote or at execute
-    deadline: int | None = Field(default=None)
+    deadline: int | None = Field(default=None, sa_type=BigInteger)
     signature: str | None = Field(default=None, max_length=200)
     status: str = Field(default="quoted", max_length=16, index=True)
     reason: str | None = Field(default=None, max_length=255)
@@ -126,7 +125,7 @@ class Payment(SQLModel, table=True):
     raw_tx: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # signed, for re-sending
     settled: bool = Field(default=False)
     activity_id: int | None = Field(default=None)
-    sent_at: int | None = Field(default=None)
-    claimed_at: int | None = Field(default=None)  # when execute took the quote (the execute quota)
-    created_at: int = Field(default_factory=now_epoch)
-    updated_at: int = Field(default_factory=now_epoch)
+    sent_at: int | None = Field(default=None, sa_type=BigInteger)
+    claimed_at: int | None = Field(default=None, sa_type=BigInteger)  # when execute took the quote (the execute quota)
+    created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
+    updated_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)

@@ -3,9 +3,9 @@
 Fixtures:
   app_server        .base_url, .port, .log_path, .log_tail(); the real app (prod build, one port)
   app_server_env    extra environment for the server (override it to add e.g. a chain RPC URL)
-  scale_redis       with TEST_REDIS=1, one private Redis for the session's servers (2 workers each)
+  scale_redis       with TEST_REDIS=1, the run's private Redis for the session's servers (2 workers each)
   browser           Chromium (Debian's, /usr/bin/chromium)
-  context, page     new context per test: 390x844 mobile, empty profile, 15 s timeouts,
+  context, page     new context per test: 390x844 mobile, empty profile, 15 s timeouts (expect's too),
                     base_url set so page.goto("/") works
   browser_issues    console errors, uncaught page errors and CSP violations seen in the context;
                     browser_issues.assert_clean() fails listing them
@@ -15,13 +15,13 @@ A failing test also leaves test-results/screenshots/FAILED-<test>.png.
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(REPO_ROOT) not in sys.path:
@@ -32,6 +32,9 @@ from tests.e2e import helpers  # noqa: E402
 RESULTS_DIR = REPO_ROOT / "test-results"
 SCREENSHOTS_DIR = RESULTS_DIR / "screenshots"
 DEFAULT_TIMEOUT_MS = 15_000
+# expect() waits as long as actions do (its own default is 5 s): a page's first render waits for its
+# websocket events, which on 2 workers over Redis on a loaded 2-core machine took more than 5 s.
+expect.set_options(timeout=DEFAULT_TIMEOUT_MS)
 
 # Reports CSP violations (also from frames) to the exposed binding; runs before any page script.
 _CSP_LISTENER = """
@@ -45,17 +48,15 @@ document.addEventListener('securitypolicyviolation', (e) => {
 
 
 @pytest.fixture(scope="session", autouse=True)
-def scale_redis():
-    """TEST_REDIS=1: every app server of the session shares one private Redis (REDIS_URL), so each
-    runs 2 workers on Reflex's Redis state manager (serve.py's default with REDIS_URL)."""
-    if os.environ.get("TEST_REDIS") != "1":
+def scale_redis(run_redis):
+    """TEST_REDIS=1: every app server of the session shares the run's private Redis (REDIS_URL),
+    so each runs 2 workers on Reflex's Redis state manager (serve.py's default with REDIS_URL)."""
+    if run_redis is None:
         yield None
         return
-    from tools.redisserver import RedisServer
-
-    with RedisServer() as server, pytest.MonkeyPatch.context() as env:
-        env.setenv("REDIS_URL", server.url)  # the servers inherit the test's environment
-        yield server
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("REDIS_URL", run_redis.url)  # the servers inherit the test's environment
+        yield run_redis
 
 
 @pytest.fixture(scope="session")

@@ -226,21 +226,15 @@ def with_free_loopback_ports(chains: list[dict], pick_port=free_port) -> list[di
     return out
 
 
-_pg_server = None
-
-
 def e2e_database_url(workdir: Path) -> str:
-    """A new database for one app server: a SQLite file in `workdir`, or with TEST_DATABASE=pg a
-    database on the run's private PostgreSQL server (tools/pgserver.py, started on first use)."""
+    """The database of the app servers run in `workdir` (one restarted there finds its data): a
+    SQLite file in it, or with TEST_DATABASE=pg a database on the run's private PostgreSQL server
+    (tools/pgserver.shared_temp_server), created when missing."""
     if os.environ.get("TEST_DATABASE", "sqlite") != "pg":
         return f"sqlite:///{workdir / 'e2e.db'}"
-    global _pg_server
-    if _pg_server is None:
-        from tools.pgserver import PgServer
+    from tools.pgserver import shared_temp_server
 
-        _pg_server = PgServer(temp=True).start()
-        atexit.register(_pg_server.stop)
-    return _pg_server.create_database(f"e2e_{os.getpid()}_{workdir.name}".lower()[:60])
+    return shared_temp_server().ensure_database(f"e2e_{os.getpid()}_{workdir.name}".lower()[:60])
 
 
 def start_wallet_app(

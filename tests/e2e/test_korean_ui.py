@@ -73,6 +73,8 @@ def test_korean_ui_has_no_english(page, app_server, screenshot):
     page.goto("/sign?tx=not-a-transaction")
     page.wait_for_url("**/home")
     expect(alert.get_by_role("alert")).to_have_text("잘못된 거래")
+    # Home behind the alert settled too: its loading skeleton holds placeholder text (aria-hidden).
+    expect(page.locator("[aria-busy=true]")).to_have_count(0, timeout=30_000)
     found["invalid /sign link"] = english_on_screen(page, allowed)
     page.goto("/send")
     settled(page, "보내기")

@@ -8,6 +8,7 @@ import sys
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect, text
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import SQLModel
@@ -107,4 +108,61 @@ def test_workers_starting_together_migrate_once(settings_env):
     with engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
         assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar_one() == 1
+    engine.dispose()
+
+
+AFTER_2038 = 2**40  # epoch seconds far past 2**31 - 1 (19 January 2038)
+
+
+def _epoch_columns() -> set[tuple[str, str]]:
+    """(table, column) of the models' epoch-seconds columns: named *_at, or deadline."""
+    return {
+        (table.name, column.name)
+        for table in SQLModel.metadata.sorted_tables
+        for column in table.columns
+        if column.name.endswith("_at") or column.name == "deadline"
+    }
+
+
+def test_epoch_columns_are_bigint_and_hold_times_after_2038(settings_env):
+    # The migration lists every epoch column of the models (a new one needs a migration too).
+    listed = ScriptDirectory.from_config(alembic_config()).get_revision("0006").module.EPOCH_COLUMNS
+    assert {(t, c) for t, columns in listed.items() for c, _ in columns} == _epoch_columns()
+    upgrade_schema()
+    engine = get_engine()
+    with engine.begin() as conn:
+        for table, column in _epoch_columns():
+            types = {c["name"]: str(c["type"]) for c in inspect(conn).get_columns(table)}
+            assert types[column] == "BIGINT", (table, column)
+        uid = _user(conn, "sub-late")
+        conn.execute(text("UPDATE users SET created_at = :t, last_backup_at = :t WHERE id = :id"),
+                     {"t": AFTER_2038, "id": uid})
+        conn.execute(text("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (:u, 'h', :t, :t)"),
+                     {"u": uid, "t": AFTER_2038})
+        _payment(conn, uid, "p-late", nonce=1)
+        conn.execute(text("UPDATE payments SET deadline = :t, sent_at = :t, claimed_at = :t, created_at = :t,"
+                          " updated_at = :t"), {"t": AFTER_2038})
+        assert conn.execute(text("SELECT deadline FROM payments")).scalar_one() == AFTER_2038
+        assert conn.execute(text("SELECT expires_at FROM sessions")).scalar_one() == AFTER_2038
+    engine.dispose()
+
+
+def test_the_bigint_migration_keeps_existing_rows(settings_env):
+    # A database at 0005 with rows in the tables it rebuilds (SQLite) or alters (PostgreSQL):
+    # `users` is referenced by the others' foreign keys.
+    engine = get_engine()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0005")
+        uid = _user(conn, "sub-old")
+        conn.execute(text("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (:u, 'h', 5, 6)"),
+                     {"u": uid})
+        _payment(conn, uid, "p-old", nonce=3)
+    upgrade_schema()
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+        assert conn.execute(text("SELECT google_sub, created_at FROM users")).all() == [("sub-old", 1)]
+        assert conn.execute(text("SELECT user_id, created_at, expires_at FROM sessions")).all() == [(uid, 5, 6)]
+        assert conn.execute(text("SELECT payment_id, nonce FROM payments")).all() == [("p-old", 3)]
     engine.dispose()

@@ -2,7 +2,6 @@
 
 import fcntl
 import os
-import weakref
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
@@ -13,18 +12,18 @@ from sqlmodel import Session, create_engine
 
 from wallet_app.core.config import REPO_ROOT, get_settings
 
-_engines: weakref.WeakSet[Engine] = weakref.WeakSet()
+_engines: list[Engine] = []
 
 
-def _forget_pools() -> None:
-    # A forked process (granian's workers fork from the process that imported the app, which ran
-    # upgrade_schema) must not use its parent's pooled connections: two processes on one socket
-    # mix up PostgreSQL's protocol. close=False: the parent still owns those connections.
-    for engine in list(_engines):
+def _forget_pools_in_child() -> None:
+    """A forked process (granian forks its workers from a process that already imported the app,
+    which migrated the database) must not use its parent's pooled connections: two processes on
+    one socket corrupt each other's transactions. Dropped without closing: they stay the parent's."""
+    for engine in _engines:
         engine.dispose(close=False)
 
 
-os.register_at_fork(after_in_child=_forget_pools)
+os.register_at_fork(after_in_child=_forget_pools_in_child)
 
 
 @lru_cache
@@ -37,7 +36,7 @@ def _engine_for(url: str) -> Engine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
-    _engines.add(engine)
+    _engines.append(engine)
     if parsed.get_backend_name() == "sqlite":
         # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the
         # one writer proceed together (concurrent payments otherwise hit "database is locked").
@@ -90,10 +89,21 @@ def upgrade_schema(engine: Engine | None = None) -> None:
         if database and database != ":memory:":
             lock_file = stack.enter_context(open(f"{database}.migrate-lock", "w"))
             fcntl.flock(lock_file, fcntl.LOCK_EX)  # released when the file closes
-        connection = stack.enter_context(engine.begin())
-        if connection.dialect.name == "postgresql":
-            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
-        cfg = alembic_config()
-        # env.py uses this connection instead of building its own engine.
-        cfg.attributes["connection"] = connection
-        command.upgrade(cfg, "head")
+        connection = stack.enter_context(engine.connect())
+        sqlite = connection.dialect.name == "sqlite"
+        if sqlite:
+            # To alter a column SQLite rebuilds the table (batch mode), dropping it while others
+            # reference it: foreign keys are off meanwhile (the pragma only works outside a
+            # transaction) and checked before the commit. The connection is not reused after.
+            connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+            connection.commit()
+            stack.callback(connection.invalidate)
+        with connection.begin():
+            if connection.dialect.name == "postgresql":
+                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+            cfg = alembic_config()
+            # env.py uses this connection instead of building its own engine.
+            cfg.attributes["connection"] = connection
+            command.upgrade(cfg, "head")
+            if sqlite and (broken := connection.exec_driver_sql("PRAGMA foreign_key_check").all()):
+                raise RuntimeError(f"the migration left rows whose foreign keys point nowhere: {broken}")

@@ -26,6 +26,7 @@ from typing import IO
 
 import httpx
 
+from tools.child import stop_process
 from wallet_app.core.config import REPO_ROOT
 
 CHAIN_ID = 31337
@@ -153,13 +154,7 @@ class Anvil:
     def stop(self, timeout: float = 10.0) -> None:
         """SIGTERM lets anvil write its state file; kill if it does not exit in time."""
         proc, self.proc = self.proc, None
-        if proc and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=timeout)
+        stop_process(proc, signal.SIGTERM, timeout)
         if self._log:
             self._log.close()
             self._log = None

@@ -13,7 +13,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from sqlalchemy import inspect as sa_inspect
+from sqlalchemy import inspect
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
@@ -71,7 +71,7 @@ def _user_token_rows(user: User | int) -> tuple[User, list[tuple[ChainConfig, Us
     with get_session() as db:
         u = accounts.get_user(db, user)
         rows = _seed(db, stored_id(u), chains)
-        if sa_inspect(u).expired_attributes:  # _seed rolled back (a concurrent first seed) and so expired u
+        if inspect(u).expired:  # by _seed's rollback (another worker seeded first): read it again
             db.refresh(u)
     # Tokens of chains no longer configured are kept in the DB but not shown.
     return u, [(by_id[r.chain_id], r) for r in rows if r.chain_id in by_id]

@@ -1,0 +1,39 @@
+"""core.db after a fork: granian forks its workers from a process that already used the database
+(the app's import migrates it); a worker must open its own connections, never share its parent's."""
+
+import os
+
+from sqlalchemy import text
+
+from tests.conftest import ON_PG
+from wallet_app.core.db import get_engine
+
+IDENTITY = "SELECT pg_backend_pid()" if ON_PG else "SELECT 1"
+
+
+def _connection() -> tuple[int, int]:
+    """(id of the pooled driver connection, its server process or 1): checked out, then back to the pool."""
+    with get_engine().connect() as conn:
+        return id(conn.connection.driver_connection), conn.execute(text(IDENTITY)).scalar_one()
+
+
+def test_a_forked_worker_opens_its_own_connections(db):
+    parent = _connection()  # now pooled
+    assert _connection() == parent  # the pool hands it out again
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: report its connection, then leave without running anything else
+        try:
+            os.write(write, " ".join(map(str, _connection())).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    assert os.waitpid(pid, 0)[1] == 0
+    child_id, child_backend = map(int, child.split())
+    # Inherited objects keep their address in the child: the same id would be the parent's connection.
+    assert child_id != parent[0]
+    if ON_PG:
+        assert child_backend != parent[1]
+    assert _connection() == parent  # the parent's connection still works, still pooled

@@ -1,0 +1,39 @@
+"""Debian packages the private servers need (postgresql, redis-server), installed with apt-get
+when missing. Non-interactive (no debconf question, no password prompt): as root directly (CI has
+root and no sudo), otherwise through `sudo -n`, which fails rather than asks; with neither, the
+error says what to run. Standard library only (see tools/child.py)."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+
+
+class InstallError(RuntimeError):
+    pass
+
+
+def install_commands(packages: list[str], *, euid: int, sudo: str | None) -> list[list[str]]:
+    """The apt-get commands installing `packages`, for a user id `euid` (0: root) with `sudo`
+    (its path, or None when absent). InstallError when they could not run."""
+    # `env`, not the environment: sudo resets the environment it passes on.
+    apt = ["env", "DEBIAN_FRONTEND=noninteractive", "apt-get"]
+    if euid != 0:
+        if not sudo:
+            raise InstallError(
+                f"{' '.join(packages)} is not installed and this user cannot install it (not root, no sudo): "
+                f"run `apt-get install -y {' '.join(packages)}` as root"
+            )
+        apt = [sudo, "-n", *apt]
+    return [[*apt, "update", "-qq"], [*apt, "install", "-y", "-qq", "--no-install-recommends", *packages]]
+
+
+def install(packages: list[str], timeout: float = 900) -> None:
+    """Runs install_commands for this process; InstallError with apt-get's output when one fails."""
+    for cmd in install_commands(packages, euid=os.geteuid(), sudo=shutil.which("sudo")):
+        print(f"installing {' '.join(packages)}: {shlex.join(cmd)}", flush=True)
+        result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+        if result.returncode:
+            raise InstallError(f"`{shlex.join(cmd)}` failed ({result.returncode}): {result.stderr[-1500:]}")
