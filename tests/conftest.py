@@ -6,10 +6,12 @@ Otherwise SQLite files. TEST_REDIS=1 (`make test-scale`) gives every test REDIS_
 private Redis (tools/redisserver.py) for the run, flushed before each test.
 """
 
+import asyncio
 import json
 import os
 import re
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -52,6 +54,13 @@ def dev_idp_key_file(tmp_path_factory):
 
 ON_PG = os.environ.get("TEST_DATABASE", "sqlite") == "pg"
 needs_pg = pytest.mark.skipif(not ON_PG, reason="PostgreSQL only: TEST_DATABASE=pg (make test-pg)")
+
+
+def run_async(coro):
+    """asyncio.run on a thread of its own: a session's Playwright (sync API) keeps an event loop
+    running on the main thread, where asyncio.run refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture(scope="session")

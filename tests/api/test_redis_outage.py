@@ -12,6 +12,7 @@ import pytest
 import redis
 
 from tests.api.conftest import ORIGIN, start_attempt
+from tests.conftest import run_async
 from tools.redisserver import RedisServer
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
@@ -45,7 +46,7 @@ def concurrent_me(app, cookies, n=20) -> tuple[list[int], float]:
             answers = await asyncio.gather(*(c.get("/api/v1/me") for _ in range(n)))
             return [a.status_code for a in answers], time.monotonic() - t0
 
-    return asyncio.run(run())
+    return run_async(run())
 
 
 def sign_in(client) -> tuple[httpx.Response, float]:

@@ -2,12 +2,12 @@
 API's fast refusals (core.ratelimit) and the spent login attempts (services.google), seen by
 every worker (here: separate clients, as separate processes have)."""
 
-import asyncio
 import time
 
 import pytest
 import redis
 
+from tests.conftest import run_async
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
 from wallet_app.core import ratelimit, shared
 from wallet_app.core.config import get_settings
@@ -92,24 +92,24 @@ def test_memory_store_stays_bounded(monkeypatch):
 def test_redis_keys_are_seen_by_another_worker(redis_server, settings_env, monkeypatch):  # noqa: F811
     use(monkeypatch, REDIS_URL=redis_server.url)
     other = shared.RedisMarks(redis_server.url, "refused", redis.Redis.from_url(redis_server.url))
-    asyncio.run(ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30))
+    run_async(ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30))
     assert 29 < other.left("GET /api/v1/me 10.0.0.1") <= 30
     other.mark("POST /api/v1/x 10.0.0.2", 5)
-    assert asyncio.run(ratelimit.refused_for(("POST", "/api/v1/x", "10.0.0.2"))) == 5
-    assert asyncio.run(ratelimit.refused_for(("POST", "/api/v1/x", "10.0.0.3"))) == 0
+    assert run_async(ratelimit.refused_for(("POST", "/api/v1/x", "10.0.0.2"))) == 5
+    assert run_async(ratelimit.refused_for(("POST", "/api/v1/x", "10.0.0.3"))) == 0
 
 
 def test_a_login_attempt_spent_on_one_worker_is_refused_on_another(redis_server, settings_env, monkeypatch):  # noqa: F811
     use(monkeypatch, REDIS_URL=redis_server.url)
     attempt = google.new_login_attempt()
-    assert asyncio.run(google.require_login_attempt(attempt)) == attempt
+    assert run_async(google.require_login_attempt(attempt)) == attempt
     other = shared.RedisMarks(redis_server.url, "spent_login", redis.Redis.from_url(redis_server.url))
     assert other.add_new(attempt, 600)  # the other worker signs in with it first
     with pytest.raises(AppError) as refused:
-        asyncio.run(google.require_login_attempt(attempt))
+        run_async(google.require_login_attempt(attempt))
     assert refused.value.code == "login_attempt_expired"
     with pytest.raises(AppError) as again:
-        asyncio.run(google.spend_login_attempt(attempt))
+        run_async(google.spend_login_attempt(attempt))
     assert again.value.code == "login_attempt_expired"
     assert 590 < redis.Redis.from_url(redis_server.url).ttl(f"nb:spent_login:{attempt}") <= 600
 
@@ -119,7 +119,7 @@ def test_unreachable_redis_refuses_sign_in_but_not_the_api(settings_env, monkeyp
     attempt = google.new_login_attempt()
     for call in (google.require_login_attempt, google.spend_login_attempt):
         with pytest.raises(AppError) as refused:
-            asyncio.run(call(attempt))
+            run_async(call(attempt))
         assert refused.value.code == "shared_state_unavailable"
-    asyncio.run(ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30))  # logged, not raised
-    assert asyncio.run(ratelimit.refused_for(("GET", "/api/v1/me", "10.0.0.1"))) == 0
+    run_async(ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30))  # logged, not raised
+    assert run_async(ratelimit.refused_for(("GET", "/api/v1/me", "10.0.0.1"))) == 0
