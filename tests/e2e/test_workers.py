@@ -79,4 +79,6 @@ def test_the_page_carries_on_while_each_worker_is_killed(page, app_server, redis
         expect(page.locator("#connection-notice")).to_have_count(0)
         # granian starts a new worker in place of the dead one.
         two_new_workers(app_server, killed)
-    browser_issues.assert_clean()
+    # A websocket being opened at the moment its worker is killed is reset (the browser logs it);
+    # the page reconnects to the other worker, which is what this test shows. Nothing else may show.
+    browser_issues.assert_clean(ignore=[r"WebSocket connection to \S+/_event\S* failed.*ERR_CONNECTION_RESET"])
