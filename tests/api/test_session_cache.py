@@ -45,6 +45,17 @@ def signed_in(client, login) -> str:
     return cookie
 
 
+def cached(client, cookie: str) -> None:
+    """Reads the session until this process caches it: with REDIS_URL only once its listener is
+    subscribed to the change feed (before that nothing is cached)."""
+    deadline = time.monotonic() + 5
+    while get_settings().redis_url and sessions._listening_since is None:
+        assert me(client, cookie).status_code == 200
+        assert time.monotonic() < deadline, "the change feed was never subscribed"
+        time.sleep(0.02)  # polling interval, not a fixed wait
+    assert me(client, cookie).status_code == 200  # read after subscribing: cached
+
+
 def test_sign_out_through_this_process_ends_the_session_at_once(monkeypatch, settings_env, client, login):
     use(monkeypatch, SESSION_CACHE_SECONDS="60")
     login(EMAIL, "en")
@@ -68,7 +79,7 @@ def test_user_changes_are_served_at_once(monkeypatch, settings_env, client, logi
 def test_a_change_this_process_cannot_hear_of_is_seen_within_the_bound(monkeypatch, settings_env, client, login):
     use(monkeypatch, SESSION_CACHE_SECONDS="1")
     cookie = signed_in(client, login)
-    assert me(client, cookie).status_code == 200
+    cached(client, cookie)
     revoked_at = time.monotonic()
     revoke_behind_the_cache(cookie)
     assert me(client, cookie).status_code == 200  # the cache answers: what the bound is for
@@ -86,12 +97,7 @@ def test_with_redis_a_change_on_another_worker_is_seen_at_once(
 ):
     use(monkeypatch, REDIS_URL=redis_server.url, SESSION_CACHE_SECONDS="60")
     cookie = signed_in(client, login)
-    subscribed = time.monotonic()
-    while sessions._listening_since is None:  # the worker's listener subscribes on its first request
-        assert me(client, cookie).status_code == 200
-        assert time.monotonic() - subscribed < 5, "the change feed was never subscribed"
-        time.sleep(0.02)  # polling interval, not a fixed wait
-    assert me(client, cookie).status_code == 200  # read after subscribing: cached
+    cached(client, cookie)  # the worker's listener subscribes on its first request
     user_id = revoke_behind_the_cache(cookie)
     assert me(client, cookie).status_code == 200  # cached: nothing told this process yet
     # Another worker's user_changed: published on its own connection to Redis.
@@ -113,12 +119,7 @@ def test_with_redis_gone_nothing_is_served_from_the_cache(
     with RedisServer() as server:
         use(monkeypatch, REDIS_URL=server.url, SESSION_CACHE_SECONDS="60")
         cookie = signed_in(client, login)
-        deadline = time.monotonic() + 5
-        while sessions._listening_since is None:
-            assert me(client, cookie).status_code == 200
-            assert time.monotonic() < deadline, "the change feed was never subscribed"
-            time.sleep(0.02)  # polling interval, not a fixed wait
-        assert me(client, cookie).status_code == 200  # cached
+        cached(client, cookie)
     # Redis stopped: the listener loses its feed and empties the cache; the database answers.
     revoke_behind_the_cache(cookie)
     deadline = time.monotonic() + 2
