@@ -196,6 +196,8 @@ def measure_load(browser, url: str, cpu_rate: float, want_bodies: bool) -> dict:
             "all_transferred": sum(r["encoded"] for r in real.values()),
             "fcp_ms": fcp,
             "urls": sorted({r["url"] for r in real.values()}),
+            # Per script (path, hash stripped by the reader): what to look at when the ratio moves.
+            "js_sizes": {r["url"]: r["encoded"] for r in sorted(js.values(), key=lambda r: -r["encoded"])},
             "sw_urls": sorted(set(sw_urls)),
             "bodies": bodies,
         }
@@ -224,6 +226,7 @@ def measure_app(browser, name: str, base_url: str, runs: int, cpu_rate: float) -
         "cpu_rate": cpu_rate,
         "runs": runs,
         "urls": normal[0]["urls"],
+        "js_sizes": normal[0]["js_sizes"],
         "sw_urls": sorted({u for r in normal for u in r["sw_urls"]}),
         "bodies": normal[0]["bodies"],
     }

@@ -2,7 +2,7 @@
 // The authorization code goes to our server once; Google tokens never touch Python state.
 import { useEffect, useState } from "react";
 import { Button, Flex } from "@radix-ui/themes";
-import { ClientError, errorText, errorTextOf } from "./errors.js";
+import { ClientError, errorTextOf } from "./errors.js";
 
 const scripts = {};
 
@@ -54,21 +54,21 @@ async function postJson(path, body) {
   return response.status === 204 ? null : response.json();
 }
 
-export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, errors, onStart, onCancel, onError }) {
+// The sign-in reports an error as its code and HTTP status (0 without one); the page's state
+// shows the code's catalogue text, so / loads no table of error texts.
+export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, onStart, onCancel, onError }) {
   const [ready, setReady] = useState(false);
+  const report = (e) => onError && onError((e && typeof e.code === "string" && e.code) || "UNKNOWN", (e && e.status) || 0);
 
   useEffect(() => {
     if (!scriptUrl) return;
-    loadScript(scriptUrl).then(
-      () => setReady(true),
-      (e) => onError && onError(errorTextOf(errors, e)),
-    );
+    loadScript(scriptUrl).then(() => setReady(true), report);
   }, [scriptUrl]);
 
   const signIn = async (selectAccount) => {
     const oauth2 = window.google && window.google.accounts && window.google.accounts.oauth2;
     if (!oauth2) {
-      onError && onError(errorText(errors, "GIS_LOAD_FAILED"));
+      report(new ClientError("GIS_LOAD_FAILED"));
       return;
     }
     // The attempt's nonce (its twin sits in an HttpOnly cookie) travels as the OAuth state:
@@ -77,7 +77,7 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, e
     try {
       attempt = await postJson("/api/v1/auth/login-attempt");
     } catch (e) {
-      onError && onError(errorTextOf(errors, e));
+      report(e);
       return;
     }
     const client = oauth2.initCodeClient({
@@ -90,7 +90,7 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, e
       callback: async (response) => {
         if (!response || !response.code) {
           // Google's own error texts are English: the catalogue's text is shown instead.
-          onError && onError(errorText(errors, "NO_AUTH_CODE"));
+          report(new ClientError("NO_AUTH_CODE"));
           return;
         }
         try {
@@ -98,7 +98,7 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, e
           // A full page load, so the Reflex websocket reconnects carrying the new session cookie.
           window.location.assign(me.address ? "/home" : "/onboarding");
         } catch (e) {
-          onError && onError(errorTextOf(errors, e));
+          report(e);
         }
       },
       error_callback: () => onCancel && onCancel(),

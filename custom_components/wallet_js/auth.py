@@ -17,12 +17,12 @@ class GoogleSignIn(rx.Component):
     locale: rx.Var[str]
     label: rx.Var[str]
     other_label: rx.Var[str]
-    errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
 
     # EventHandler[spec] is typed for pyright only: mypy sees a non-generic class and a call in a type.
     on_start: rx.EventHandler[rx.event.no_args_event_spec]  # type: ignore[type-arg, valid-type]
     on_cancel: rx.EventHandler[rx.event.no_args_event_spec]  # type: ignore[type-arg, valid-type]
-    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str)]  # type: ignore[type-arg, valid-type]
+    # (code, HTTP status or 0): the state shows the code's text, so / ships no error table.
+    on_error: rx.EventHandler[rx.event.passthrough_event_spec(str, int)]  # type: ignore[type-arg, valid-type]
 
 
 class LogoutButton(rx.Component):

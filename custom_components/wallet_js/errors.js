@@ -1,7 +1,8 @@
 // The browser's error model. Every error a JS unit throws or reports carries a stable `code`
 // registered in wallet_app/errors.REGISTRY (the CLIENT section); the UI never shows an
 // error's English message but errorText(errors, code), where `errors` is the code -> text map
-// of the current language (wallet_app.i18n.error_messages(), a prop of each wrapper).
+// of the current language (wallet_app.i18n.error_messages(), a prop of each wrapper), or it
+// reports the code itself to its state, which shows the text (auth.jsx's sign-in, on /).
 // Messages are for logs and tests; they never contain secrets or user data.
 //
 // ERRORS: the codes and fixed English messages of vault.js / keyring.js (spec section 5 / 8).

@@ -170,8 +170,26 @@ def _check_service_worker(page):
 
 
 def test_security_headers(page):
+    scripts = []
+    page.on("response", lambda r: scripts.append(r) if r.request.resource_type == "script" else None)
     response = page.goto("/")
     csp = response.headers["content-security-policy"]
     assert "frame-ancestors 'none'" in csp
     assert "unsafe-eval" not in csp.replace("wasm-unsafe-eval", "")
     assert "script-src 'self' 'sha256-" in csp
+    assert response.headers["cross-origin-opener-policy"] == "same-origin-allow-popups"
+    assert response.headers["permissions-policy"] == "camera=(self), microphone=(), geolocation=()"
+    # The page's scripts: the short policy (a browser ignores a script's own), no document-only headers.
+    page.wait_for_load_state("networkidle")
+    chunks = [r for r in scripts if "/assets/" in r.url]
+    assert len(chunks) > 5
+    for r in chunks:
+        headers = r.all_headers()
+        assert headers["content-security-policy"] == "default-src 'none'; frame-ancestors 'none'", r.url
+        assert headers["x-content-type-options"] == "nosniff", r.url
+        assert "cross-origin-opener-policy" not in headers and "permissions-policy" not in headers, r.url
+    # Workers take their policy from their own script: the full one.
+    for path in ("/sw.js", "/kdf-worker.js"):
+        worker_csp = page.request.get(path).headers["content-security-policy"]
+        assert "script-src 'self' 'sha256-" in worker_csp and "frame-ancestors 'none'" in worker_csp, path
+    assert "'wasm-unsafe-eval'" in page.request.get("/kdf-worker.js").headers["content-security-policy"]

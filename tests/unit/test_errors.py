@@ -135,3 +135,42 @@ def test_app_error_refuses_an_unregistered_code():
     with pytest.raises(KeyError):
         AppError("no_such_code")
     assert AppError("max_decimals", decimals=6).params == {"decimals": 6}
+
+
+# --- the sign-in on / reports (code, status) and LoginState shows the text (no error table on /)
+
+@pytest.mark.parametrize(
+    "code, status, key, params",
+    [
+        ("rate_limited", 429, "err_rate_limited", {}),
+        ("login_attempt_expired", 401, "err_login_attempt_expired", {}),
+        ("NO_AUTH_CODE", 0, "err_NO_AUTH_CODE", {}),
+        ("GIS_LOAD_FAILED", 0, "err_GIS_LOAD_FAILED", {}),
+        ("HTTP_ERROR", 502, "err_HTTP_ERROR", {"status": 502}),
+        # From the browser, so anything may come: a bad status is left empty, as errors.js fillText does.
+        ("HTTP_ERROR", "502", "err_HTTP_ERROR", {"status": ""}),
+        ("HTTP_ERROR", True, "err_HTTP_ERROR", {"status": ""}),
+        ("HTTP_ERROR", 10**9, "err_HTTP_ERROR", {"status": ""}),
+        ("max_decimals", 0, "err_max_decimals", {"decimals": ""}),  # another placeholder: empty
+        ("no_such_code", 0, "err_UNKNOWN", {}),
+        ("__class__", 0, "err_UNKNOWN", {}),
+        (None, None, "err_UNKNOWN", {}),
+        (["rate_limited"], 0, "err_UNKNOWN", {}),
+    ],
+)
+def test_sign_in_error(code, status, key, params):
+    from wallet_app.state.login import sign_in_error
+
+    assert sign_in_error(code, status) == (key, params)
+
+
+@pytest.mark.parametrize("lang", ["en", "ko"])
+def test_every_code_the_sign_in_can_report_has_a_text_its_params_can_fill(lang):
+    # Every registered code, which covers auth.jsx's (test_every_js_error_code_is_registered) and the
+    # auth routes' (AppError refuses an unregistered code): its text fills without a KeyError.
+    from wallet_app.state.login import sign_in_error
+
+    for code in REGISTRY:
+        key, params = sign_in_error(code, 500)
+        text = CATALOGUES[lang][key].format(**params)
+        assert text.strip() and "{" not in text, code

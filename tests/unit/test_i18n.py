@@ -110,3 +110,13 @@ def test_lookups_read_the_imported_tables_instead_of_inlining_them():
 def test_the_browser_module_derives_the_same_error_texts(tmp_path):
     write_catalogue_modules(tmp_path)
     assert browser_tables(tmp_path, "error_texts.js", "ERROR_TEXTS") == ERROR_TEXTS
+
+
+def test_the_sign_in_page_loads_only_the_core_texts():
+    # bench/page_weight.py: / ships no error table (its sign-in reports codes to LoginState).
+    from wallet_app.i18n import CATALOGUE_IMPORT
+    from wallet_app.pages.login import login_page
+
+    imports = login_page()._get_all_imports()
+    tables = {k.removeprefix(CATALOGUE_IMPORT) for k in imports if k.startswith(CATALOGUE_IMPORT)}
+    assert tables == {"area_core.js"}

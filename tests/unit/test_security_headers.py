@@ -1,7 +1,15 @@
 import base64
 import hashlib
 
-from wallet_app.core.security import cache_control, content_security_policy, inline_script_hashes
+import pytest
+
+from wallet_app.core.security import (
+    SUBRESOURCE_CSP,
+    cache_control,
+    content_security_policy,
+    governs_a_document,
+    inline_script_hashes,
+)
 
 
 def test_inline_script_hashes_cover_only_inline_scripts(tmp_path):
@@ -40,3 +48,29 @@ def test_cache_control():
     assert cache_control("/sw.js") == "no-cache"
     assert cache_control("/api/v1/me") == "no-store"
     assert cache_control("/home") is None
+
+
+@pytest.mark.parametrize(
+    "path, content_type, full",
+    [
+        ("/", b"text/html; charset=utf-8", True),
+        ("/home", b"text/html", True),
+        ("/api/v1/docs", b"text/html; charset=utf-8", True),
+        ("/dev-idp/authorize", b"TEXT/HTML", True),
+        ("/no-type", b"", True),  # unknown: treated as a document (the full policy)
+        ("/sw.js", b"text/javascript", True),  # workers take their policy from their script
+        ("/kdf-worker.js", b"application/javascript", True),
+        ("/assets/root-abc.js", b"text/javascript", False),
+        ("/assets/__reflex_global_styles-x.css", b"text/css", False),
+        ("/icon-192.png", b"image/png", False),
+        ("/register-sw.js", b"text/javascript", False),
+        ("/api/v1/me", b"application/json", False),
+        ("/logo.svg", b"image/svg+xml", False),  # opened as a document, SUBRESOURCE_CSP runs nothing
+    ],
+)
+def test_which_responses_carry_the_full_policy(path, content_type, full):
+    assert governs_a_document(path, content_type) is full
+
+
+def test_the_subresource_policy_forbids_everything():
+    assert SUBRESOURCE_CSP == "default-src 'none'; frame-ancestors 'none'"

@@ -1,6 +1,7 @@
 """ko/en catalogues and the lookup pages use. Both languages ship to the browser, so a
 language switch re-renders at once without a round trip; each area's texts ship as a module of
-their own, so a page loads only the areas it shows (/ loads the core texts and the errors)."""
+their own, so a page loads only the areas it shows (/ loads only the core texts: its sign-in
+reports error codes, and LoginState shows their texts)."""
 
 import json
 import os

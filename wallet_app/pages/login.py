@@ -7,7 +7,7 @@ from wallet_app import routes
 from wallet_app.components.dialogs import full_screen_spinner
 from wallet_app.components.language import language_switch
 from wallet_app.components.layout import page
-from wallet_app.i18n import error_messages, t
+from wallet_app.i18n import t
 from wallet_app.routes import Page
 from wallet_app.state.login import LoginState
 from wallet_app.state.session import SessionState
@@ -31,7 +31,6 @@ def login_page() -> rx.Component:
                 other_label=t("other_account"),
                 on_start=LoginState.started,
                 on_cancel=LoginState.cancelled,
-                errors=error_messages(),
                 on_error=LoginState.failed,
             ),
             rx.cond(
