@@ -218,3 +218,57 @@ export async function signPay(owner, pin, typed, expect, chains) {
   const t = checkPayTyped(typed, expect, owner, chains);
   return withUnlocked(owner, pin, (wallet) => wallet.signTypedData(typed.domain, t, typed.message));
 }
+
+// ---------------------------------------------------------------- gasless payments (EIP-2612 permit)
+
+export const PERMIT_TYPES = Object.freeze([
+  ['owner', 'address'], ['spender', 'address'], ['value', 'uint256'], ['nonce', 'uint256'], ['deadline', 'uint256'],
+]);
+
+/**
+ * The payment's Permit typed data against what the page showed: the domain is the link's token on
+ * the link's chain (its name and version as the server read them: the token itself refuses wrong
+ * ones), the Permit type as it is, owner the owner, spender the chain's payment contract from the
+ * bundle's table, value exactly the payment amount, deadline in the future and at most 10 minutes
+ * ahead. Returns the types for signing; REQUEST_MISMATCH otherwise.
+ */
+export function checkPermitTyped(typed, expect, owner, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
+  const { domain, types, message } = typed || {};
+  if (!domain || !types || !message || !expect) throw mismatch();
+  const contract = paymentContract(chains, expect.chainId);
+  const domainKeys = Object.keys(domain).sort().join(',');
+  if (domainKeys !== 'chainId,name,verifyingContract,version' || typeof domain.name !== 'string'
+      || !domain.name || typeof domain.version !== 'string' || !domain.version
+      || !sameNumber(domain.chainId, expect.chainId) || !sameAddress(domain.verifyingContract, expect.token)) {
+    throw mismatch();
+  }
+  const names = Object.keys(types).filter((k) => k !== 'EIP712Domain');
+  const permit = types.Permit;
+  if (names.join(',') !== 'Permit' || !Array.isArray(permit) || permit.length !== PERMIT_TYPES.length
+      || permit.some((f, i) => !f || f.name !== PERMIT_TYPES[i][0] || f.type !== PERMIT_TYPES[i][1])) {
+    throw mismatch();
+  }
+  const messageKeys = Object.keys(message).sort().join(',');
+  const deadline = bigOrNull(message.deadline);
+  const now = BigInt(nowSeconds);
+  if (messageKeys !== 'deadline,nonce,owner,spender,value' || !sameAddress(message.owner, owner)
+      || !sameAddress(message.spender, contract) || !sameNumber(message.value, expect.units)
+      || bigOrNull(expect.units) === 0n || bigOrNull(message.nonce) === null || deadline === null
+      || deadline <= now || deadline > now + BigInt(MAX_DEADLINE_AHEAD_SECONDS)) {
+    throw mismatch();
+  }
+  return typedDataParts(domain, types, message);
+}
+
+/**
+ * Both checks, then ONE unlock signs the Permit and the Pay message (the key is derived once).
+ * Returns {signature, permit_signature} (public).
+ */
+export async function signPermitAndPay(owner, pin, permitTyped, payTyped, expect, chains) {
+  const pt = checkPermitTyped(permitTyped, expect, owner, chains);
+  const t = checkPayTyped(payTyped, expect, owner, chains);
+  return withUnlocked(owner, pin, async (wallet) => ({
+    permit_signature: await wallet.signTypedData(permitTyped.domain, pt, permitTyped.message),
+    signature: await wallet.signTypedData(payTyped.domain, t, payTyped.message),
+  }));
+}
