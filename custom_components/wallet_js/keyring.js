@@ -126,6 +126,16 @@ function sameNumber(a, b) {
   return x !== null && x === bigOrNull(b);
 }
 
+/** `types` holds exactly the type `name` (besides EIP712Domain), its fields as `spec` says, in order. */
+function onlyType(types, name, spec) {
+  const names = Object.keys(types).filter((k) => k !== 'EIP712Domain');
+  const fields = types[name];
+  if (names.join(',') !== name || !Array.isArray(fields) || fields.length !== spec.length
+      || fields.some((f, i) => !f || f.name !== spec[i][0] || f.type !== spec[i][1])) {
+    throw mismatch();
+  }
+}
+
 /** The chain's payment contract from the shipped table; REQUEST_MISMATCH when it has none. */
 export function paymentContract(chains, chainId) {
   const entry = chains && bigOrNull(chainId) !== null ? chains[String(bigOrNull(chainId))] : null;
@@ -196,12 +206,7 @@ export function checkPayTyped(typed, expect, owner, chains, nowSeconds = Math.fl
       || !sameAddress(domain.verifyingContract, contract)) {
     throw mismatch();
   }
-  const names = Object.keys(types).filter((k) => k !== 'EIP712Domain');
-  const pay = types.Pay;
-  if (names.join(',') !== 'Pay' || !Array.isArray(pay) || pay.length !== PAY_TYPES.length
-      || pay.some((f, i) => !f || f.name !== PAY_TYPES[i][0] || f.type !== PAY_TYPES[i][1])) {
-    throw mismatch();
-  }
+  onlyType(types, 'Pay', PAY_TYPES);
   const deadline = bigOrNull(message.deadline);
   const now = BigInt(nowSeconds);
   if (!sameAddress(message.merchant, expect.merchant) || !sameAddress(message.token, expect.token)
@@ -242,12 +247,7 @@ export function checkPermitTyped(typed, expect, owner, chains, nowSeconds = Math
       || !sameNumber(domain.chainId, expect.chainId) || !sameAddress(domain.verifyingContract, expect.token)) {
     throw mismatch();
   }
-  const names = Object.keys(types).filter((k) => k !== 'EIP712Domain');
-  const permit = types.Permit;
-  if (names.join(',') !== 'Permit' || !Array.isArray(permit) || permit.length !== PERMIT_TYPES.length
-      || permit.some((f, i) => !f || f.name !== PERMIT_TYPES[i][0] || f.type !== PERMIT_TYPES[i][1])) {
-    throw mismatch();
-  }
+  onlyType(types, 'Permit', PERMIT_TYPES);
   const messageKeys = Object.keys(message).sort().join(',');
   const deadline = bigOrNull(message.deadline);
   const now = BigInt(nowSeconds);
