@@ -105,7 +105,7 @@ def run(args, port: int, node, dep: dict) -> int:
     from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS
     from wallet_app.serve import relayer_process
 
-    token = dep["tokens"]["tUSD"]
+    token = dep["tokens"]["tEUR"]  # no permit: the set-up approves (the quote offers a Permit for tUSD)
     w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
     payer = Account.create()
     deployer = Account.from_key(DEV_DEPLOYER_KEY)

@@ -159,7 +159,7 @@ def run(args, base: str, node, dep: dict) -> int:
     from wallet_app.dev import DEV_RELAYER_KEY
     from wallet_app.services import payments
 
-    token = dep["tokens"]["tUSD"]
+    token = dep["tokens"]["tEUR"]  # no permit: the set-up approves (the quote offers a Permit for tUSD)
     w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
     deployer = Account.from_key(DEV_DEPLOYER_KEY)
     token_c = w3.eth.contract(address=token, abi=artifact("TestToken")["abi"])

@@ -11,12 +11,15 @@ only when the chain has no code at the canonical address 0xcA11bde05977b36311670
 no test tokens.
 
 Deployments are recorded in <deployments_dir>/deployments-<chain_id>.json:
-    {"chain_id", "deployer", "multicall", "payment", "payment_code_hash", "tokens": {"tUSD": addr, "tKRW": addr}}
+    {"chain_id", "deployer", "multicall", "payment", "payment_code_hash",
+     "tokens": {"tUSD": addr, "tKRW": addr, "tEUR": addr}, "token_code_hashes": {"tUSD": hash, ...}}
 A re-run against the same chain reuses every address that still has code there and
 deploys only what is missing (a fresh anvil without its state file has none). The payment
 contract is also redeployed when its recorded code hash (keccak of the compiled creation
 code) is not the current build's: a developer's saved anvil state may hold an older
-NewblPayment2 (e.g. the one with a global used-set, before issue 12).
+NewblPayment2 (e.g. the one with a global used-set, before issue 12). A test token is
+redeployed likewise when its recorded code hash is not its contract's current build (the
+tokens before permit had none recorded).
 """
 
 from __future__ import annotations
@@ -48,7 +51,13 @@ CANONICAL_MULTICALL3 = "0xcA11bde05977b3631167028862bE2a173976CA11"
 # A public network takes longer than anvil to mine.
 RECEIPT_TIMEOUT_SECONDS = 300
 
-TEST_TOKENS = [("tUSD", "Newbl Test USD"), ("tKRW", "Newbl Test KRW")]
+# (symbol, name, contract): tUSD and tKRW have EIP-2612 permit (gasless payments); tEUR has
+# not, so the approve path of a payment stays exercised.
+TEST_TOKENS = [
+    ("tUSD", "Newbl Test USD", "TestToken"),
+    ("tKRW", "Newbl Test KRW", "TestToken"),
+    ("tEUR", "Newbl Test EUR", "PlainTestToken"),
+]
 TOKEN_DECIMALS = 6
 FAUCET_ETH_WEI = 10**18
 FAUCET_TOKEN_UNITS = 1_000 * 10**TOKEN_DECIMALS
@@ -137,10 +146,12 @@ def deploy(
         payment_hash = code_hash("NewblPayment2")
         current = old.get("payment_code_hash") == payment_hash and _has_code(w3, old.get("payment"))
         payment = old.get("payment") if current else _deploy_contract(w3, key, "NewblPayment2")
-        tokens = {}
-        for symbol, name in TEST_TOKENS if test_tokens else ():
-            addr = old_tokens.get(symbol)
-            tokens[symbol] = addr if _has_code(w3, addr) else _deploy_contract(w3, key, "TestToken", name, symbol)
+        tokens, token_hashes = {}, {}
+        old_hashes = old.get("token_code_hashes", {})
+        for symbol, name, contract_name in TEST_TOKENS if test_tokens else ():
+            addr, token_hashes[symbol] = old_tokens.get(symbol), code_hash(contract_name)
+            same = old_hashes.get(symbol) == token_hashes[symbol] and _has_code(w3, addr)
+            tokens[symbol] = addr if same else _deploy_contract(w3, key, contract_name, name, symbol)
     result = {
         "chain_id": node_chain_id,
         "deployer": Account.from_key(key).address,
@@ -149,6 +160,8 @@ def deploy(
         "payment_code_hash": payment_hash,
         "tokens": tokens,
     }
+    if test_tokens:
+        result["token_code_hashes"] = token_hashes
     if result != old:
         path = deployments_path(node_chain_id, deployments_dir)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -196,7 +196,13 @@ def claim_times(db: Session, user_id: int, claimed_after: int) -> list[int]:
 
 
 def claim_quote(
-    db: Session, row_id: int, merchant_address: str, deadline: int, signature: str, activity_id: int | None = None
+    db: Session,
+    row_id: int,
+    merchant_address: str,
+    deadline: int,
+    signature: str,
+    activity_id: int | None = None,
+    permit: str | None = None,
 ) -> bool:
     """quoted -> pending in one UPDATE: of two concurrent claims exactly one gets True."""
     stmt = (
@@ -207,6 +213,7 @@ def claim_quote(
             merchant_address=merchant_address,
             deadline=deadline,
             signature=signature,
+            permit=permit,
             activity_id=activity_id,
             claimed_at=now_epoch(),
             updated_at=now_epoch(),

@@ -115,6 +115,11 @@ REGISTRY: dict[str, ErrorSpec] = {
     "relay_error": _server(500, "err_relay_error"),
     "dropped": _server(400, "err_dropped"),
     "relay_nonce_conflict": _server(409, "err_relay_nonce_conflict"),
+    # ---- gasless payments (issue 14: EIP-2612 permit with execute)
+    "invalid_permit": _server(400, "err_invalid_permit"),  # owner, spender, value, deadline or signature wrong
+    "permit_nonce_stale": _server(409, "err_permit_nonce_stale"),  # the token's permit nonce moved on
+    "permit_unsupported": _server(400, "err_permit_unsupported"),  # a permit for a token without EIP-2612
+    "permit_failed": _server(400, "err_permit_failed"),  # the token refused the permit and no allowance is there
     # ---- rate limits and caps (issue 12 RATE: core.ratelimit, services.tokens)
     "rate_limited": _server(429, "err_rate_limited"),  # params: retry_after (seconds, the Retry-After header)
     "too_many_tokens": _server(400, "err_too_many_tokens"),  # params: max

@@ -115,6 +115,8 @@ class Payment(SQLModel, table=True):
     merchant_address: str | None = Field(default=None, max_length=42)  # lowercase; set by the quote or at execute
     deadline: int | None = Field(default=None, sa_type=BigInteger)
     signature: str | None = Field(default=None, max_length=200)
+    # The payer's EIP-2612 permit checked by execute, JSON {value, deadline, signature}: payWithPermit.
+    permit: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
     status: str = Field(default="quoted", max_length=16, index=True)
     reason: str | None = Field(default=None, max_length=255)
     relayer_address: str | None = Field(default=None, max_length=42)  # lowercase

@@ -126,6 +126,16 @@ function sameNumber(a, b) {
   return x !== null && x === bigOrNull(b);
 }
 
+/** `types` holds exactly the type `name` (besides EIP712Domain), its fields as `spec` says, in order. */
+function onlyType(types, name, spec) {
+  const names = Object.keys(types).filter((k) => k !== 'EIP712Domain');
+  const fields = types[name];
+  if (names.join(',') !== name || !Array.isArray(fields) || fields.length !== spec.length
+      || fields.some((f, i) => !f || f.name !== spec[i][0] || f.type !== spec[i][1])) {
+    throw mismatch();
+  }
+}
+
 /** The chain's payment contract from the shipped table; REQUEST_MISMATCH when it has none. */
 export function paymentContract(chains, chainId) {
   const entry = chains && bigOrNull(chainId) !== null ? chains[String(bigOrNull(chainId))] : null;
@@ -196,12 +206,7 @@ export function checkPayTyped(typed, expect, owner, chains, nowSeconds = Math.fl
       || !sameAddress(domain.verifyingContract, contract)) {
     throw mismatch();
   }
-  const names = Object.keys(types).filter((k) => k !== 'EIP712Domain');
-  const pay = types.Pay;
-  if (names.join(',') !== 'Pay' || !Array.isArray(pay) || pay.length !== PAY_TYPES.length
-      || pay.some((f, i) => !f || f.name !== PAY_TYPES[i][0] || f.type !== PAY_TYPES[i][1])) {
-    throw mismatch();
-  }
+  onlyType(types, 'Pay', PAY_TYPES);
   const deadline = bigOrNull(message.deadline);
   const now = BigInt(nowSeconds);
   if (!sameAddress(message.merchant, expect.merchant) || !sameAddress(message.token, expect.token)
@@ -217,4 +222,53 @@ export function checkPayTyped(typed, expect, owner, chains, nowSeconds = Math.fl
 export async function signPay(owner, pin, typed, expect, chains) {
   const t = checkPayTyped(typed, expect, owner, chains);
   return withUnlocked(owner, pin, (wallet) => wallet.signTypedData(typed.domain, t, typed.message));
+}
+
+// ---------------------------------------------------------------- gasless payments (EIP-2612 permit)
+
+export const PERMIT_TYPES = Object.freeze([
+  ['owner', 'address'], ['spender', 'address'], ['value', 'uint256'], ['nonce', 'uint256'], ['deadline', 'uint256'],
+]);
+
+/**
+ * The payment's Permit typed data against what the page showed: the domain is the link's token on
+ * the link's chain (its name and version as the server read them: the token itself refuses wrong
+ * ones), the Permit type as it is, owner the owner, spender the chain's payment contract from the
+ * bundle's table, value exactly the payment amount, deadline in the future and at most 10 minutes
+ * ahead. Returns the types for signing; REQUEST_MISMATCH otherwise.
+ */
+export function checkPermitTyped(typed, expect, owner, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
+  const { domain, types, message } = typed || {};
+  if (!domain || !types || !message || !expect) throw mismatch();
+  const contract = paymentContract(chains, expect.chainId);
+  const domainKeys = Object.keys(domain).sort().join(',');
+  if (domainKeys !== 'chainId,name,verifyingContract,version' || typeof domain.name !== 'string'
+      || !domain.name || typeof domain.version !== 'string' || !domain.version
+      || !sameNumber(domain.chainId, expect.chainId) || !sameAddress(domain.verifyingContract, expect.token)) {
+    throw mismatch();
+  }
+  onlyType(types, 'Permit', PERMIT_TYPES);
+  const messageKeys = Object.keys(message).sort().join(',');
+  const deadline = bigOrNull(message.deadline);
+  const now = BigInt(nowSeconds);
+  if (messageKeys !== 'deadline,nonce,owner,spender,value' || !sameAddress(message.owner, owner)
+      || !sameAddress(message.spender, contract) || !sameNumber(message.value, expect.units)
+      || bigOrNull(expect.units) === 0n || bigOrNull(message.nonce) === null || deadline === null
+      || deadline <= now || deadline > now + BigInt(MAX_DEADLINE_AHEAD_SECONDS)) {
+    throw mismatch();
+  }
+  return typedDataParts(domain, types, message);
+}
+
+/**
+ * Both checks, then ONE unlock signs the Permit and the Pay message (the key is derived once).
+ * Returns {signature, permit_signature} (public).
+ */
+export async function signPermitAndPay(owner, pin, permitTyped, payTyped, expect, chains) {
+  const pt = checkPermitTyped(permitTyped, expect, owner, chains);
+  const t = checkPayTyped(payTyped, expect, owner, chains);
+  return withUnlocked(owner, pin, async (wallet) => ({
+    permit_signature: await wallet.signTypedData(permitTyped.domain, pt, permitTyped.message),
+    signature: await wallet.signTypedData(payTyped.domain, t, payTyped.message),
+  }));
 }

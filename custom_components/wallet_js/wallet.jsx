@@ -160,6 +160,11 @@ export function CreateWallet({ messages, errors, replaceAddress, onCreated, onEr
 }
 
 const short = (address) => `${address.slice(0, 6)}…${address.slice(-4)}`;
+// A deadline (epoch seconds) as the local time of day, 24-hour HH:MM (the same in ko and en).
+const clock = (seconds) => {
+  const d = new Date(Number(seconds) * 1000);
+  return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
+};
 
 // What the PIN dialog can do: prepare(keyring, input) parses and checks the payload once,
 // gives the summary lines shown (computed from that very parsed payload) and sign(pin), which
@@ -203,6 +208,26 @@ const ACTIONS = {
         amount: keyring.formatAmount(BigInt(typed.message.amount), token.decimals), symbol: token.symbol,
       })],
       sign: (pin) => keyring.signPay(owner, pin, typed, expect, chains),
+    };
+  },
+  // /payment gasless: the token's Permit for the payment contract and the Pay typed data, both
+  // checked, signed with one PIN entry (one key derivation). The result is JSON {signature, permit_signature}.
+  sign_pay_permit: (keyring, { owner, payload, expect, chains, token, messages }) => {
+    const { permit, pay } = JSON.parse(payload);
+    keyring.checkPermitTyped(permit, expect, owner, chains);
+    keyring.checkPayTyped(pay, expect, owner, chains);
+    const amount = keyring.formatAmount(BigInt(pay.message.amount), token.decimals);
+    return {
+      lines: [
+        fillText(messages.pin_allow_spend_until, {
+          contract: short(keyring.checksumAddress(permit.message.spender)), amount: keyring.formatAmount(
+            BigInt(permit.message.value), token.decimals), symbol: token.symbol, time: clock(permit.message.deadline),
+        }),
+        fillText(messages.pin_pay_summary, {
+          merchant: keyring.checksumAddress(pay.message.merchant), amount, symbol: token.symbol,
+        }),
+      ],
+      sign: async (pin) => JSON.stringify(await keyring.signPermitAndPay(owner, pin, permit, pay, expect, chains)),
     };
   },
 };

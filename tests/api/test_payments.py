@@ -59,6 +59,11 @@ def token_of(deployed_map) -> str:
     return deployed_map["tokens"]["tUSD"]
 
 
+def plain_token_of(deployed_map) -> str:
+    """The test token without EIP-2612 permit: its quotes offer an approve transaction."""
+    return deployed_map["tokens"]["tEUR"]
+
+
 def get_quote(client, token, amount, chain_id=31337, **extra):
     r = client.get(f"{API}/payment/available", params={"chain_id": chain_id, "token_address": token,
                                                        "amount": str(amount), **extra})
@@ -128,7 +133,7 @@ def rows() -> list[Payment]:
 
 
 def test_quote_approve_pay_status_ok(client, payer, deployed, w3):
-    token, amount, merchant = token_of(deployed), 2_500_000, Account.create().address
+    token, amount, merchant = plain_token_of(deployed), 2_500_000, Account.create().address
     q = get_quote(client, token, amount)
     assert q["available"] is False and q["verifying_contract"] == deployed["payment"]
     tx = q["transaction"]
@@ -139,6 +144,7 @@ def test_quote_approve_pay_status_ok(client, payer, deployed, w3):
 
     approve_through_api(client, w3, payer, q)
     q2 = get_quote(client, token, amount)
+    assert q["permit"] is None
     assert q2 == {**q, "available": True, "transaction": None, "reason": None}
 
     now = int(time.time())
@@ -356,7 +362,7 @@ def test_deadline_passing_before_mining_ends_failed(client, login, tmp_path, mon
         login("late@example.com")
         assert client.post(f"{API}/me/address", json={"address": acct.address}).status_code == 200
         w3_ = Web3(Web3.HTTPProvider(node.url))
-        token, merchant = dep["tokens"]["tUSD"], Account.create().address
+        token, merchant = plain_token_of(dep), Account.create().address
         q = get_quote(client, token, 500)
         approve_through_api(client, w3_, acct, q)
         assert get_quote(client, token, 500)["available"] is True

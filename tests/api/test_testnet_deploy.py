@@ -46,7 +46,7 @@ def sepolia():
         minter = Account.create()
         rpc(w3, "anvil_setBalance", minter.address, hex(10**20))
         copy_contract(w3, _deploy_contract(w3, minter.key.hex(), "Multicall3"), CANONICAL_MULTICALL3)
-        copy_contract(w3, _deploy_contract(w3, minter.key.hex(), "TestToken", "USDC", "USDC"), SEPOLIA_USDC, 6)
+        copy_contract(w3, _deploy_contract(w3, minter.key.hex(), "PlainTestToken", "USDC", "USDC"), SEPOLIA_USDC, 6)
         yield node, w3, minter
 
 

@@ -21,7 +21,33 @@ def test_deploy_is_idempotent(anvil_node, deployed, deployments_dir, w3):
     assert json.loads(before) == deployed
     for addr in [deployed["multicall"], deployed["payment"], *deployed["tokens"].values()]:
         assert len(w3.eth.get_code(addr)) > 0
-    assert len(set([deployed["multicall"], deployed["payment"], *deployed["tokens"].values()])) == 4
+    assert len(set([deployed["multicall"], deployed["payment"], *deployed["tokens"].values()])) == 5
+    assert sorted(deployed["tokens"]) == ["tEUR", "tKRW", "tUSD"]
+    assert deployed["token_code_hashes"] == {
+        "tUSD": code_hash("TestToken"), "tKRW": code_hash("TestToken"), "tEUR": code_hash("PlainTestToken")}
+
+
+def test_permit_is_detected_per_token(chain, deployed, anvil_node):
+    """tUSD and tKRW have EIP-2612 permit (the domain checked against their DOMAIN_SEPARATOR());
+    tEUR and a contract that is not a token have none."""
+    usd = chain_mod.permit_domain(chain, deployed["tokens"]["tUSD"])
+    assert usd == chain_mod.PermitDomain("Newbl Test USD", "1", 31337, deployed["tokens"]["tUSD"])
+    assert chain_mod.permit_domain(chain, deployed["tokens"]["tKRW"]).name == "Newbl Test KRW"
+    assert chain_mod.permit_domain(chain, deployed["tokens"]["tEUR"]) is None
+    assert chain_mod.permit_domain(chain, deployed["payment"]) is None
+    assert chain_mod.permit_nonce(chain, deployed["tokens"]["tUSD"], Account.create().address) == 0
+
+
+def test_deploy_replaces_a_test_token_of_another_build(anvil_node, deployed, deployments_dir, tmp_path, w3):
+    """A saved anvil state may hold the tokens of before permit: recorded without a code hash, they are redeployed."""
+    shutil.copy(deployments_path(31337, deployments_dir), tmp_path)
+    recorded = json.loads(deployments_path(31337, tmp_path).read_text())
+    del recorded["token_code_hashes"]
+    deployments_path(31337, tmp_path).write_text(json.dumps(recorded))
+    result = deploy(anvil_node.url, tmp_path)
+    assert all(result["tokens"][s] != deployed["tokens"][s] for s in deployed["tokens"])
+    assert result["token_code_hashes"] == deployed["token_code_hashes"]
+    assert deploy(anvil_node.url, tmp_path) == result  # and from then on they are kept
 
 
 def test_deploy_redeploys_only_what_has_no_code(anvil_node, deployed, deployments_dir, tmp_path, w3):

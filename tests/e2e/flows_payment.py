@@ -58,18 +58,40 @@ def enter_pin(page: Page, title: str, pin: str = PIN, label: str = "PIN", confir
     expect(dialog).to_have_count(0, timeout=30_000)
 
 
-def approve_until_pay_pin(page: Page, units: int) -> tuple[str, str]:
-    """A new wallet on `page` waits for its tUSD, opens a link paying 1.5 tUSD (`units`) to a new
-    merchant, approves with the PIN and waits for the Pay PIN dialog (it comes once the allowance
-    shows). Returns (merchant, token)."""
-    token = token_address(page, "tUSD")
-    wait_for_balance(page, "tUSD", units)
+def approve_until_pay_pin(page: Page, server, units: int) -> tuple[str, str]:
+    """A new wallet on `page` waits for its tEUR (the test token without permit), opens a link
+    paying 1.5 tEUR (`units`) to a new merchant, approves with the PIN and waits for the Pay PIN
+    dialog (it comes once the allowance shows). Returns (merchant, token)."""
+    token = deployed_token(server, "tEUR")
+    wait_for_chain_balance(chain_web3(server), token, me_address(page), units)
     merchant = Account.create().address
     page.goto(merchant_link(merchant, token, "1.5"))
     page.get_by_role("button", name="Pay", exact=True).click()
     enter_pin(page, "Approve the token")
     expect(page.get_by_role("dialog", name="Sign the payment")).to_be_visible(timeout=30_000)
     return merchant, token
+
+
+def me_address(page: Page) -> str:
+    r = page.request.get("/api/v1/me")
+    assert r.ok, r.status
+    return Web3.to_checksum_address(r.json()["address"])
+
+
+def wait_for_chain_balance(w3: Web3, token: str, who: str, at_least: int, timeout: float = 60.0) -> int:
+    """Polls the token's balanceOf(who) on chain until the dev faucet's mint arrived: for a payment
+    token that is not in the user's list (tEUR), which /api/v1/assets does not show."""
+    end = time.monotonic() + timeout
+    while (units := erc20_balance(w3, token, who)) < at_least:
+        assert time.monotonic() < end, f"{who} holds {units} of {token} after {timeout} s, not {at_least}"
+        time.sleep(0.25)
+    return units
+
+
+def deployed_token(server, symbol: str, chain_id: int = DEV_CHAIN_ID) -> str:
+    """A test token's address as deployed for the app server (its deployments file)."""
+    deployments = Path(server_env(server)["DEPLOYMENTS_DIR"]) / f"deployments-{chain_id}.json"
+    return Web3.to_checksum_address(json.loads(deployments.read_text())["tokens"][symbol])
 
 
 def server_env(server) -> dict[str, str]:

@@ -23,7 +23,14 @@ from playwright.sync_api import Page, expect
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, REPO_ROOT, save_screenshot
 from tests.e2e.flows import PIN, new_email, pin_field, press_pin, sign_in
-from tests.e2e.flows_payment import chain_web3, merchant_link, token_address, wait_for_balance
+from tests.e2e.flows_payment import (
+    chain_web3,
+    deployed_token,
+    merchant_link,
+    token_address,
+    wait_for_balance,
+    wait_for_chain_balance,
+)
 from tests.e2e.flows_send import pick
 from wallet_app.i18n import CATALOGUES
 
@@ -228,15 +235,17 @@ def test_login_and_pin_pad(auditor: Auditor):
 def test_payment_pin_dialogs_and_processing_overlay(auditor: Auditor, app_server):
     """Before the routes (so Activity lists entries): the approve PIN dialog, the processing
     overlay (held while the approve transaction waits: the chain stops mining for that moment),
-    the Pay PIN dialog; a token per language, so each language's run needs its own approval."""
+    the Pay PIN dialog, on tEUR (no permit; each language pays a larger amount than the last
+    language's approval covers, so each run needs its own approval); then the gasless PIN dialog
+    (Permit and Pay, one PIN) of a token with permit, a token per language."""
     a, page = auditor, auditor.page
-    ensure_wallet(a)
+    owner = ensure_wallet(a)
     w3 = chain_web3(app_server)
-    for lang, symbol in (("en", "tUSD"), ("ko", "tKRW")):
+    plain = deployed_token(app_server, "tEUR")
+    wait_for_chain_balance(w3, plain, owner, 4 * 10**6)
+    for lang, amount, symbol in (("en", "1.5", "tUSD"), ("ko", "2", "tKRW")):
         a.set_locale(lang)
-        token = token_address(page, symbol)
-        wait_for_balance(page, symbol, 2 * 10**6)
-        a.goto(merchant_link(Account.create().address, token, "1.5", lang=lang), "payment_title")
+        a.goto(merchant_link(Account.create().address, plain, amount, lang=lang), "payment_title")
         page.get_by_role("button", name=a.t("pay_submit"), exact=True).click()
         dialog = page.get_by_role("dialog", name=a.t("pay_pin_approve"))
         expect(dialog).to_be_visible(timeout=30_000)
@@ -253,6 +262,16 @@ def test_payment_pin_dialogs_and_processing_overlay(auditor: Auditor, app_server
         dialog = page.get_by_role("dialog", name=a.t("pay_pin_sign"))
         expect(dialog).to_be_visible(timeout=30_000)
         a.check("payment-sign-pin")
+        dialog.get_by_role("button", name=a.t("cancel")).click()
+        expect(dialog).to_have_count(0)
+
+        token = token_address(page, symbol)
+        wait_for_balance(page, symbol, 2 * 10**6)
+        a.goto(merchant_link(Account.create().address, token, "1.5", lang=lang), "payment_title")
+        page.get_by_role("button", name=a.t("pay_submit"), exact=True).click()
+        dialog = page.get_by_role("dialog", name=a.t("pay_pin_sign"))
+        expect(dialog.get_by_test_id("pin-summary").locator("p")).to_have_count(2, timeout=30_000)
+        a.check("payment-permit-pin")
         dialog.get_by_role("button", name=a.t("cancel")).click()
         expect(dialog).to_have_count(0)
     a.assert_clean()

@@ -12,7 +12,15 @@ from eth_account import Account
 from playwright.sync_api import Locator, Page, expect
 
 from tests.e2e.flows import PIN, create_wallet, new_email, sign_in_to_onboarding
-from tests.e2e.flows_payment import merchant_link, token_address, wait_for_balance
+from tests.e2e.flows_payment import (
+    chain_web3,
+    deployed_token,
+    me_address,
+    merchant_link,
+    token_address,
+    wait_for_balance,
+    wait_for_chain_balance,
+)
 from tests.e2e.flows_send import wait_for_asset
 
 NETWORK = "Newbl Dev (anvil)"
@@ -330,24 +338,28 @@ def test_onboard_send_and_pay_with_the_keyboard_only(page, app_server, browser_i
     page.keyboard.press("Enter")
     page.wait_for_url("**/activity")
 
-    # Pay a merchant link: Pay, the approve PIN, the Pay PIN, each confirmed with Enter.
+    # Pay merchant links: tEUR (no permit) with Pay, the approve PIN, the Pay PIN; then tUSD
+    # gaslessly with Pay and the one PIN of the Permit and the Pay; each confirmed with Enter.
+    plain = deployed_token(app_server, "tEUR")
+    wait_for_chain_balance(chain_web3(app_server), plain, me_address(page), 1_500_000)
     token = token_address(page, "tUSD")
     wait_for_balance(page, "tUSD", 1_500_000)
-    page.goto(merchant_link(Account.create().address, token, "1.5"))
-    expect(page.locator("#pay-amount")).to_have_text("1.5")
-    tab_to(page, page.get_by_role("button", name="Pay", exact=True))
-    page.keyboard.press("Enter")
-    for title in ("Approve the token", "Sign the payment"):
-        field = page.get_by_role("dialog", name=title).get_by_label("PIN", exact=True)
-        expect(field).to_be_focused(timeout=30_000)
-        page.keyboard.type(PIN)
+    for link_token, titles in ((plain, ("Approve the token", "Sign the payment")), (token, ("Sign the payment",))):
+        page.goto(merchant_link(Account.create().address, link_token, "1.5"))
+        expect(page.locator("#pay-amount")).to_have_text("1.5")
+        tab_to(page, page.get_by_role("button", name="Pay", exact=True))
         page.keyboard.press("Enter")
-        expect(page.get_by_role("dialog", name=title)).to_have_count(0, timeout=KDF_TIMEOUT_MS)
-    page.wait_for_url("**/activity**", timeout=KDF_TIMEOUT_MS)
-    expect(alert.get_by_role("alert")).to_have_text("Payment complete.")
-    expect(alert.get_by_role("button", name="OK")).to_be_focused()
-    page.keyboard.press("Enter")
-    expect(alert).to_have_count(0)
+        for title in titles:
+            field = page.get_by_role("dialog", name=title).get_by_label("PIN", exact=True)
+            expect(field).to_be_focused(timeout=30_000)
+            page.keyboard.type(PIN)
+            page.keyboard.press("Enter")
+            expect(page.get_by_role("dialog", name=title)).to_have_count(0, timeout=KDF_TIMEOUT_MS)
+        page.wait_for_url("**/activity**", timeout=KDF_TIMEOUT_MS)
+        expect(alert.get_by_role("alert")).to_have_text("Payment complete.")
+        expect(alert.get_by_role("button", name="OK")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(alert).to_have_count(0)
 
     assert pointer == [], pointer
     browser_issues.assert_clean()

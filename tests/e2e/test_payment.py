@@ -1,5 +1,7 @@
 """Issue 6 in Chromium at 390x844 on anvil: a faucet-funded user pays a merchant link (approve
-with PIN, Pay signed with PIN), the merchant's on-chain balance grows by exactly the amount,
+with PIN, Pay signed with PIN: tEUR, the test token without permit), the merchant's on-chain
+balance grows by exactly the amount; issue 14 item 3: a user without native coin pays a tUSD link
+gaslessly (Permit and Pay signed with one PIN, the relayer sends payWithPermit);
 Activity lists it, a repeated execute moves nothing, an expired payment ends as 'Payment failed.',
 the link's validation messages, its language (for that page only), and every payment error
 shown once, in en and ko (issue 10)."""
@@ -10,6 +12,7 @@ import json
 import os
 import re
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -17,34 +20,39 @@ from eth_account import Account
 from playwright.sync_api import expect
 from web3 import Web3
 
-from tests.e2e import helpers
+from tests.e2e import helpers, vault_py
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
-from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
+from tests.e2e.flows import PIN, create_wallet, expect_alert, local_materials, new_email
 from tests.e2e.flows_payment import (
-    approve_until_pay_pin, chain_web3, enter_pin, erc20_balance, merchant_link, payment_contract, payment_rows,
-    server_env, token_address, wait_for_balance,
+    approve_until_pay_pin, chain_web3, deployed_token, enter_pin, erc20_balance, merchant_link, payment_contract,
+    payment_rows, server_env, token_address, wait_for_balance, wait_for_chain_balance,
 )
 
-AMOUNT_UNITS = 1_500_000  # 1.5 tUSD (6 decimals)
+AMOUNT_UNITS = 1_500_000  # 1.5 tEUR or tUSD (6 decimals)
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"  # anvil #1, the dev relayer key
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
 MERCHANT = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
+# payWithPermit((address,address,address,uint256,bytes32,uint48),bytes,uint256,uint256,uint8,bytes32,bytes32)
+PAY_WITH_PERMIT = "0x" + Web3.keccak(
+    text="payWithPermit((address,address,address,uint256,bytes32,uint48),bytes,uint256,uint256,uint8,bytes32,bytes32)"
+)[:4].hex()
 
 
 # ---------------------------------------------------------------- in the browser
 
 
 def test_pay_merchant_link(page, app_server, screenshot, browser_issues):
+    """A token without permit (tEUR) still pays through the approve."""
     payer = create_wallet(page, new_email("payer"))
-    token = token_address(page, "tUSD")
-    start = wait_for_balance(page, "tUSD", AMOUNT_UNITS)
-    merchant = Account.create().address
+    token = deployed_token(app_server, "tEUR")
     w3 = chain_web3(app_server)
+    start = wait_for_chain_balance(w3, token, payer, AMOUNT_UNITS)
+    merchant = Account.create().address
     assert erc20_balance(w3, token, merchant) == 0
 
     page.goto(merchant_link(merchant, token, "1.5"))
     expect(page.locator("#pay-amount")).to_have_text("1.5")
-    expect(page.locator("#pay-token")).to_have_text("tUSD")
+    expect(page.locator("#pay-token")).to_have_text("tEUR")
     expect(page.locator("#pay-network")).to_have_text("Newbl Dev (anvil)")
     # The merchant in full, EIP-55, wrapped inside the 390 px screen (no 4+4 shortening).
     shown = page.locator("#pay-merchant")
@@ -58,13 +66,13 @@ def test_pay_merchant_link(page, app_server, screenshot, browser_issues):
     # The approve dialog says what is approved, decoded in the browser from the transaction it signs.
     contract = payment_contract(app_server)
     summary = page.get_by_role("dialog", name="Approve the token").get_by_test_id("pin-summary")
-    expect(summary).to_have_text(f"Allow {contract[:6]}…{contract[-4:]} to spend 1.5 tUSD")
+    expect(summary).to_have_text(f"Allow {contract[:6]}…{contract[-4:]} to spend 1.5 tEUR")
     enter_pin(page, "Approve the token")
     # The approve hash is notified while the quote is polled until the allowance shows.
     expect(page.locator("#pay-approve-hash")).to_have_text(re.compile(r"Approval transaction: 0x[0-9a-f]{8}…[0-9a-f]{8}"))
     screenshot("payment-processing")
     summary = page.get_by_role("dialog", name="Sign the payment").get_by_test_id("pin-summary")
-    expect(summary).to_have_text(f"Pay 1.5 tUSD to {merchant}", timeout=30_000)
+    expect(summary).to_have_text(f"Pay 1.5 tEUR to {merchant}", timeout=30_000)
     enter_pin(page, "Sign the payment")
     page.wait_for_url("**/activity**", timeout=60_000)
     # Raised with the redirect, the alert shows on /activity.
@@ -91,6 +99,63 @@ def test_pay_merchant_link(page, app_server, screenshot, browser_issues):
     assert w3.eth.get_transaction_count(RELAYER, "pending") == relayer_nonce
     assert erc20_balance(w3, token, merchant) == AMOUNT_UNITS
     assert page.request.get("/api/v1/payment/status", params={"id": row["payment_id"]}).json() == {"status": "ok"}
+    browser_issues.assert_clean()
+
+
+def send_native_away(page, w3: Web3, owner: str) -> None:
+    """The payer sends all its native coin to someone else: the key read back from the browser's
+    local materials with the PIN (tests/e2e/vault_py.py, independent of the app), a legacy
+    transfer costing exactly 21,000 x its gas price."""
+    key = vault_py.unwrap(local_materials(page, owner.lower()), PIN).private_key
+    price = w3.eth.gas_price
+    tx = {"to": Account.create().address, "value": w3.eth.get_balance(owner) - 21_000 * price, "gas": 21_000,
+          "gasPrice": price, "nonce": w3.eth.get_transaction_count(owner), "chainId": w3.eth.chain_id}
+    sent = w3.eth.send_raw_transaction(Account.sign_transaction(tx, key).raw_transaction)
+    assert w3.eth.wait_for_transaction_receipt(sent, timeout=30)["status"] == 1
+    assert w3.eth.get_balance(owner) == 0
+
+
+def test_gasless_payment_through_a_permit(page, app_server, screenshot, browser_issues):
+    """Issue 14 item 3: a payer whose native coin was all sent away pays a tUSD link (tUSD has
+    EIP-2612 permit): one PIN signs the Permit and the Pay message, no approve is sent, the relayer
+    submits payWithPermit and the merchant receives exactly the amount."""
+    payer = Web3.to_checksum_address(create_wallet(page, new_email("gasless")))
+    token = token_address(page, "tUSD")
+    start = wait_for_balance(page, "tUSD", AMOUNT_UNITS)  # the faucet sends the ETH first, then the tokens
+    w3 = chain_web3(app_server)
+    send_native_away(page, w3, payer)
+    payer_nonce = w3.eth.get_transaction_count(payer)
+    merchant = Account.create().address
+
+    page.goto(merchant_link(merchant, token, "1.5"))
+    expect(page.locator("#pay-token")).to_have_text("tUSD")
+    page.get_by_role("button", name="Pay", exact=True).click()
+    # No approve dialog: straight to the one PIN entry, which says what the permit allows and until when.
+    dialog = page.get_by_role("dialog", name="Sign the payment")
+    lines = dialog.get_by_test_id("pin-summary").locator("p")
+    expect(lines).to_have_count(2, timeout=30_000)
+    contract = payment_contract(app_server)
+    allow = lines.nth(0).inner_text()
+    until = r"until \d\d:\d\d"
+    assert re.fullmatch(rf"Allow {re.escape(contract[:6])}…{contract[-4:]} to spend 1\.5 tUSD {until}", allow)
+    expect(lines.nth(1)).to_have_text(f"Pay 1.5 tUSD to {merchant}")
+    screenshot("payment-permit-pin")
+    enter_pin(page, "Sign the payment")
+    page.wait_for_url("**/activity**", timeout=60_000)
+    expect_alert(page, "Payment complete.", title="Notice")
+
+    assert erc20_balance(w3, token, merchant) == AMOUNT_UNITS
+    assert erc20_balance(w3, token, payer) == start - AMOUNT_UNITS
+    assert w3.eth.get_balance(payer) == 0
+    assert w3.eth.get_transaction_count(payer) == payer_nonce  # the payer sent nothing: no approve
+    (row,) = payment_rows(app_server, merchant)
+    assert row["status"] == "ok" and json.loads(row["permit"])["value"] == AMOUNT_UNITS
+    # The permit's time is the payment's deadline, as this screen's clock (UTC here) shows it.
+    shown_until = datetime.fromtimestamp(row["deadline"]).strftime("%H:%M")
+    assert allow == f"Allow {contract[:6]}…{contract[-4:]} to spend 1.5 tUSD until {shown_until}"
+    relayed = w3.eth.get_transaction(row["tx_hash"])
+    assert (relayed["from"], relayed["to"]) == (RELAYER, contract)
+    assert "0x" + bytes(relayed["input"][:4]).hex() == PAY_WITH_PERMIT
     browser_issues.assert_clean()
 
 
@@ -243,7 +308,7 @@ def test_expired_payment_alert_shows_its_text_once(late_page, late_server):
     page = late_page
     w3 = chain_web3(late_server)
     create_wallet(page, new_email("expired"))
-    merchant, token = approve_until_pay_pin(page, AMOUNT_UNITS)
+    merchant, token = approve_until_pay_pin(page, late_server, AMOUNT_UNITS)
     snapshot = w3.provider.make_request("evm_snapshot", [])["result"]
     try:
         w3.provider.make_request("evm_increaseTime", [400])
@@ -269,7 +334,7 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
         create_wallet(page, new_email("late"))
         # The approve is mined (the Pay PIN only comes once the allowance shows); from here blocks
         # wait, so the relayed pay() sits in the mempool while the chain's clock passes the deadline.
-        merchant, token = approve_until_pay_pin(page, AMOUNT_UNITS)
+        merchant, token = approve_until_pay_pin(page, late_server, AMOUNT_UNITS)
         w3.provider.make_request("evm_setAutomine", [False])
         enter_pin(page, "Sign the payment")
         expect(page.locator("#pay-phase")).to_have_text("Payment in progress…", timeout=30_000)
@@ -341,9 +406,9 @@ def expect_refused(page, step: str, lang: str = "en", shot: str | None = None) -
 def test_tampered_approve_is_refused_and_nothing_is_sent(late_page, late_server, tamper):
     page = late_page
     payer = Web3.to_checksum_address(create_wallet(page, new_email("tamper-approve")))
-    token = token_address(page, "tUSD")
-    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    token = deployed_token(late_server, "tEUR")
     w3 = chain_web3(late_server)
+    wait_for_chain_balance(w3, token, payer, AMOUNT_UNITS)
     nonce = w3.eth.get_transaction_count(payer, "pending")
     merchant = Account.create().address
     for mode, lang in (("approve_unlimited", "en"), ("approve_spender", "ko")):
@@ -359,9 +424,9 @@ def test_tampered_approve_is_refused_and_nothing_is_sent(late_page, late_server,
 def test_tampered_pay_domain_is_refused_and_no_signature_is_sent(late_page, late_server, tamper):
     page = late_page
     payer = Web3.to_checksum_address(create_wallet(page, new_email("tamper-domain")))
-    token = token_address(page, "tUSD")
-    start = wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    token = deployed_token(late_server, "tEUR")
     w3 = chain_web3(late_server)
+    start = wait_for_chain_balance(w3, token, payer, AMOUNT_UNITS)
     nonce = w3.eth.get_transaction_count(payer, "pending")
     merchant = Account.create().address
     # Other chainId: the approve is the real one (signed and mined); the Pay typed data is refused.
@@ -380,3 +445,21 @@ def test_tampered_pay_domain_is_refused_and_no_signature_is_sent(late_page, late
     assert w3.eth.get_transaction_count(payer, "pending") == nonce + 1  # the approve only
     assert erc20_balance(w3, token, merchant) == 0
     assert erc20_balance(w3, token, payer) == start
+
+
+def test_tampered_permit_is_refused_and_no_signature_is_sent(late_page, late_server, tamper):
+    """The quote's Permit allows more than the payment, or names another spender: the browser
+    refuses it before any PIN, in en and ko, and no signature reaches the server."""
+    page = late_page
+    create_wallet(page, new_email("tamper-permit"))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    merchant = Account.create().address
+    for mode, lang in (("permit_unlimited", "en"), ("permit_spender", "ko")):
+        tamper(mode)
+        page.goto(merchant_link(merchant, token, "1.5", lang=lang))
+        page.get_by_role("button", name=TEXTS[lang][1], exact=True).click()
+        expect_refused(page, "sign", lang, shot=f"payment-refused-{mode}")
+    assert tamper.executed() == 0
+    assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}
+    assert erc20_balance(chain_web3(late_server), token, merchant) == 0

@@ -152,3 +152,72 @@ def test_tx_summary_is_decoded_from_the_request(page):
                       return [s.to, s.value.toString(), s.nativeSymbol, s.nativeDecimals];""",
              {"tx": tx, "chains": CHAINS})
     assert got == [MERCHANT, "1500000000000000000", "ETH", 18]
+
+
+# ---------------------------------------------------------------- gasless payments: the Permit (issue 14)
+
+PERMIT_TYPES = [
+    {"name": "owner", "type": "address"}, {"name": "spender", "type": "address"},
+    {"name": "value", "type": "uint256"}, {"name": "nonce", "type": "uint256"},
+    {"name": "deadline", "type": "uint256"},
+]
+
+
+def permit_typed(owner: str, deadline: int | None = None) -> dict:
+    return {
+        "domain": {"name": "Newbl Test USD", "version": "1", "chainId": CHAIN_ID, "verifyingContract": TOKEN},
+        "types": {"Permit": [dict(f) for f in PERMIT_TYPES]},
+        "message": {"owner": owner, "spender": CONTRACT, "value": str(UNITS), "nonce": "4",
+                    "deadline": deadline or int(time.time()) + 300},
+    }
+
+
+SIGN_BOTH = "return nb.keyring.signPermitAndPay(a.owner, '123456', a.permit, a.pay, a.expect, a.chains);"
+
+
+def test_good_permit_and_pay_are_signed_with_one_unlock_as_eth_account_does(page):
+    owner = new_wallet(page)["address"]
+    deadline = int(time.time()) + 300
+    permit, pay = permit_typed(owner, deadline), pay_typed(owner, deadline)
+    got = ok(page, SIGN_BOTH, {"owner": owner, "permit": permit, "pay": pay, "expect": EXPECT, "chains": CHAINS})
+    message = {**permit["message"], "value": UNITS, "nonce": 4}
+    signable = encode_typed_data(domain_data=permit["domain"], message_types={"Permit": PERMIT_TYPES},
+                                 message_data=message)
+    key = private_key(ABANDON)
+    assert got["permit_signature"] == "0x" + Account.sign_message(signable, key).signature.hex().removeprefix("0x")
+    pay_message = {**pay["message"], "amount": UNITS, "paymentRef": bytes.fromhex("ab" * 32)}
+    signable = encode_typed_data(domain_data=pay["domain"], message_types={"Pay": PAY_TYPES}, message_data=pay_message)
+    assert got["signature"] == "0x" + Account.sign_message(signable, key).signature.hex().removeprefix("0x")
+
+
+@pytest.mark.parametrize("path, value", [
+    ("domain.verifyingContract", OTHER),  # another token's permit
+    ("domain.chainId", 1),
+    ("domain.name", ""),
+    ("domain.salt", "0x" + "00" * 32),
+    ("message.owner", OTHER),
+    ("message.spender", OTHER),  # someone else may spend
+    ("message.value", str(UNITS + 1)),  # more than the payment
+    ("message.value", str(2**256 - 1)),  # unlimited
+    ("message.nonce", "-1"),
+    ("message.deadline", "now+601"),
+    ("message.deadline", "now-1"),
+    ("message.extra", "1"),
+    ("types.Permit", list(reversed(PERMIT_TYPES))),
+])
+def test_tampered_permit_is_refused(page, path, value):
+    owner = new_wallet(page)["address"]
+    if isinstance(value, str) and value.startswith("now"):
+        value = int(time.time()) + int(value[3:])
+    permit = _set(permit_typed(owner), path, value)
+    r = fails(page, SIGN_BOTH, {"owner": owner, "permit": permit, "pay": pay_typed(owner), "expect": EXPECT,
+                                "chains": CHAINS})
+    assert (r["code"], r["message"]) == MISMATCH, path
+
+
+def test_a_good_permit_does_not_carry_a_tampered_pay(page):
+    owner = new_wallet(page)["address"]
+    pay = _set(pay_typed(owner), "message.merchant", OTHER)
+    r = fails(page, SIGN_BOTH, {"owner": owner, "permit": permit_typed(owner), "pay": pay, "expect": EXPECT,
+                                "chains": CHAINS})
+    assert (r["code"], r["message"]) == MISMATCH

@@ -26,6 +26,19 @@ class QuoteOut(BaseModel):
     verifying_contract: str
     payment_id: str
     reason: str | None = Field(default=None, description="insufficient_balance | allowance_short")
+    permit: dict[str, Any] | None = Field(
+        default=None,
+        description="EIP-2612 Permit typed data to sign instead of an approve (a token with permit, allowance short)",
+    )
+
+
+class PermitIn(BaseModel):
+    owner: str = Field(max_length=64)
+    spender: str = Field(max_length=64)
+    value: int | str
+    nonce: int | str
+    deadline: int | str
+    signature: str = Field(max_length=200)
 
 
 class ExecuteIn(BaseModel):
@@ -36,6 +49,7 @@ class ExecuteIn(BaseModel):
     payment_id: str = Field(max_length=80)
     deadline: int | str
     signature: str = Field(max_length=200)
+    permit: PermitIn | None = Field(default=None, description="the signed Permit of the quote (gasless payment)")
 
 
 class ExecuteOut(BaseModel):
@@ -74,6 +88,7 @@ def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
             body.payment_id,
             body.deadline,
             body.signature,
+            body.permit.model_dump() if body.permit else None,
         )
     }
 

@@ -519,3 +519,101 @@ def build_erc20_approve(chain: ChainConfig, owner: str, token: str, spender: str
     return _build_token_call(
         chain, owner, token, contract(ERC20).encode_abi("approve", [spender, amount_units]), "approve"
     )
+
+
+# ---------------------------------------------------------------- EIP-2612 permit (gasless payments)
+
+EIP712_DOMAIN_TYPEHASH = keccak(
+    text="EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"
+)
+
+
+@dataclass(frozen=True)
+class PermitDomain:
+    """A token's EIP-712 domain for permit(), checked against its DOMAIN_SEPARATOR()."""
+
+    name: str
+    version: str
+    chain_id: int
+    verifying_contract: str  # the token, EIP-55
+
+    def as_typed(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "chainId": self.chain_id,
+            "verifyingContract": self.verifying_contract,
+        }
+
+
+def _sig(text: str) -> bytes:
+    return keccak(text=text)[:4]
+
+
+def domain_separator(name: str, version: str, chain_id: int, token: str) -> bytes:
+    return keccak(
+        abi_encode(
+            ["bytes32", "bytes32", "bytes32", "uint256", "address"],
+            [EIP712_DOMAIN_TYPEHASH, keccak(text=name), keccak(text=version), chain_id, token],
+        )
+    )
+
+
+def read_permit_domain(chain_id: int, token: str, answers: list[tuple[bool, bytes]]) -> PermitDomain | None:
+    """Pure: the domain from the answers to (DOMAIN_SEPARATOR, eip712Domain, name, version, nonces(0))
+    when they show an EIP-2612 token, else None. The name and version come from eip712Domain()
+    (EIP-5267) or name() and version() (default "1", e.g. older OpenZeppelin tokens); either way
+    they must hash to the token's own DOMAIN_SEPARATOR(), so a permit signed with them is valid."""
+    (ok_sep, sep), (ok_5267, d5267), (ok_name, r_name), (ok_ver, r_ver), (ok_nonce, r_nonce) = answers
+    if not (ok_sep and len(sep) == 32 and ok_nonce and len(r_nonce) == 32):
+        return None
+    candidates: list[tuple[str, str]] = []
+    if ok_5267:
+        try:
+            _fields, name, version, *_rest = abi_decode(
+                ["bytes1", "string", "string", "uint256", "address", "bytes32", "uint256[]"], d5267
+            )
+            candidates.append((name, version))
+        except Exception:  # noqa: BLE001 (not EIP-5267 after all)
+            pass
+    name = _decode_string(r_name) if ok_name else None
+    if name is not None:
+        version = (_decode_string(r_ver) if ok_ver else None) or "1"
+        candidates += [(name, version), (name, "1")]
+    for name, version in candidates:
+        if domain_separator(name, version, chain_id, token) == sep:
+            return PermitDomain(name, version, chain_id, checksum(token))
+    return None
+
+
+_permit_domains: dict[tuple[int, str], PermitDomain | None] = {}
+
+
+def permit_domain(chain: ChainConfig, token: str) -> PermitDomain | None:
+    """The token's permit domain, or None when it has no EIP-2612 permit; one multicall per token
+    and process (a token's code does not change under an address)."""
+    addr = parse_address(token)
+    key = (chain.chain_id, addr)
+    with _cache_lock:
+        if key in _permit_domains:
+            return _permit_domains[key]
+    calls = [
+        (addr, _sig("DOMAIN_SEPARATOR()")),
+        (addr, _sig("eip712Domain()")),
+        (addr, _sig("name()")),
+        (addr, _sig("version()")),
+        (addr, _sig("nonces(address)") + abi_encode(["address"], [ZERO_ADDRESS])),
+    ]
+    domain = read_permit_domain(chain.chain_id, addr, _aggregate(chain, calls))
+    with _cache_lock:
+        _permit_domains[key] = domain
+    return domain
+
+
+def permit_nonce(chain: ChainConfig, token: str, owner: str) -> int:
+    """nonces(owner) of an EIP-2612 token: the nonce the owner's next permit must carry."""
+    addr, owner = parse_address(token), parse_address(owner)
+    [(ok, ret)] = _aggregate(chain, [(addr, _sig("nonces(address)") + abi_encode(["address"], [owner]))])
+    if not ok or len(ret) != 32:
+        raise AppError("permit_unsupported", f"{addr} does not answer nonces()")
+    return int.from_bytes(ret, "big")

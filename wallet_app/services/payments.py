@@ -24,11 +24,20 @@ Decisions:
   and executes per hour, open quotes at a time) are counted in the database;
   relayer.check_ready() refuses payments while the node's gas price is above the chain's cap
   or the relayer's balance is below its floor.
+- Gasless payments (issue 14): when the allowance is short and the token has EIP-2612 permit
+  (chains.permit_domain), the quote offers `permit`, the Permit typed data (owner = payer,
+  spender = the payment contract, value = amount, the token's current nonce, deadline = now +
+  PERMIT_DEADLINE_SECONDS), instead of an approve transaction. execute then takes the signed
+  permit {owner, spender, value, nonce, deadline, signature}, checks every field and the
+  signature, and the relayer submits payWithPermit (permit + pay in one transaction, the relayer
+  paying the gas). A permit whose nonce the token has moved past (used, e.g. front-run from the
+  mempool) is dropped when the allowance it gave is there: plain pay() then.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import secrets
 import threading
@@ -54,6 +63,7 @@ from wallet_app.services.eth import (
 )
 
 UINT48_MAX = 2**48 - 1
+PERMIT_DEADLINE_SECONDS = 300  # the quote's permit: as short as the Pay deadline (specification section 9)
 
 PAY_TYPES = [
     {"name": "merchant", "type": "address"},
@@ -62,6 +72,13 @@ PAY_TYPES = [
     {"name": "amount", "type": "uint256"},
     {"name": "paymentRef", "type": "bytes32"},
     {"name": "deadline", "type": "uint48"},
+]
+PERMIT_TYPES = [
+    {"name": "owner", "type": "address"},
+    {"name": "spender", "type": "address"},
+    {"name": "value", "type": "uint256"},
+    {"name": "nonce", "type": "uint256"},
+    {"name": "deadline", "type": "uint256"},
 ]
 DOMAIN_TYPES = [
     {"name": "name", "type": "string"},
@@ -80,9 +97,9 @@ def parse_payment_id(value: object) -> str:
     return value.strip().lower()
 
 
-def parse_signature(value: object) -> bytes:
+def parse_signature(value: object, code: str = "invalid_signature") -> bytes:
     if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{130}", value.strip()):
-        raise AppError("invalid_signature", "signature must be 0x and 65 bytes of hex")
+        raise AppError(code, "signature must be 0x and 65 bytes of hex")
     return bytes.fromhex(value.strip()[2:])
 
 
@@ -108,6 +125,38 @@ def recover_pay_signer(chain_id: int, verifying_contract: str, message: dict, si
         return Account.recover_message(signable, signature=signature)
     except Exception:  # noqa: BLE001 (malformed v/r/s in many shapes)
         return None
+
+
+def permit_typed_data(domain: chains.PermitDomain, message: dict) -> dict:
+    """The EIP-2612 Permit typed data of a token (message: owner, spender, value, nonce, deadline)."""
+    return {
+        "types": {"EIP712Domain": DOMAIN_TYPES, "Permit": PERMIT_TYPES},
+        "primaryType": "Permit",
+        "domain": domain.as_typed(),
+        "message": message,
+    }
+
+
+def recover_typed_signer(typed: dict, signature: bytes) -> str | None:
+    """The address that signed the typed data, or None for a signature that does not recover."""
+    try:
+        return Account.recover_message(encode_typed_data(full_message=typed), signature=signature)
+    except Exception:  # noqa: BLE001 (malformed v/r/s in many shapes)
+        return None
+
+
+class SignedPermit(TypedDict):
+    """A checked permit as the payment row keeps it (Payment.permit, JSON) for the relayer."""
+
+    value: int
+    deadline: int
+    signature: str  # 0x + 65 bytes
+
+
+def parse_permit(value: object) -> dict[str, object]:
+    if not isinstance(value, dict) or set(value) != {"owner", "spender", "value", "nonce", "deadline", "signature"}:
+        raise AppError("invalid_permit", "permit must have owner, spender, value, nonce, deadline and signature")
+    return value
 
 
 # ---------------------------------------------------------------- quote
@@ -149,7 +198,7 @@ def check_quota(times: list[int], limit: int, window: int, now: int, code: str, 
 
 
 def quote(user: User, chain_id: object, token_address: object, amount: object, merchant: object = None) -> dict:
-    """{available, transaction, verifying_contract, payment_id[, reason]} (see module doc)."""
+    """{available, transaction, verifying_contract, payment_id[, reason][, permit]} (see module doc)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
     token = _payable_token(chain, token_address)
@@ -177,7 +226,18 @@ def quote(user: User, chain_id: object, token_address: object, amount: object, m
     if balance < units:
         result["reason"] = "insufficient_balance"
     elif allowance < units:
-        result["transaction"] = chains.build_erc20_approve(chain, owner, token, contract, units)
+        domain = chains.permit_domain(chain, token)
+        if domain is not None:  # gasless: a Permit to sign instead of an approve to send
+            message = {
+                "owner": owner,
+                "spender": contract,
+                "value": str(units),
+                "nonce": str(chains.permit_nonce(chain, token, owner)),
+                "deadline": now_epoch() + PERMIT_DEADLINE_SECONDS,
+            }
+            result["permit"] = permit_typed_data(domain, message)
+        else:
+            result["transaction"] = chains.build_erc20_approve(chain, owner, token, contract, units)
         result["reason"] = "allowance_short"
     else:
         result["available"] = True
@@ -229,9 +289,10 @@ def execute(
     payment_id: object,
     deadline: object,
     signature: object,
+    permit: object = None,
 ) -> str:
-    """Checks everything, queues pay() once per payment_id for the relayer process, returns the id
-    (= payment_id)."""
+    """Checks everything, queues pay() (payWithPermit() with a permit) once per payment_id for the
+    relayer process, returns the id (= payment_id)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
     merchant = parse_address(merchant_address, code="invalid_merchant")
@@ -275,11 +336,13 @@ def execute(
     with get_session() as db:
         executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
     check_quota(executed, settings.payment_executes_per_hour, 3600, now, "payment_quota_exceeded", "executes per hour")
+    signed_permit = None if permit is None else _checked_permit(chain, token, owner, contract, units, permit, now)
 
     # Dry run as the relayer, with relayer.check_ready's refusals: refuses what would revert
     # (expired on chain time, allowance, used ref) or cost more gas than the chain's cap, before
     # anything is queued.
-    gas = relayer.ready_and_estimate(chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig))
+    call = relayer.pay_call(merchant, token, owner, units, pid, dl, sig, signed_permit)
+    gas = relayer.ready_and_estimate(chain, call)
     if relayer.pay_gas_limit(chain, gas) is None:
         raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
     info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
@@ -301,7 +364,8 @@ def execute(
             token_decimals=info.token_decimals if info else None,
             db=db,
         )
-        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id):
+        stored_permit = json.dumps(signed_permit) if signed_permit else None
+        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit):
             db.rollback()  # the activity entry too
             again = crud.get_payment(db, pid)
             if again is None:
@@ -311,6 +375,40 @@ def execute(
             return again.payment_id
         db.commit()
     return row.payment_id
+
+
+def _checked_permit(
+    chain: chains.ChainConfig, token: str, owner: str, contract: str, units: int, permit: object, now: int
+) -> SignedPermit | None:
+    """The permit, checked field by field and by its signature (invalid_permit), or None when the
+    token's nonce moved past it and the allowance is there anyway (nothing to permit)."""
+    fields = parse_permit(permit)
+    settings = get_settings()
+    if parse_address(fields["owner"], code="invalid_permit").lower() != owner.lower():
+        raise AppError("invalid_permit", "the permit's owner is not the payer")
+    if parse_address(fields["spender"], code="invalid_permit").lower() != contract.lower():
+        raise AppError("invalid_permit", "the permit's spender is not the payment contract")
+    value = parse_uint256(fields["value"], code="invalid_permit")
+    if value < units:
+        raise AppError("invalid_permit", "the permit allows less than the amount")
+    deadline = parse_uint256(fields["deadline"], code="invalid_permit")
+    if not now + settings.payment_min_deadline_seconds <= deadline <= now + settings.payment_max_deadline_seconds:
+        raise AppError("invalid_permit", "the permit's deadline is too near or too far")
+    nonce = parse_uint256(fields["nonce"], code="invalid_permit", allow_zero=True)
+    sig = parse_signature(fields["signature"], code="invalid_permit")
+    domain = chains.permit_domain(chain, token)
+    if domain is None:
+        raise AppError("permit_unsupported", f"{token} has no EIP-2612 permit")
+    message = {"owner": owner, "spender": contract, "value": value, "nonce": nonce, "deadline": deadline}
+    signer = recover_typed_signer(permit_typed_data(domain, message), sig)
+    if signer is None or signer.lower() != owner.lower():
+        raise AppError("invalid_permit", "the permit is not signed by the session's address")
+    if nonce != chains.permit_nonce(chain, token, owner):
+        allowance, _ = chains.erc20_allowance_and_balance(chain, owner, token, contract)
+        if allowance >= units:
+            return None  # used already (by us or a front-runner): the allowance it gave pays
+        raise AppError("permit_nonce_stale", "the token's permit nonce is not the permit's")
+    return {"value": value, "deadline": deadline, "signature": "0x" + sig.hex()}
 
 
 _sqlite_write_lock = threading.Lock()

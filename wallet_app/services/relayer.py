@@ -34,10 +34,11 @@ until it is consumed).
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import threading
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
@@ -83,6 +84,7 @@ _REVERT_REASONS = {
         ("Expired()", "expired"),
         ("Replayed()", "replayed"),
         ("BadSigner()", "bad_signer"),
+        ("PermitFailed()", "permit_failed"),
         ("ERC20InsufficientAllowance(address,uint256,uint256)", "insufficient_allowance"),
         ("ERC20InsufficientBalance(address,uint256,uint256)", "insufficient_balance"),
         ("SafeERC20FailedOperation(address)", "transfer_failed"),
@@ -279,10 +281,25 @@ def _sign(
     return "0x" + bytes(signed.raw_transaction).hex(), "0x" + bytes(signed.hash).hex()
 
 
-def pay_call(merchant: str, token: str, owner: str, amount: int, payment_id: str, deadline: int, sig: bytes) -> str:
-    """The calldata of NewblPayment2.pay(Pay, signature)."""
+def pay_call(
+    merchant: str,
+    token: str,
+    owner: str,
+    amount: int,
+    payment_id: str,
+    deadline: int,
+    sig: bytes,
+    permit: Mapping[str, Any] | None = None,
+) -> str:
+    """The calldata of NewblPayment2.pay(Pay, signature), or of payWithPermit(Pay, signature,
+    value, deadline, v, r, s) with the payer's permit {value, deadline, signature}."""
     struct = (checksum(merchant), checksum(token), checksum(owner), amount, bytes.fromhex(payment_id[2:]), deadline)
-    return contract("NewblPayment2").encode_abi("pay", [struct, sig])
+    if permit is None:
+        return contract("NewblPayment2").encode_abi("pay", [struct, sig])
+    p_sig = bytes.fromhex(str(permit["signature"])[2:])
+    v = p_sig[64] + 27 if p_sig[64] < 27 else p_sig[64]
+    args = [struct, sig, int(permit["value"]), int(permit["deadline"]), v, p_sig[:32], p_sig[32:64]]
+    return contract("NewblPayment2").encode_abi("payWithPermit", args)
 
 
 def _queued_call(row: Payment) -> str:
@@ -296,6 +313,7 @@ def _queued_call(row: Payment) -> str:
         row.payment_id,
         row.deadline,
         bytes.fromhex(row.signature[2:]),
+        json.loads(row.permit) if row.permit else None,
     )
 
 

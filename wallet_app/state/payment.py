@@ -3,6 +3,9 @@
 Link: /payment?merchant=<address>&chain_id=<id>&token=<address>&amount=<decimal>&lang=<ko|en>.
 Flow on submit: quote -> (approve with PIN, submit, poll the quote every 1 s) -> Pay typed data
 signed with PIN in the browser -> execute (the server relays) -> poll the status every 1 s.
+Gasless (issue 14): when the quote offers a Permit (the token has EIP-2612), the PIN dialog signs
+the Permit and the Pay message with one PIN entry, both with this page's deadline, and execute
+carries the permit: no approve transaction, no native coin needed.
 Only public values pass through here: the built approve transaction, the signed raw transaction
 and the Pay signature. The PIN and keys stay in the PIN dialog's JS.
 """
@@ -91,6 +94,27 @@ def amount_units(amount: str, decimals: int | None) -> tuple[int, str]:
     return (units, "") if units > 0 else (0, "pay_invalid_amount")
 
 
+def pin_payload_for_permit(quote_permit: dict, deadline: int, pay_payload: str) -> str:
+    """The sign_pay_permit payload {permit, pay}: the quote's Permit with the payment's deadline."""
+    message = {**quote_permit["message"], "deadline": deadline}
+    permit = {"domain": quote_permit["domain"], "types": {"Permit": payments.PERMIT_TYPES}, "message": message}
+    return json.dumps({"permit": permit, "pay": json.loads(pay_payload)})
+
+
+def read_permit_result(result: str) -> tuple[str, str] | None:
+    """(Pay signature, permit signature) from the sign_pay_permit result, None when it is not that."""
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    sig, permit_sig = parsed.get("signature"), parsed.get("permit_signature")
+    if not (isinstance(sig, str) and isinstance(permit_sig, str) and len(sig) <= 200 and len(permit_sig) <= 200):
+        return None
+    return sig, permit_sig
+
+
 def pin_payload_for_pay(
     chain_id: int,
     verifying_contract: str,
@@ -144,6 +168,7 @@ class PaymentState(SignedInState):
     _payment_id: str = ""
     _verifying_contract: str = ""
     _deadline: int = 0
+    _permit: dict = {}  # the signed Permit's message (gasless payment), {} for the allowance path
     _step: Step = Step.IDLE
 
     @rx.var
@@ -206,6 +231,7 @@ class PaymentState(SignedInState):
         self._payment_id = ""
         self._verifying_contract = ""
         self._deadline = 0
+        self._permit = {}
         self._step = Step.IDLE
 
     def _stop(self, error: AppError):
@@ -263,6 +289,12 @@ class PaymentState(SignedInState):
             self._deadline,
         )
         self.pin_action = "sign_pay"
+        permit = quote.get("permit")
+        if permit and not quote["available"]:
+            # Gasless: the Permit with the same deadline, signed with the Pay message (one PIN).
+            self.pin_payload = pin_payload_for_permit(permit, self._deadline, self.pin_payload)
+            self._permit = {**permit["message"], "deadline": self._deadline}
+            self.pin_action = "sign_pay_permit"
         self.pin_title = "pay_pin_sign"
         self._step = Step.PAY_PIN
         self.pin_open = True
@@ -280,7 +312,7 @@ class PaymentState(SignedInState):
         if quote is None:
             return None
         async with self:
-            if quote["available"]:
+            if quote["available"] or quote.get("permit"):
                 self._open_pay_pin(quote)
             elif quote.get("transaction"):
                 self.pin_payload = json.dumps(quote["transaction"])
@@ -308,7 +340,12 @@ class PaymentState(SignedInState):
         if self._step == Step.PAY_PIN:
             self._step = Step.PAY_SENT
             self.phase = "pay_sending"
-            return PaymentState.send_pay(result[:200])  # type: ignore[misc]
+            if self._permit:
+                signatures = read_permit_result(result[:1000])
+                if signatures is None:
+                    return self._stop(AppError("invalid_permit"))
+                return PaymentState.send_pay(*signatures)  # type: ignore[misc]
+            return PaymentState.send_pay(result[:200], "")  # type: ignore[misc]
         return None
 
     @rx.event
@@ -360,9 +397,9 @@ class PaymentState(SignedInState):
     # ------------------------------------------------------------ execute, then follow the status
 
     @rx.event(background=True)
-    async def send_pay(self, signature: str):
+    async def send_pay(self, signature: str, permit_signature: str):
         async with self:
-            if self._step != Step.PAY_SENT or not isinstance(signature, str):
+            if self._step != Step.PAY_SENT or not isinstance(signature, str) or not isinstance(permit_signature, str):
                 return None
             self._step = Step.PAY_POLLING
             user = await self._require_user()
@@ -377,6 +414,7 @@ class PaymentState(SignedInState):
                 self._payment_id,
                 self._deadline,
                 signature,
+                {**self._permit, "signature": permit_signature} if self._permit else None,
             )
         try:
             # The server answers the same id for a repeat of this payment_id and sends nothing twice.

@@ -8,6 +8,8 @@ at the time of each call (the test writes it; missing or empty: the service is u
   approve_spender    the quote's approve transaction approves another spender
   domain_chain       the Pay typed data's domain carries another chainId
   domain_contract    the quote's verifying_contract is another contract
+  permit_unlimited   the quote's Permit allows 2^256-1
+  permit_spender     the quote's Permit names another spender
 
 Every call of payments.execute (a Pay signature reaching the server) is counted in
 <mode file>.execute, so the test can tell that none came."""
@@ -51,6 +53,10 @@ def _tamper(payments) -> None:
             result["transaction"] = {**tx, "data": _approve_data(OTHER, int(tx["data"][74:], 16))}
         elif mode == "domain_contract":
             result["verifying_contract"] = OTHER
+        elif result.get("permit") and mode in ("permit_unlimited", "permit_spender"):
+            message = dict(result["permit"]["message"])
+            message.update({"value": str(UNLIMITED)} if mode == "permit_unlimited" else {"spender": OTHER})
+            result["permit"] = {**result["permit"], "message": message}
         return result
 
     @functools.wraps(pay_typed_data)

@@ -9,9 +9,16 @@ from eth_account import Account
 from eth_account.messages import encode_typed_data
 
 from wallet_app.i18n import CATALOGUES
-from wallet_app.services import payments
+from wallet_app.services import chain, payments
 from wallet_app.services.chain import ChainConfig
-from wallet_app.state.payment import Step, amount_units, pin_payload_for_pay, read_link
+from wallet_app.state.payment import (
+    Step,
+    amount_units,
+    pin_payload_for_pay,
+    pin_payload_for_permit,
+    read_link,
+    read_permit_result,
+)
 
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
@@ -80,3 +87,35 @@ def test_pay_payload_is_what_the_server_verifies():
     signable = encode_typed_data(domain_data=payload["domain"], message_types=payload["types"], message_data=message)
     sig = Account.sign_message(signable, acct.key).signature
     assert payments.recover_pay_signer(31337, RELAYER, message, bytes(sig)) == acct.address
+
+
+def test_permit_payload_takes_the_payment_deadline_and_is_what_the_server_verifies():
+    """sign_pay_permit's {permit, pay}: the quote's Permit with the page's deadline; a signature of
+    that permit recovers in services.payments as execute checks it."""
+    acct = Account.create()
+    domain = chain.PermitDomain("Newbl Test USD", "1", 31337, TOKEN)
+    quote_permit = payments.permit_typed_data(domain, {"owner": acct.address, "spender": RELAYER, "value": "7",
+                                                       "nonce": "3", "deadline": 1_800_000_000})
+    pay = pin_payload_for_pay(31337, RELAYER, MERCHANT, TOKEN, acct.address, 7, "0x" + "ab" * 32, 1_900_000_000)
+    payload = json.loads(pin_payload_for_permit(quote_permit, 1_900_000_000, pay))
+    assert payload["pay"] == json.loads(pay)
+    permit = payload["permit"]
+    assert permit["domain"] == domain.as_typed() and list(permit["types"]) == ["Permit"]
+    assert permit["message"] == {"owner": acct.address, "spender": RELAYER, "value": "7", "nonce": "3",
+                                 "deadline": 1_900_000_000}
+    message = {**permit["message"], "value": 7, "nonce": 3}
+    signable = encode_typed_data(domain_data=permit["domain"], message_types=permit["types"], message_data=message)
+    sig = Account.sign_message(signable, acct.key).signature
+    assert payments.recover_typed_signer(payments.permit_typed_data(domain, message), sig) == acct.address
+
+
+@pytest.mark.parametrize("result, expected", [
+    ('{"signature": "0xaa", "permit_signature": "0xbb"}', ("0xaa", "0xbb")),
+    ('{"signature": "0xaa"}', None),
+    ('{"signature": 1, "permit_signature": "0xbb"}', None),
+    ('["0xaa", "0xbb"]', None),
+    ("0xaa", None),
+    ('{"signature": "0x' + "a" * 300 + '", "permit_signature": "0xbb"}', None),
+])
+def test_read_permit_result(result, expected):
+    assert read_permit_result(result) == expected

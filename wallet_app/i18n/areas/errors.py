@@ -64,6 +64,10 @@ EN: dict[str, str] = {
     "err_relay_error": "The payment could not be sent. Please try again.",
     "err_dropped": "The payment transaction was dropped by the network.",
     "err_relay_nonce_conflict": "The payment could not be queued. Please try again.",
+    "err_invalid_permit": "The spending permission signed for this payment is invalid.",
+    "err_permit_nonce_stale": "The spending permission is out of date. Please try again.",
+    "err_permit_unsupported": "This token does not support signed spending permissions.",
+    "err_permit_failed": "The token refused the spending permission for this payment.",
     # rate limits and caps (issue 12 RATE)
     "err_rate_limited": "Too many requests. Please wait a moment and try again.",
     "err_too_many_tokens": "Your token list is full: it holds at most {max} tokens.",
@@ -173,6 +177,10 @@ KO: dict[str, str] = {
     "err_relay_error": "결제를 보내지 못했습니다. 다시 시도해 주세요.",
     "err_dropped": "네트워크에서 결제 거래가 누락되었습니다.",
     "err_relay_nonce_conflict": "결제를 대기열에 넣지 못했습니다. 다시 시도해 주세요.",
+    "err_invalid_permit": "이 결제에 서명한 사용 허가가 올바르지 않습니다.",
+    "err_permit_nonce_stale": "사용 허가가 최신이 아닙니다. 다시 시도해 주세요.",
+    "err_permit_unsupported": "이 토큰은 서명으로 사용 허가를 지원하지 않습니다.",
+    "err_permit_failed": "토큰이 이 결제의 사용 허가를 거부했습니다.",
     # rate limits and caps (issue 12 RATE)
     "err_rate_limited": "요청이 너무 많습니다. 잠시 후 다시 시도해 주세요.",
     "err_too_many_tokens": "토큰 목록이 가득 찼습니다. 토큰은 최대 {max}개까지 등록할 수 있습니다.",

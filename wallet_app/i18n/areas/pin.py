@@ -6,6 +6,7 @@ EN: dict[str, str] = {
     "pin_tx_to": "To: {address}",
     "pin_tx_value": "Sends {amount} {symbol}",
     "pin_allow_spend": "Allow {contract} to spend {amount} {symbol}",
+    "pin_allow_spend_until": "Allow {contract} to spend {amount} {symbol} until {time}",
     "pin_pay_summary": "Pay {amount} {symbol} to {merchant}",
     "pin_progress": "{count} of {total} digits",
 }
@@ -14,6 +15,7 @@ KO: dict[str, str] = {
     "pin_tx_to": "받는 곳: {address}",
     "pin_tx_value": "{amount} {symbol} 보내기",
     "pin_allow_spend": "{contract}이(가) {amount} {symbol}을(를) 사용하도록 허용",
+    "pin_allow_spend_until": "{contract}이(가) {time}까지 {amount} {symbol}을(를) 사용하도록 허용",
     "pin_pay_summary": "{merchant}에게 {amount} {symbol} 결제",
     "pin_progress": "{total}자리 중 {count}자리 입력됨",
 }
