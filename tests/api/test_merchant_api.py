@@ -156,6 +156,34 @@ def test_a_ref_is_paid_once_through_the_app(client, payer, deployed, send_tx, lo
     assert len(lookup(client, ref).json()["payments"]) == 1
 
 
+def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed, login):
+    token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
+    get_quote(client, token, 9, merchant=merchant, ref=ref)  # opened, never paid (or a squatter's)
+    other = Account.create()
+    login(f"{other.address.lower()}@example.com")
+    assert client.post(f"{API}/me/address", json={"address": other.address}).status_code == 200
+    params = {"chain_id": 31337, "token_address": token, "amount": 9, "merchant": merchant, "ref": ref}
+    r = client.get(f"{API}/payment/available", params=params)
+    assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
+    ttl = get_settings().payment_quote_ttl_seconds
+    with get_session() as s:
+        held = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
+        held.created_at -= ttl + 30  # past its TTL, within the minute's grace: still held
+        s.add(held)
+        s.commit()
+    assert client.get(f"{API}/payment/available", params=params).status_code == 409
+    with get_session() as s:
+        held = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
+        held.created_at -= 31
+        s.add(held)
+        s.commit()
+    r = client.get(f"{API}/payment/available", params=params)
+    assert r.status_code == 200 and r.json()["payment_id"] == ref
+    with get_session() as s:
+        (row,) = s.exec(select(Payment).where(Payment.payment_id == ref)).all()
+        assert row.from_address == other.address.lower()
+
+
 # ---------------------------------------------------------------- the webhook
 
 

@@ -205,7 +205,8 @@ def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
     settings = get_settings()
     now = now_epoch()
     with get_session() as db:
-        if ref is not None and (held := crud.get_payment(db, ref)) is not None:
+        held = crud.get_payment(db, ref) if ref is not None else None
+        if held is not None and not (held.status == "quoted" and held.created_at < _lapsed_before(now)):
             same = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
             if same is None or same.id != held.id:
                 raise AppError("payment_ref_used", "another quote or payment holds this ref")
@@ -225,9 +226,18 @@ def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
     return None
 
 
+def _lapsed_before(now: int) -> int:
+    """A quote never executed and made before this holds its ref no more: the link is quoted afresh
+    (by whoever opens it). A minute past the quote's TTL, so that an execute that found it fresh a
+    moment ago has long finished with it."""
+    return now - get_settings().payment_quote_ttl_seconds - 60
+
+
 def _new_quote(request: _QuoteRequest, ref: str | None = None) -> str:
     with get_session() as db:
         try:
+            if ref is not None:
+                crud.drop_unused_quote(db, ref, created_before=_lapsed_before(now_epoch()))
             row = crud.add_quote(db, ref or "0x" + secrets.token_bytes(32).hex(), **request)
             db.commit()
         except IntegrityError:  # another quote took this ref a moment ago
