@@ -145,7 +145,7 @@ class MerchantWebhook(SQLModel, table=True):
     __table_args__ = (Index("ix_merchant_webhooks_due", "status", "next_attempt_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    event_id: str = Field(max_length=80, unique=True)  # the idempotency id the merchant deduplicates on
+    event_id: str = Field(max_length=100, unique=True)  # the idempotency id the merchant deduplicates on
     payload: str = Field(sa_column=Column(Text, nullable=False))  # the event's JSON, without its timestamp
     status: str = Field(default="pending", max_length=16)
     attempts: int = Field(default=0)

@@ -18,7 +18,7 @@ def upgrade() -> None:
     op.create_table(
         "merchant_webhooks",
         sa.Column("id", sa.Integer(), nullable=False),
-        sa.Column("event_id", sa.String(length=80), nullable=False),
+        sa.Column("event_id", sa.String(length=100), nullable=False),
         sa.Column("payload", sa.Text(), nullable=False),
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),

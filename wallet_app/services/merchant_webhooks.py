@@ -4,6 +4,8 @@ payment to MERCHANT_WEBHOOK_URL (README, "Merchants").
 Request: POST, `Content-Type: application/json`, body
   {"id": <event id>, "type": "payment.paid", "timestamp": <epoch s>, "payment": {ref, chain_id,
    tx_hash, block_number, token, amount, payer, merchant}}
+(block_number is null in the rare case where another account's transaction made the payment:
+the relayer then holds no receipt of it; GET /merchant/payments has it)
 with `X-Newbl-Signature: sha256=<hex HMAC-SHA256(MERCHANT_WEBHOOK_SECRET, raw body)>`,
 `X-Newbl-Event-Id` (= id) and `X-Newbl-Timestamp` (= timestamp). The timestamp is inside the
 signed body and new at every attempt: a receiver refuses one too old (say 5 minutes) and so a

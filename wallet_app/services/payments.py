@@ -14,6 +14,9 @@ Decisions:
   quote younger than settings.payment_quote_ttl_seconds exists returns that same payment_id,
   so the 1 s polls after an approve do not pile up quotes.
 - The public payment id (execute's `id`, status's `id`) is the payment_id itself.
+- A merchant link's `ref` (issue 14 item 6) is taken as the payment_id, so the merchant finds the
+  payment by its own order: one quote or payment holds a ref (payment_ref_used for any other),
+  until a quote never executed lapses a minute after its TTL.
 - execute is idempotent per payment_id: a repeat with the same chain/token/amount/merchant
   returns the same id and sends nothing; a different merchant for a used id is refused.
 - The relayer's gas is guarded (issue 12): only the chain's payment_tokens are quoted or
