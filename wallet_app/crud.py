@@ -2,7 +2,7 @@
 
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, func, update
+from sqlalchemy import CursorResult, delete, func, update
 from sqlmodel import Session, col, select
 
 from wallet_app.models import Activity, Payment, User, UserSession, UserToken, now_epoch
@@ -178,6 +178,17 @@ def add_quote(
     db.add(row)
     db.flush()
     return row
+
+
+def drop_unused_quote(db: Session, payment_id: str, created_before: int) -> None:
+    """Deletes this quote if it was never executed and was made before `created_before`."""
+    db.execute(
+        delete(Payment).where(
+            col(Payment.payment_id) == payment_id,
+            col(Payment.status) == "quoted",
+            col(Payment.created_at) < created_before,
+        )
+    )
 
 
 def quote_times(db: Session, user_id: int, created_after: int, open_only: bool = False) -> list[int]:

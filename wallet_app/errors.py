@@ -104,6 +104,9 @@ REGISTRY: dict[str, ErrorSpec] = {
     "unknown_payment": _server(404, "err_unknown_payment"),
     "quote_mismatch": _server(409, "err_quote_mismatch"),
     "payment_id_used": _server(409, "err_payment_id_used"),
+    # ---- merchants (issue 14 item 6: a link's ref, services.merchant_payments)
+    "payment_ref_used": _server(409, "err_payment_ref_used"),
+    "payment_not_found": _server(404, "err_payment_not_found"),
     "expired": _server(400, "err_expired"),
     "bad_signer": _server(400, "err_bad_signer"),
     "pay_would_fail": _server(400, "err_pay_would_fail"),

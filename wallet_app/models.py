@@ -131,3 +131,28 @@ class Payment(SQLModel, table=True):
     claimed_at: int | None = Field(default=None, sa_type=BigInteger)  # when execute took the quote (the execute quota)
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
     updated_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
+
+
+# ---------------------------------------------------------------- merchant webhooks (issue 14 item 6)
+class MerchantWebhook(SQLModel, table=True):
+    """The outbox of signed webhooks (services.merchant_webhooks): one row per settled payment,
+    written in the relayer's transaction that settles it, delivered at least once.
+
+    status: 'pending' -> 'sent' | 'failed' (given up after settings.merchant_webhook_max_attempts).
+    A sender leases a row (lease_expires_at) before its POST: a second relayer skips it, and a
+    crashed sender's lease runs out, after which the row is sent again (same event_id).
+    """
+
+    __tablename__ = "merchant_webhooks"
+    __table_args__ = (Index("ix_merchant_webhooks_due", "status", "next_attempt_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    event_id: str = Field(max_length=100, unique=True)  # the idempotency id the merchant deduplicates on
+    payload: str = Field(sa_column=Column(Text, nullable=False))  # the event's JSON, without its timestamp
+    status: str = Field(default="pending", max_length=16)
+    attempts: int = Field(default=0)
+    next_attempt_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
+    lease_expires_at: int | None = Field(default=None, sa_type=BigInteger)
+    last_error: str | None = Field(default=None, max_length=255)
+    created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
+    sent_at: int | None = Field(default=None, sa_type=BigInteger)

@@ -63,6 +63,14 @@ def test_production_with_everything_set(env):
         ({**PRODUCTION, "RELAYER_PRIVATE_KEY": ANVIL_PUBLIC_KEYS[0]}, "RELAYER_PRIVATE_KEY is one of anvil's public"),
         ({**PRODUCTION, "TRUSTED_PROXIES": "10.0.0.1, nginx"},
          "TRUSTED_PROXIES: not an IP address or CIDR network: 'nginx'; write IP addresses or CIDR networks"),
+        ({**PRODUCTION, "MERCHANT_WEBHOOK_URL": "https://shop.example.com/hook"},
+         "MERCHANT_WEBHOOK_URL is set but MERCHANT_WEBHOOK_SECRET is missing or shorter than 16 characters"),
+        ({**PRODUCTION, "MERCHANT_WEBHOOK_URL": "https://shop.example.com/hook", "MERCHANT_WEBHOOK_SECRET": "short"},
+         "MERCHANT_WEBHOOK_SECRET is missing or shorter than 16 characters"),
+        ({**PRODUCTION, "MERCHANT_WEBHOOK_URL": "ftp://shop.example.com/hook",
+          "MERCHANT_WEBHOOK_SECRET": "0123456789abcdef"}, "MERCHANT_WEBHOOK_URL is not an http(s) URL"),
+        ({**PRODUCTION, "MERCHANT_WEBHOOK_RETRY_SECONDS": "0"},
+         "MERCHANT_WEBHOOK_MAX_ATTEMPTS and MERCHANT_WEBHOOK_RETRY_SECONDS must be at least 1"),
     ],
 )
 def test_refused(env, values, message):
@@ -73,6 +81,12 @@ def test_refused(env, values, message):
     assert ANVIL_PUBLIC_KEYS[1][2:] not in text.lower()  # a key is never echoed
     if "not set" in message or "not https" in message:
         assert "set DEV_MODE=1 for local development" in text
+
+
+def test_a_merchant_webhook_with_its_secret(env):
+    s = env(**PRODUCTION, MERCHANT_WEBHOOK_URL="https://shop.example.com/hook", MERCHANT_WEBHOOK_SECRET="s" * 16)
+    assert s.merchant_webhook_url == "https://shop.example.com/hook"
+    assert "s" * 16 not in repr(s)  # a SecretStr: never printed with the settings
 
 
 def test_loopback_aliases_only_in_development(env):

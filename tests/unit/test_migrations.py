@@ -125,9 +125,12 @@ def _epoch_columns() -> set[tuple[str, str]]:
 
 
 def test_epoch_columns_are_bigint_and_hold_times_after_2038(settings_env):
-    # The migration lists every epoch column of the models (a new one needs a migration too).
+    # The migration lists every epoch column of the tables it knew (a new one needs a migration
+    # too); tables made later are checked below, like every epoch column, to be BIGINT.
     listed = ScriptDirectory.from_config(alembic_config()).get_revision("0006").module.EPOCH_COLUMNS
-    assert {(t, c) for t, columns in listed.items() for c, _ in columns} == _epoch_columns()
+    assert {(t, c) for t, columns in listed.items() for c, _ in columns} == {
+        (t, c) for t, c in _epoch_columns() if t in listed
+    }
     upgrade_schema()
     engine = get_engine()
     with engine.begin() as conn:

@@ -17,6 +17,7 @@ from wallet_app.api import (
     chains,
     docs,
     me,
+    merchant,
     payment,
     tokens,
     tx,
@@ -113,6 +114,7 @@ def build_api() -> FastAPI:
     v1.include_router(me.router)
     v1.include_router(backup.router)
     v1.include_router(payment.router)
+    v1.include_router(merchant.router)
     for wallet_router in (chains.router, assets.router, tokens.router, tx.router, activity.router):
         v1.include_router(wallet_router)
     app.add_exception_handler(AppError, app_error_response)

@@ -15,7 +15,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "no live session"},
     400: {"description": "detail: a machine code"},
     404: {"description": "unknown_payment"},
-    409: {"description": "quote_mismatch, payment_id_used, no_address"},
+    409: {"description": "quote_mismatch, payment_id_used, payment_ref_used, no_address"},
     503: {"description": "rpc_unavailable"},
 }
 
@@ -70,9 +70,15 @@ def get_available(
     token_address: str = Query(max_length=64),
     amount: str = Query(max_length=80),
     merchant: str | None = Query(default=None, max_length=64, description="optional; ties the quote to a merchant"),
+    ref: str | None = Query(
+        default=None,
+        max_length=80,
+        description="optional: a merchant link's ref (0x + 64 hex), used as the payment_id; "
+        "409 payment_ref_used when another quote or payment holds it",
+    ),
 ) -> dict:
     accounts.hit("payment_quote", user)
-    return payments.quote(user, chain_id, token_address, amount, merchant)
+    return payments.quote(user, chain_id, token_address, amount, merchant, ref)
 
 
 @router.post("/execute", response_model=ExecuteOut, responses={**_ERRORS, **RESPONSE_429})

@@ -122,6 +122,15 @@ class Settings(BaseSettings):
     # Open quotes (unused, younger than payment_quote_ttl_seconds) at a time.
     payment_open_quotes_max: int = 10
 
+    # ---- merchants (issue 14 item 6, services/merchant_webhooks.py): when a relayed payment settles ok,
+    # the relayer POSTs it here, signed with HMAC-SHA256 of MERCHANT_WEBHOOK_SECRET (X-Newbl-Signature).
+    merchant_webhook_url: str | None = None
+    merchant_webhook_secret: SecretStr | None = None
+    # Attempts of one delivery before it is given up (status 'failed' in merchant_webhooks).
+    merchant_webhook_max_attempts: int = 10
+    # The wait before the first retry; it doubles with every failed attempt, up to an hour.
+    merchant_webhook_retry_seconds: int = 10
+
     # ---- /sign (issue 11): a link whose gas price is above this multiple of the node's is refused.
     sign_max_gas_price_multiple: float = 3.0
     # Development only (ignored outside DEV_MODE): /sign without the preview and its checks, the
@@ -150,6 +159,8 @@ class Settings(BaseSettings):
     rate_limit_payment_quote: str = "2/second;120/minute"
     # Payment executions per user.
     rate_limit_payment_execute: str = "2/second;30/minute"
+    # Merchant payment look-ups per client IP (GET /merchant/payments: public, each a few chain reads).
+    rate_limit_merchant_payments: str = "5/second;120/minute"
     # A user's token list holds at most this many tokens (each is read on every /assets).
     max_tokens_per_user: int = 50
 
@@ -173,6 +184,18 @@ def refusals(s: Settings) -> list[str]:
         parse_networks(s.trusted_proxies)
     except ValueError as e:
         problems.append(f"TRUSTED_PROXIES: {e}; write IP addresses or CIDR networks joined by commas.")
+    if s.merchant_webhook_url:
+        hook = urlsplit(s.merchant_webhook_url)
+        if hook.scheme not in ("http", "https") or not hook.hostname:
+            problems.append("MERCHANT_WEBHOOK_URL is not an http(s) URL: set it to the merchant's https://… endpoint.")
+        secret = s.merchant_webhook_secret.get_secret_value() if s.merchant_webhook_secret else ""
+        if len(secret) < 16:
+            problems.append(
+                "MERCHANT_WEBHOOK_URL is set but MERCHANT_WEBHOOK_SECRET is missing or shorter than 16 characters: "
+                "the merchant checks every webhook's HMAC with it; set a long random secret shared with the merchant."
+            )
+    if s.merchant_webhook_max_attempts < 1 or s.merchant_webhook_retry_seconds < 1:
+        problems.append("MERCHANT_WEBHOOK_MAX_ATTEMPTS and MERCHANT_WEBHOOK_RETRY_SECONDS must be at least 1.")
     if s.dev_mode:
         if not loopback:
             problems.append(

@@ -30,7 +30,16 @@ from wallet_app.errors import AppError
 
 log = logging.getLogger(__name__)
 
-KINDS = ("sign_in", "address", "token_metadata", "token_add", "tx_build", "payment_quote", "payment_execute")
+KINDS = (
+    "sign_in",
+    "address",
+    "token_metadata",
+    "token_add",
+    "tx_build",
+    "payment_quote",
+    "payment_execute",
+    "merchant_payments",
+)
 
 # Per settings: the limiter. The refused API requests live in core.shared's "refused" marks:
 # (method, path, client) -> until when their route refuses them anyway, so that the API answers a

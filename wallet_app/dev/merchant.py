@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from wallet_app import routes
 from wallet_app.errors import AppError
 from wallet_app.services.chain import ChainConfig, get_chains
+from wallet_app.services.merchant_links import payment_link
 
 DEV_CHAIN_ID = 31337
 DEV_TOKEN_SYMBOL = "tUSD"
@@ -21,10 +21,7 @@ def merchant_link_base(chains: list[ChainConfig]) -> str:
             continue
         for token in chain.tokens:
             if token.token_symbol == DEV_TOKEN_SYMBOL:
-                return (
-                    f"{routes.PAYMENT}?merchant={DEV_MERCHANT}&chain_id={DEV_CHAIN_ID}"
-                    f"&token={token.token_address}&amount={DEV_AMOUNT}"
-                )
+                return payment_link("", DEV_MERCHANT, DEV_CHAIN_ID, token.token_address, DEV_AMOUNT)
     return ""
 
 

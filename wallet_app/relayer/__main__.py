@@ -11,6 +11,7 @@ from wallet_app.core import extensions
 from wallet_app.core.config import SettingsError, get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.relayer import run
+from wallet_app.services import merchant_webhooks
 
 
 def main() -> int:
@@ -33,6 +34,7 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     logging.getLogger(__name__).info("relaying every %s s", settings.relayer_interval_seconds)
+    merchant_webhooks.start(stop)  # a thread of its own: a slow merchant never holds the relaying
     run(stop)
     return 0
 

@@ -14,6 +14,9 @@ Decisions:
   quote younger than settings.payment_quote_ttl_seconds exists returns that same payment_id,
   so the 1 s polls after an approve do not pile up quotes.
 - The public payment id (execute's `id`, status's `id`) is the payment_id itself.
+- A merchant link's `ref` (issue 14 item 6) is taken as the payment_id, so the merchant finds the
+  payment by its own order: one quote or payment holds a ref (payment_ref_used for any other),
+  until a quote never executed lapses a minute after its TTL.
 - execute is idempotent per payment_id: a repeat with the same chain/token/amount/merchant
   returns the same id and sends nothing; a different merchant for a used id is refused.
 - The relayer's gas is guarded (issue 12): only the chain's payment_tokens are quoted or
@@ -47,6 +50,7 @@ from typing import Any, TypedDict
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
+from sqlalchemy.exc import IntegrityError
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
@@ -197,13 +201,17 @@ def check_quota(times: list[int], limit: int, window: int, now: int, code: str, 
         raise AppError(code, f"{what}: {len(times)} of {limit}", retry_after=max(1, leaves_at - now))
 
 
-def quote(user: User, chain_id: object, token_address: object, amount: object, merchant: object = None) -> dict:
-    """{available, transaction, verifying_contract, payment_id[, reason][, permit]} (see module doc)."""
+def quote(
+    user: User, chain_id: object, token_address: object, amount: object, merchant: object = None, ref: object = None
+) -> dict:
+    """{available, transaction, verifying_contract, payment_id[, reason][, permit]} (see module doc). `ref`: a
+    merchant link's paymentRef, used as the payment_id (one payment per ref: payment_ref_used)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
     token = _payable_token(chain, token_address)
     units = parse_uint256(amount)
     merchant_addr = parse_address(merchant, code="invalid_merchant").lower() if merchant not in (None, "") else None
+    wanted = parse_payment_id(ref) if ref not in (None, "") else None
     owner = _user_address(user)
     request = _QuoteRequest(
         user_id=stored_id(user),
@@ -213,7 +221,7 @@ def quote(user: User, chain_id: object, token_address: object, amount: object, m
         from_address=owner.lower(),
         merchant_address=merchant_addr,
     )
-    payment_id = _open_quote(request)  # quotas before any chain read; a poll of an open quote is free
+    payment_id = _open_quote(request, wanted)  # quotas before any chain read; a poll of an open quote is free
     relayer.check_ready(chain)
     allowance, balance = chains.erc20_allowance_and_balance(chain, owner, token, contract)
 
@@ -221,7 +229,7 @@ def quote(user: User, chain_id: object, token_address: object, amount: object, m
         "available": False,
         "transaction": None,
         "verifying_contract": contract,
-        "payment_id": payment_id or _new_quote(request),
+        "payment_id": payment_id or _new_quote(request, wanted),
     }
     if balance < units:
         result["reason"] = "insufficient_balance"
@@ -253,13 +261,24 @@ class _QuoteRequest(TypedDict):
     merchant_address: str | None
 
 
-def _open_quote(request: _QuoteRequest) -> str | None:
-    """The unused quote for the same request when there is a fresh one; else None once the
-    user's quotas allow a new one (payment_quota_exceeded, too_many_open_quotes)."""
+def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
+    """The unused quote for the same request (and ref) when there is a fresh one; else None once
+    the user's quotas allow a new one (payment_quota_exceeded, too_many_open_quotes). A ref that
+    any other quote or payment holds: payment_ref_used."""
     settings = get_settings()
     now = now_epoch()
     with get_session() as db:
-        row = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
+        held = crud.get_payment(db, ref) if ref is not None else None
+        if held is not None and not (held.status == "quoted" and held.created_at < _lapsed_before(now)):
+            same = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
+            if same is None or same.id != held.id:
+                raise AppError("payment_ref_used", "another quote or payment holds this ref")
+            return held.payment_id
+        row = (
+            None
+            if ref is not None
+            else crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
+        )
         if row is not None:
             return row.payment_id
         user_id, ttl = request["user_id"], settings.payment_quote_ttl_seconds
@@ -270,10 +289,23 @@ def _open_quote(request: _QuoteRequest) -> str | None:
     return None
 
 
-def _new_quote(request: _QuoteRequest) -> str:
+def _lapsed_before(now: int) -> int:
+    """A quote never executed and made before this holds its ref no more: the link is quoted afresh
+    (by whoever opens it). A minute past the quote's TTL, so that an execute that found it fresh a
+    moment ago has long finished with it."""
+    return now - get_settings().payment_quote_ttl_seconds - 60
+
+
+def _new_quote(request: _QuoteRequest, ref: str | None = None) -> str:
     with get_session() as db:
-        row = crud.add_quote(db, "0x" + secrets.token_bytes(32).hex(), **request)
-        db.commit()
+        try:
+            if ref is not None:
+                crud.drop_unused_quote(db, ref, created_before=_lapsed_before(now_epoch()))
+            row = crud.add_quote(db, ref or "0x" + secrets.token_bytes(32).hex(), **request)
+            db.commit()
+        except IntegrityError:  # another quote took this ref a moment ago
+            db.rollback()
+            raise AppError("payment_ref_used", "another quote holds this ref") from None
         return row.payment_id
 
 

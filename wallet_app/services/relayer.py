@@ -57,6 +57,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import Activity, Payment, now_epoch, stored_id
+from wallet_app.services import merchant_webhooks
 from wallet_app.services.chain import (
     _NETWORK_ERRORS,
     ChainConfig,
@@ -649,6 +650,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                     db.add(row)
         # One write per pass: receipts are learnt again after a crash, re-sends are of the same
         # raw transaction, and a replacement is persisted before its send (_replace).
+        merchant_webhooks.enqueue_paid(db, rows, receipts)  # owed in the same transaction as the settlement
         db.commit()
     return counts
 

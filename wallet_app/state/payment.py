@@ -1,6 +1,7 @@
 """/payment: pay a merchant from a merchant link (design.md section 4, specification section 4).
 
-Link: /payment?merchant=<address>&chain_id=<id>&token=<address>&amount=<decimal>&lang=<ko|en>.
+Link: /payment?merchant=<address>&chain_id=<id>&token=<address>&amount=<decimal>[&ref=<0x+64 hex>]&lang=<ko|en>
+(built by services.merchant_links.payment_link; ref: the merchant's order, the payment's paymentRef).
 Flow on submit: quote -> (approve with PIN, submit, poll the quote every 1 s) -> Pay typed data
 signed with PIN in the browser -> execute (the server relays) -> poll the status every 1 s.
 Gasless (issue 14): when the quote offers a Permit (the token has EIP-2612), the PIN dialog signs
@@ -24,7 +25,7 @@ import reflex as rx
 from wallet_app import routes
 from wallet_app.errors import AppError
 from wallet_app.i18n import normalize_lang
-from wallet_app.services import accounts, amounts, payments, tokens, transfers
+from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers
 from wallet_app.services import chain as chains
 from wallet_app.services.chain import ChainConfig
 from wallet_app.services.eth import checksum, parse_address, parse_chain_id, short_address
@@ -57,6 +58,7 @@ class Link:
     chain: ChainConfig | None = None
     token: str = ""
     amount: str = ""  # as written in the link (bounded)
+    ref: str = ""  # the merchant's paymentRef (0x + 64 lowercase hex), "" when the link has none
     problem: str = ""  # catalogue key of the first problem, "" when the link reads well
 
 
@@ -80,6 +82,11 @@ def read_link(params: Mapping[str, str], configured: list[ChainConfig]) -> Link:
         return replace(link, problem=e.spec.key)
     if not link.amount.strip():
         return replace(link, problem="pay_enter_amount")
+    if ref := params.get("ref", "").strip():
+        try:
+            link = replace(link, ref=merchant_links.parse_ref(ref))
+        except AppError as e:
+            return replace(link, problem=e.spec.key)
     return link
 
 
@@ -165,6 +172,7 @@ class PaymentState(SignedInState):
 
     # Backend only: the amount, the quote, the deadline, and the step.
     _units: int = 0
+    _ref: str = ""  # the link's paymentRef, "" for a quote's own
     _payment_id: str = ""
     _verifying_contract: str = ""
     _deadline: int = 0
@@ -218,6 +226,7 @@ class PaymentState(SignedInState):
         )
         self.problem = problem
         self._units = units
+        self._ref = link.ref
         self._reset_flow()
         self.loaded = True
         return None
@@ -264,7 +273,7 @@ class PaymentState(SignedInState):
     async def _quote(self, user) -> dict | None:
         """One quote (amount in smallest units); None after stopping with the error. Outside the lock."""
         async with self:
-            args = (self.chain_id, self.token, str(self._units), self.merchant)
+            args = (self.chain_id, self.token, str(self._units), self.merchant, self._ref or None)
         try:
             await asyncio.to_thread(accounts.hit, "payment_quote", user)
             return await asyncio.to_thread(payments.quote, user, *args)

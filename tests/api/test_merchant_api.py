@@ -1,0 +1,393 @@
+"""Merchants (issue 14 item 6) against a real anvil and database: a link's ref paid once, the public
+GET /api/v1/merchant/payments answering from the chain's Paid event, and the signed webhook sent
+by the relayer to a real HTTP server in this test (HMAC checked, retries, one sender at a time)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from eth_account import Account
+from sqlmodel import select
+
+from tests.api.test_payments import (  # noqa: F401 (fixtures: app, payer)
+    API,
+    app,
+    approve_directly,
+    balance,
+    get_quote,
+    pay_body,
+    payer,
+    token_of,
+    wait_status,
+)
+from wallet_app.core.config import REPO_ROOT, get_settings
+from wallet_app.core.db import get_session
+from wallet_app.models import MerchantWebhook, Payment, User
+from wallet_app.services import merchant_webhooks
+from wallet_app.services.merchant_links import order_ref
+from wallet_app.services.merchant_webhooks import verify
+
+SECRET = "whsec-" + "k7Qz" * 6  # the merchant's shared secret; must never show in a log
+URL_TOKEN = "path-token-9f3e"  # a merchant's own token in its URL; not logged either
+
+
+def new_ref() -> str:
+    return order_ref(f"order-{uuid.uuid4()}")
+
+
+def pay_ref(client, payer_, deployed, send_tx, ref: str, amount: int, merchant: str | None = None) -> str:
+    """The payment page's calls for a link with this ref: quote (ref -> payment_id), execute, then
+    the relayer's passes until ok. Returns the merchant."""
+    token, merchant = token_of(deployed), merchant or Account.create().address
+    approve_directly(send_tx, payer_, token, deployed["payment"])
+    q = get_quote(client, token, amount, merchant=merchant, ref=ref)
+    assert (q["payment_id"], q["available"]) == (ref, True)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer_, q, merchant, token, amount, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    assert wait_status(client, ref) == {"status": "ok"}
+    return merchant
+
+
+def lookup(client, ref: str, **params):
+    return client.get(f"{API}/merchant/payments", params={"ref": ref, **params})
+
+
+# ---------------------------------------------------------------- GET /merchant/payments
+
+
+def test_the_merchant_confirms_a_payment_from_the_chain(client, payer, deployed, w3, send_tx):
+    ref = new_ref()
+    r = lookup(client, ref)
+    assert (r.status_code, r.json()) == (404, {"detail": "payment_not_found"})
+
+    merchant = pay_ref(client, payer, deployed, send_tx, ref, 1_500_000)
+    with get_session() as s:
+        row = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
+    receipt = w3.eth.get_transaction_receipt(row.tx_hash)
+    client.cookies.clear()  # public: no session
+    r = lookup(client, ref)
+    assert r.status_code == 200, r.text
+    head = w3.eth.block_number
+    assert r.json() == {
+        "ref": ref,
+        "payments": [{
+            "chain_id": 31337,
+            "tx_hash": row.tx_hash,
+            "block_number": receipt["blockNumber"],
+            "log_index": receipt["logs"][-1]["logIndex"],
+            "confirmations": head - receipt["blockNumber"] + 1,
+            "token": token_of(deployed),
+            "amount": "1500000",
+            "payer": payer.address,
+            "merchant": merchant,
+        }],
+    }
+    assert balance(w3, token_of(deployed), merchant) == 1_500_000
+    w3.provider.make_request("evm_mine", [])  # one block more on top
+    assert lookup(client, ref.upper().replace("0X", "0x"), chain_id="31337").json()["payments"][0][
+        "confirmations"] == head - receipt["blockNumber"] + 2
+
+
+def test_the_answer_is_the_chains_not_the_databases(client, payer, deployed):
+    """A payment row that says ok, with no Paid event on chain behind it, is not a payment."""
+    ref = new_ref()
+    with get_session() as s:
+        user_id = s.exec(select(User.id)).first()
+        s.add(Payment(payment_id=ref, user_id=user_id, chain_id=31337, token_address=token_of(deployed).lower(),
+                      amount="5", from_address=payer.address.lower(), status="ok", settled=True,
+                      tx_hash="0x" + "12" * 32))
+        s.commit()
+    assert lookup(client, ref).json() == {"detail": "payment_not_found"}
+
+
+@pytest.mark.parametrize("params, status, code", [
+    ({"ref": "0x1234"}, 400, "invalid_payment_id"),
+    ({"ref": "order-42"}, 400, "invalid_payment_id"),
+    ({"ref": "0x" + "ab" * 32, "chain_id": "1"}, 400, "unsupported_chain"),
+    ({}, 422, "invalid_request"),
+])
+def test_bad_lookups(client, chain_env, params, status, code):
+    r = client.get(f"{API}/merchant/payments", params=params)
+    assert (r.status_code, r.json()) == (status, {"detail": code})
+
+
+def test_lookups_are_rate_limited_per_ip(client, chain_env, monkeypatch):
+    monkeypatch.setenv("RATE_LIMIT_MERCHANT_PAYMENTS", "2/minute")
+    get_settings.cache_clear()
+    for _ in range(2):
+        assert client.get(f"{API}/merchant/payments", params={"ref": "0x12"}).status_code == 400
+    r = client.get(f"{API}/merchant/payments", params={"ref": "0x12"})
+    assert (r.status_code, r.json()) == (429, {"detail": "rate_limited"})
+    assert 1 <= int(r.headers["Retry-After"]) <= 60
+
+
+# ---------------------------------------------------------------- a link's ref
+
+
+def test_a_ref_is_paid_once_through_the_app(client, payer, deployed, send_tx, login):
+    token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
+    q = get_quote(client, token, 7, merchant=merchant, ref=ref)
+    assert get_quote(client, token, 7, merchant=merchant, ref=ref)["payment_id"] == q["payment_id"] == ref  # a poll
+    # The same ref for another amount or merchant: refused, the quote stays.
+    for amount, other in ((8, merchant), (7, Account.create().address)):
+        r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token,
+                                                         "amount": amount, "merchant": other, "ref": ref})
+        assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
+    pay_ref(client, payer, deployed, send_tx, ref, 7, merchant)
+    # Paid: the same link again is refused (nothing can move twice), for this user and another.
+    r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token, "amount": 7,
+                                                     "merchant": merchant, "ref": ref})
+    assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
+    other = Account.create()
+    login(f"{other.address.lower()}@example.com")
+    assert client.post(f"{API}/me/address", json={"address": other.address}).status_code == 200
+    r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token, "amount": 7,
+                                                     "merchant": merchant, "ref": ref})
+    assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
+    assert len(lookup(client, ref).json()["payments"]) == 1
+
+
+def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed, login):
+    token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
+    get_quote(client, token, 9, merchant=merchant, ref=ref)  # opened, never paid (or a squatter's)
+    other = Account.create()
+    login(f"{other.address.lower()}@example.com")
+    assert client.post(f"{API}/me/address", json={"address": other.address}).status_code == 200
+    params = {"chain_id": 31337, "token_address": token, "amount": 9, "merchant": merchant, "ref": ref}
+    r = client.get(f"{API}/payment/available", params=params)
+    assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
+    ttl = get_settings().payment_quote_ttl_seconds
+    with get_session() as s:
+        held = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
+        held.created_at -= ttl + 30  # past its TTL, within the minute's grace: still held
+        s.add(held)
+        s.commit()
+    assert client.get(f"{API}/payment/available", params=params).status_code == 409
+    with get_session() as s:
+        held = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
+        held.created_at -= 31
+        s.add(held)
+        s.commit()
+    r = client.get(f"{API}/payment/available", params=params)
+    assert r.status_code == 200 and r.json()["payment_id"] == ref
+    with get_session() as s:
+        (row,) = s.exec(select(Payment).where(Payment.payment_id == ref)).all()
+        assert row.from_address == other.address.lower()
+
+
+# ---------------------------------------------------------------- the webhook
+
+
+class Receiver:
+    """A merchant's endpoint on a free loopback port: answers the statuses queued in `answers`
+    (200 once they run out), records every request; `hold` (when set) keeps a request waiting."""
+
+    def __init__(self):
+        self.requests: list[tuple[dict[str, str], bytes]] = []
+        self.answers: deque[int] = deque()
+        self.hold: threading.Event | None = None
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 (http.server's name)
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.requests.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                if receiver.hold is not None:
+                    receiver.hold.wait(30)
+                status = receiver.answers.popleft() if receiver.answers else 200
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/{URL_TOKEN}?key={URL_TOKEN}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver(monkeypatch, settings_env):
+    r = Receiver()
+    monkeypatch.setenv("MERCHANT_WEBHOOK_URL", r.url)
+    monkeypatch.setenv("MERCHANT_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("MERCHANT_WEBHOOK_RETRY_SECONDS", "10")
+    get_settings.cache_clear()
+    yield r
+    r.close()
+
+
+def outbox() -> list[MerchantWebhook]:
+    with get_session() as s:
+        return list(s.exec(select(MerchantWebhook).order_by(MerchantWebhook.id)))
+
+
+def owed(db_ref: str | None = None, amount: str = "5") -> str:
+    """A settled payment's webhook, enqueued as the relayer's pass does it (no chain needed)."""
+    row = Payment(payment_id=db_ref or new_ref(), user_id=1, chain_id=31337, token_address="0x" + "aa" * 20,
+                  amount=amount, from_address="0x" + "bb" * 20, merchant_address="0x" + "cc" * 20, status="ok",
+                  tx_hash="0x" + "dd" * 32)
+    with get_session() as s:
+        assert merchant_webhooks.enqueue_paid(s, [row], {row.tx_hash: {"blockNumber": 9}}) == 1
+        s.commit()
+    return row.payment_id
+
+
+def checked(request: tuple[dict[str, str], bytes]) -> dict:
+    headers, body = request
+    assert verify(SECRET, body, headers["x-newbl-signature"]), headers
+    event = json.loads(body)
+    assert headers["content-type"] == "application/json"
+    assert (headers["x-newbl-event-id"], headers["x-newbl-timestamp"]) == (event["id"], str(event["timestamp"]))
+    return event
+
+
+def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, send_tx, receiver, caplog):
+    caplog.set_level(logging.DEBUG)
+    ref = new_ref()
+    merchant = pay_ref(client, payer, deployed, send_tx, ref, 2_000_000)  # the relayer's passes enqueue it
+    (row,) = outbox()
+    assert (row.status, row.attempts) == ("pending", 0)
+    started = int(time.time())
+    assert merchant_webhooks.deliver_due() == {"sent": 1, "retry": 0, "failed": 0}
+    (request,) = receiver.requests
+    event = checked(request)
+    with get_session() as s:
+        paid = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
+    assert started <= event["timestamp"] <= int(time.time())
+    assert event == {
+        "id": f"evt_31337_{ref}",
+        "type": "payment.paid",
+        "timestamp": event["timestamp"],
+        "payment": {"ref": ref, "chain_id": 31337, "tx_hash": paid.tx_hash,
+                    "block_number": w3.eth.get_transaction_receipt(paid.tx_hash)["blockNumber"],
+                    "token": token_of(deployed), "amount": "2000000", "payer": payer.address, "merchant": merchant},
+    }
+    # Sent: later passes send nothing; a second relayer settling the same payment adds nothing.
+    assert merchant_webhooks.deliver_due(now=int(time.time()) + 7200) == {"sent": 0, "retry": 0, "failed": 0}
+    with get_session() as s:
+        assert merchant_webhooks.enqueue_paid(s, [paid], {}) == 1
+        s.commit()
+    assert [(r.status, r.attempts) for r in outbox()] == [("sent", 1)]
+    assert len(receiver.requests) == 1
+    text = caplog.text + "".join(str(r.args) for r in caplog.records)
+    assert SECRET not in text and URL_TOKEN not in text and request[0]["x-newbl-signature"] not in text
+
+
+def test_a_failing_receiver_gets_it_again_with_backoff(receiver, db, caplog):
+    caplog.set_level(logging.DEBUG)
+    receiver.answers.extend([500, 503])
+    ref = owed()
+    t0 = int(time.time())
+    assert merchant_webhooks.deliver_due(now=t0) == {"sent": 0, "retry": 1, "failed": 0}
+    (row,) = outbox()
+    assert (row.status, row.attempts, row.next_attempt_at, row.last_error) == ("pending", 1, t0 + 10, "HTTP 500")
+    assert merchant_webhooks.deliver_due(now=t0 + 9) == {"sent": 0, "retry": 0, "failed": 0}  # not due yet
+    assert merchant_webhooks.deliver_due(now=t0 + 10) == {"sent": 0, "retry": 1, "failed": 0}
+    (row,) = outbox()
+    assert (row.attempts, row.next_attempt_at, row.last_error) == (2, t0 + 10 + 20, "HTTP 503")  # doubled
+    assert merchant_webhooks.deliver_due(now=t0 + 29) == {"sent": 0, "retry": 0, "failed": 0}
+    assert merchant_webhooks.deliver_due(now=t0 + 30) == {"sent": 1, "retry": 0, "failed": 0}
+    (row,) = outbox()
+    assert (row.status, row.attempts, row.sent_at, row.last_error) == ("sent", 3, t0 + 30, None)
+    events = [checked(r) for r in receiver.requests]
+    assert [e["timestamp"] for e in events] == [t0, t0 + 10, t0 + 30]  # each attempt signs its own time
+    assert {e["id"] for e in events} == {f"evt_31337_{ref}"}  # one idempotency id
+    assert SECRET not in caplog.text and URL_TOKEN not in caplog.text
+
+
+def test_a_delivery_is_given_up_after_its_attempts(receiver, db, monkeypatch, caplog):
+    monkeypatch.setenv("MERCHANT_WEBHOOK_MAX_ATTEMPTS", "2")
+    get_settings.cache_clear()
+    receiver.answers.extend([500, 500, 500])
+    owed()
+    t0 = int(time.time())
+    assert merchant_webhooks.deliver_due(now=t0)["retry"] == 1
+    with caplog.at_level(logging.WARNING):
+        assert merchant_webhooks.deliver_due(now=t0 + 10) == {"sent": 0, "retry": 0, "failed": 1}
+    assert [(r.status, r.attempts) for r in outbox()] == [("failed", 2)]
+    assert merchant_webhooks.deliver_due(now=t0 + 10_000)["sent"] == 0 and len(receiver.requests) == 2
+    assert "given up after 2 attempts: HTTP 500" in caplog.text and SECRET not in caplog.text
+
+
+def test_an_unreachable_receiver_is_retried(receiver, db):
+    owed()
+    receiver.close()  # nothing listens there any more
+    assert merchant_webhooks.deliver_due() == {"sent": 0, "retry": 1, "failed": 0}
+    assert outbox()[0].last_error == "ConnectionRefusedError"
+
+
+def test_two_senders_never_post_one_webhook_at_once_and_a_crashed_lease_runs_out(receiver, db):
+    owed()
+    receiver.hold = threading.Event()
+    first: dict = {}
+    a = threading.Thread(target=lambda: first.update(merchant_webhooks.deliver_due()))
+    a.start()
+    end = time.monotonic() + 20
+    while not receiver.requests:  # the first sender's POST has arrived and is held there
+        assert time.monotonic() < end
+        time.sleep(0.01)
+    assert merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}  # leased: skipped
+    receiver.hold.set()
+    a.join(20)
+    assert first == {"sent": 1, "retry": 0, "failed": 0} and len(receiver.requests) == 1
+
+    # A sender that died mid-POST: its row still leased, attempt counted, never answered.
+    receiver.hold = None
+    owed()
+    t0 = int(time.time())
+    with get_session() as s:
+        row = s.exec(select(MerchantWebhook).where(MerchantWebhook.status == "pending")).one()
+        row.lease_expires_at, row.attempts = t0 + merchant_webhooks.LEASE_SECONDS, 1
+        s.add(row)
+        s.commit()
+    assert merchant_webhooks.deliver_due(now=t0 + 1)["sent"] == 0  # its lease holds
+    assert merchant_webhooks.deliver_due(now=t0 + merchant_webhooks.LEASE_SECONDS)["sent"] == 1  # then it runs out
+    assert len(receiver.requests) == 2 and checked(receiver.requests[1])["id"] == row.event_id
+
+
+def test_nothing_is_owed_without_a_webhook_url(db):
+    owed_row = Payment(payment_id=new_ref(), user_id=1, chain_id=31337, token_address="0x" + "aa" * 20, amount="1",
+                       from_address="0x" + "bb" * 20, status="ok", tx_hash="0x" + "dd" * 32)
+    with get_session() as s:
+        assert merchant_webhooks.enqueue_paid(s, [owed_row], {}) == 0
+        s.commit()
+    assert outbox() == [] and merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}
+
+
+def test_the_relayer_process_sends_the_webhook(client, payer, deployed, send_tx, receiver, monkeypatch):
+    token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 23, merchant=merchant, ref=ref)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 23, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    # The test's settings (DATABASE_URL, CHAINS_FILE, MERCHANT_WEBHOOK_*, ...) are in os.environ: inherited.
+    proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        end = time.monotonic() + 30
+        while not receiver.requests:
+            assert time.monotonic() < end and proc.poll() is None, "no webhook from the relayer process"
+            time.sleep(0.05)
+        event = checked(receiver.requests[0])
+        assert (event["payment"]["ref"], event["payment"]["amount"]) == (ref, "23")
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 0, out
+    assert SECRET not in out and URL_TOKEN not in out

@@ -1,0 +1,249 @@
+"""Signed merchant webhooks: when the relayer sees a payment's receipt settle it ok, it POSTs the
+payment to MERCHANT_WEBHOOK_URL (README, "Merchants").
+
+Request: POST, `Content-Type: application/json`, body
+  {"id": <event id>, "type": "payment.paid", "timestamp": <epoch s>, "payment": {ref, chain_id,
+   tx_hash, block_number, token, amount, payer, merchant}}
+(block_number is null in the rare case where another account's transaction made the payment:
+the relayer then holds no receipt of it; GET /merchant/payments has it)
+with `X-Newbl-Signature: sha256=<hex HMAC-SHA256(MERCHANT_WEBHOOK_SECRET, raw body)>`,
+`X-Newbl-Event-Id` (= id) and `X-Newbl-Timestamp` (= timestamp). The timestamp is inside the
+signed body and new at every attempt: a receiver refuses one too old (say 5 minutes) and so a
+replayed request; the event id lets it ignore a repeat (delivery is at least once). Any 2xx is
+success; anything else (or no answer in TIMEOUT_SECONDS) is retried after
+MERCHANT_WEBHOOK_RETRY_SECONDS, doubling each time up to an hour, MERCHANT_WEBHOOK_MAX_ATTEMPTS
+in all.
+
+Persistence (models.MerchantWebhook, an outbox): enqueue_paid() adds the row inside the
+relayer's own transaction that settles the payment, so a payment settled is a webhook owed,
+whatever crashes after. deliver_due() leases a due row with one conditional UPDATE before its
+POST: of two relayer processes exactly one sends it; a sender that dies mid-POST leaves a lease
+that runs out after LEASE_SECONDS, and the row is sent again with the same event id.
+The secret and the signature are never logged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import http.client
+import json
+import logging
+import threading
+from typing import Any
+from urllib.parse import urlsplit
+
+from sqlalchemy import or_, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, col, select
+
+from wallet_app.core.config import get_settings
+from wallet_app.core.db import get_session
+from wallet_app.models import MerchantWebhook, Payment, now_epoch
+from wallet_app.services.eth import checksum
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPE = "payment.paid"
+TIMEOUT_SECONDS = 10.0  # per connect and per read of one POST
+LEASE_SECONDS = 60  # longer than a POST can take: a live sender never loses its lease
+MAX_BACKOFF_SECONDS = 3600
+BATCH = 20  # rows leased per pass at most
+
+
+# ---------------------------------------------------------------- pure parts (table-tested)
+
+
+def signature(secret: str, body: bytes) -> str:
+    """The X-Newbl-Signature header's value."""
+    return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def verify(secret: str, body: bytes, header: str | None) -> bool:
+    """What a merchant's receiver does (constant-time compare); the tests use it too."""
+    return header is not None and hmac.compare_digest(signature(secret, body), header)
+
+
+def backoff_seconds(attempts: int, base: int, cap: int = MAX_BACKOFF_SECONDS) -> int:
+    """The wait after the `attempts`-th failed attempt: base, 2*base, 4*base, ... up to cap."""
+    return int(min(cap, base * 2 ** max(0, attempts - 1)))
+
+
+def event_body(event_id: str, payload: str, timestamp: int) -> bytes:
+    """The raw body of one attempt: the stored payment with this attempt's timestamp."""
+    return json.dumps(
+        {"id": event_id, "type": EVENT_TYPE, "timestamp": timestamp, "payment": json.loads(payload)},
+        separators=(",", ":"),
+        sort_keys=True,
+    ).encode()
+
+
+def event_payload(row: Payment, block_number: int | None) -> dict[str, Any]:
+    return {
+        "ref": row.payment_id,
+        "chain_id": row.chain_id,
+        "tx_hash": row.tx_hash,
+        "block_number": block_number,
+        "token": checksum(row.token_address),
+        "amount": row.amount,
+        "payer": checksum(row.from_address),
+        "merchant": checksum(row.merchant_address) if row.merchant_address else None,
+    }
+
+
+def _where(url: str) -> str:
+    """What logs say of the URL: scheme and host only (a path or query may carry a merchant's token)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}"
+
+
+# ---------------------------------------------------------------- enqueue (the relayer's transaction)
+
+
+def enqueue_paid(db: Session, rows: list[Payment], receipts: dict[str, dict]) -> int:
+    """The relayer's one call (services.relayer.reconcile, before its commit): a webhook owed for
+    each of these rows that is now ok, in the same transaction. Nothing without
+    MERCHANT_WEBHOOK_URL. A second relayer settling the same payment adds nothing (the event id is
+    unique: ON CONFLICT DO NOTHING). Returns how many rows were offered."""
+    if not get_settings().merchant_webhook_url:
+        return 0
+    values = []
+    for row in rows:
+        if row.status != "ok" or not row.tx_hash:
+            continue
+        block = receipts.get(row.tx_hash, {}).get("blockNumber")
+        values.append(
+            {
+                "event_id": f"evt_{row.chain_id}_{row.payment_id}",
+                "payload": json.dumps(event_payload(row, block), separators=(",", ":"), sort_keys=True),
+                "status": "pending",
+                "attempts": 0,
+                "next_attempt_at": now_epoch(),
+                "created_at": now_epoch(),
+            }
+        )
+    if values:
+        dialect = postgresql if db.get_bind().dialect.name == "postgresql" else sqlite
+        db.execute(dialect.insert(MerchantWebhook).values(values).on_conflict_do_nothing(index_elements=["event_id"]))
+    return len(values)
+
+
+# ---------------------------------------------------------------- delivery
+
+
+def _lease(db: Session, row_id: int, now: int) -> bool:
+    """Takes the row for one attempt, if it is still due and nobody holds it (atomic)."""
+    taken = db.execute(
+        update(MerchantWebhook)
+        .where(
+            col(MerchantWebhook.id) == row_id,
+            col(MerchantWebhook.status) == "pending",
+            col(MerchantWebhook.next_attempt_at) <= now,
+            or_(col(MerchantWebhook.lease_expires_at).is_(None), col(MerchantWebhook.lease_expires_at) <= now),
+        )
+        .values(lease_expires_at=now + LEASE_SECONDS, attempts=MerchantWebhook.attempts + 1)
+    )
+    db.commit()
+    return getattr(taken, "rowcount", 0) == 1
+
+
+def _post(url: str, secret: str, event_id: str, payload: str, now: int) -> str | None:
+    """One attempt: None when the merchant answered 2xx, else why not (for the row and the log)."""
+    body = event_body(event_id, payload, now)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "NewblWallet-Webhook/1",
+        "X-Newbl-Event-Id": event_id,
+        "X-Newbl-Timestamp": str(now),
+        "X-Newbl-Signature": signature(secret, body),
+    }
+    parts = urlsplit(url)
+    conn_type = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    # http.client, not httpx: httpx logs every request's full URL at INFO, and a merchant's URL may
+    # carry its own token. Redirects are not followed (a POST is not re-sent elsewhere).
+    conn = conn_type(parts.hostname or "", parts.port, timeout=TIMEOUT_SECONDS)
+    try:
+        conn.request("POST", (parts.path or "/") + (f"?{parts.query}" if parts.query else ""), body, headers)
+        status = conn.getresponse().status
+    except (OSError, http.client.HTTPException) as e:
+        return type(e).__name__
+    finally:
+        conn.close()
+    return None if 200 <= status < 300 else f"HTTP {status}"
+
+
+def deliver_due(now: int | None = None, limit: int = BATCH) -> dict[str, int]:
+    """Sends the due webhooks once each (those another sender holds are skipped). Counters
+    {sent, retry, failed} for logs and tests. `now`: epoch seconds (tests move time on)."""
+    settings = get_settings()
+    counts = dict(sent=0, retry=0, failed=0)
+    url, secret = settings.merchant_webhook_url, settings.merchant_webhook_secret
+    if not url or secret is None:
+        return counts
+
+    def clock() -> int:
+        return now_epoch() if now is None else now
+
+    at = clock()
+    with get_session() as db:
+        due = db.exec(
+            select(MerchantWebhook.id)
+            .where(MerchantWebhook.status == "pending", MerchantWebhook.next_attempt_at <= at)
+            .where(or_(col(MerchantWebhook.lease_expires_at).is_(None), col(MerchantWebhook.lease_expires_at) <= at))
+            .order_by(col(MerchantWebhook.next_attempt_at))
+            .limit(limit)
+        ).all()
+        db.commit()
+        for row_id in due:
+            at = clock()  # each lease from the time of its own POST: earlier ones may have been slow
+            if row_id is None or not _lease(db, row_id, at):
+                continue
+            row = db.get(MerchantWebhook, row_id, populate_existing=True)
+            if row is None:
+                continue
+            event_id, payload = row.event_id, row.payload
+            db.commit()  # no transaction held open across the POST
+            problem = _post(url, secret.get_secret_value(), event_id, payload, at)
+            row = db.get(MerchantWebhook, row_id, populate_existing=True)
+            if row is None:
+                continue
+            row.lease_expires_at = None
+            if problem is None:
+                row.status, row.sent_at, row.last_error = "sent", at, None
+                counts["sent"] += 1
+            elif row.attempts >= settings.merchant_webhook_max_attempts:
+                row.status, row.last_error = "failed", problem
+                counts["failed"] += 1
+                log.warning(
+                    "webhook %s to %s given up after %s attempts: %s", event_id, _where(url), row.attempts, problem
+                )
+            else:
+                row.next_attempt_at = at + backoff_seconds(row.attempts, settings.merchant_webhook_retry_seconds)
+                row.last_error = problem
+                counts["retry"] += 1
+                log.info(
+                    "webhook %s to %s failed (%s); retry at %s", event_id, _where(url), problem, row.next_attempt_at
+                )
+            db.add(row)
+            db.commit()
+    return counts
+
+
+def run(stop: threading.Event, interval: float = 1.0) -> None:
+    """deliver_due() every `interval` s until `stop` is set (a thread of the relayer process: a slow
+    merchant holds this thread, never the relaying)."""
+    while not stop.is_set():
+        try:
+            deliver_due()
+        except Exception:  # a database hiccup must not end the deliveries
+            log.exception("webhook delivery pass failed")
+        stop.wait(interval)
+
+
+def start(stop: threading.Event) -> threading.Thread | None:
+    """The delivery thread, when MERCHANT_WEBHOOK_URL is set."""
+    if not get_settings().merchant_webhook_url:
+        return None
+    thread = threading.Thread(target=run, args=(stop,), name="merchant-webhooks", daemon=True)
+    thread.start()
+    return thread
