@@ -21,8 +21,10 @@ class ActivityOut(BaseModel):
     token_decimals: int | None = None
     amount: str | None = None
     counterparty: str | None = None
-    status: str = Field(description="submitted (pending), ok, failed, replaced or cancelled (another "
-                        "transaction with its nonce was mined)")
+    status: str = Field(
+        description="submitted (pending), ok, failed, replaced or cancelled (another "
+        "transaction with its nonce was mined)"
+    )
     created_at: int
     replaces_tx: str | None = Field(default=None, description="the pending transaction this one speeds up or cancels")
     replaceable: bool = Field(default=False, description="a pending send that POST /tx/replace can speed up or cancel")

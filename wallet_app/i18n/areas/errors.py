@@ -45,7 +45,9 @@ EN: dict[str, str] = {
     "err_unknown_activity": "This activity entry was not found.",
     "err_not_replaceable": "This transaction cannot be sped up or cancelled.",
     "err_already_mined": "This transaction is already confirmed; it can no longer be sped up or cancelled.",
-    "err_nonce_used": "Another transaction with the same nonce was already confirmed; this one can no longer be sped up or cancelled.",
+    "err_nonce_used": (
+        "Another transaction with the same nonce was already confirmed; this one can no longer be sped up or cancelled."
+    ),
     "err_replacement_mismatch": "The replacement does not match the pending transaction.",
     "err_replacement_underpriced": "The new network fee must be at least 10% higher than the pending one.",
     "err_bad_config": "The server is not configured for this network.",
