@@ -285,9 +285,11 @@ class Context:
     nonce: int
 
 
-def _fee_text(chain: ChainConfig, gas_limit: int, gas_price: int) -> str:
+def fee_text(chain: ChainConfig, gas_limit: int, gas_price: int) -> str:
+    """A fee in the native coin at full precision: a replacement's +10% must show next to the old fee."""
     native = chain.native_token()
-    return f"{format_balance(gas_limit * gas_price, native.token_decimals)} {native.token_symbol}"
+    units = gas_limit * gas_price
+    return f"{format_balance(units, native.token_decimals, max_decimals=native.token_decimals)} {native.token_symbol}"
 
 
 def check_replacement(user: User, tx: DecodedTx, activity_id: Any) -> Context:
@@ -312,7 +314,7 @@ def check_replacement(user: User, tx: DecodedTx, activity_id: Any) -> Context:
     if tx.gas_price < bump(max(_group_prices(p))):
         raise AppError("replacement_underpriced", "the gas price must be at least 10% above the pending one")
     old = p.row
-    return Context(kind, old.tx_hash or "", _fee_text(p.chain, int(f["gas_limit"]), int(f["gas_price"])), f["nonce"])
+    return Context(kind, old.tx_hash or "", fee_text(p.chain, int(f["gas_limit"]), int(f["gas_price"])), f["nonce"])
 
 
 def unsigned(tx: dict[str, str], sender: str) -> DecodedTx:
