@@ -70,16 +70,26 @@ def test_speed_up_replaces_the_pending_send_and_moves_funds_once(api_user, clien
         assert (listed[new_hash]["status"], listed[new_hash]["replaceable"]) == ("submitted", True)
         assert listed[new_hash]["replaces_tx"] == old_hash
         assert listed[new_hash]["type"] == "transfer"
+        # Sped up once more: above the highest price sent with this nonce.
+        again = client.post(f"{API}/tx/replace", json={"activity_id": listed[new_hash]["id"], "kind": "speedup"})
+        faster = again.json()
+        assert int(faster["gas_price"]) >= pending.bump(int(fast["gas_price"]))
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, faster),
+                                                     "replaces": listed[new_hash]["id"]})
+        assert resp.status_code == 200, resp.text
+        mid_hash, new_hash = new_hash, resp.json()["tx_hash"]
+        assert [e["replaceable"] for e in entries(client).values()][:3] == [True, False, False]
         mine(w3)
     mine(w3)
     listed = entries(client)
-    assert (listed[new_hash]["status"], listed[old_hash]["status"]) == ("ok", "replaced")
+    assert [listed[h]["status"] for h in (new_hash, mid_hash, old_hash)] == ["ok", "replaced", "replaced"]
     assert listed[old_hash]["summary"].endswith("(replaced)")
     assert w3.eth.get_transaction_receipt(new_hash)["status"] == 1
     assert balance_of(w3, tusd, recipient) - before == 1_500_000  # once
     assert w3.eth.get_transaction_count(api_user.address) == int(tx["nonce"]) + 1
     # Neither can be replaced any more, each with its reason.
-    for activity_id, code in ((old_id, "nonce_used"), (listed[new_hash]["id"], "already_mined")):
+    for activity_id, code in ((old_id, "nonce_used"), (listed[mid_hash]["id"], "nonce_used"),
+                              (listed[new_hash]["id"], "already_mined")):
         resp = client.post(f"{API}/tx/replace", json={"activity_id": activity_id, "kind": "speedup"})
         assert (resp.status_code, resp.json()) == (409, {"detail": code})
 

@@ -17,12 +17,11 @@ from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
 from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
-from tests.e2e.flows_send import token_balance, wait_for_asset, web3_of
+from tests.e2e.flows_send import KDF_TIMEOUT_MS, confirm_with_pin, token_balance, wait_for_asset, web3_of
 from tests.e2e.test_activity import submit_transfer
 from tests.e2e.test_assets import set_language
 from wallet_app.services.amounts import format_balance
 
-KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
 AMOUNT = 2_500_000  # 2.5 tUSD
 
 
@@ -66,14 +65,7 @@ def pending_entry(page: Page, tx_hash: str):
 
 
 def sign_with_pin(page: Page) -> str:
-    page.get_by_role("button", name="Confirm").click()
-    dialog = page.get_by_role("dialog")
-    pin_field(dialog).fill(PIN)
-    dialog.get_by_role("button", name="Confirm").click()
-    alert = page.get_by_role("alertdialog")
-    expect(alert.get_by_role("heading")).to_have_text("Notice", timeout=KDF_TIMEOUT_MS)
-    tx_hash = page.locator("#sign-tx-hash").inner_text()
-    expect(alert.get_by_role("alert")).to_have_text(f"Transaction submitted. Hash: {short(tx_hash)}")
+    tx_hash, alert = confirm_with_pin(page)
     alert.get_by_role("button", name="OK").click()
     page.wait_for_url("**/activity")
     return tx_hash
@@ -101,7 +93,8 @@ def test_pending_send_is_sped_up_and_confirms_once(page: Page, app_server, scree
 
         page.wait_for_url(re.compile(r".*/sign\?tx=[A-Za-z0-9_-]+&replace=\d+$"))
         tx = link_tx(page)
-        assert (int(tx["nonce"]), tx["to"].lower(), tx["data"]) == (old["nonce"], old["to"].lower(), old["input"].to_0x_hex())
+        assert (int(tx["nonce"]), tx["to"].lower(), tx["data"]) == (
+            old["nonce"], old["to"].lower(), old["input"].to_0x_hex())
         assert int(tx["gas_price"]) * 100 >= old["gasPrice"] * 110
         expect(page.locator("#sign-replacing")).to_have_text(
             f"Speed up: replaces pending transaction {short(old_hash)} (nonce {old['nonce']}) with the same "
