@@ -20,6 +20,7 @@ from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_fie
 from tests.e2e.flows_send import KDF_TIMEOUT_MS, confirm_with_pin, token_balance, wait_for_asset, web3_of
 from tests.e2e.test_activity import submit_transfer
 from tests.e2e.test_assets import set_language
+from tests.e2e.test_keyboard_a11y import tab_to
 from wallet_app.services.amounts import format_balance
 
 AMOUNT = 2_500_000  # 2.5 tUSD
@@ -129,7 +130,9 @@ def test_pending_send_is_cancelled(page: Page, app_server, screenshot, browser_i
     with mining_paused(w3):
         old_hash = submit_transfer(page, address, tusd, AMOUNT, to=recipient)
         page.goto("/activity")
-        pending_entry(page, old_hash).get_by_role("button", name="Cancel").click()
+        cancel_button = pending_entry(page, old_hash).get_by_role("button", name="Cancel")
+        tab_to(page, cancel_button)  # the keyboard reaches it and Enter presses it
+        page.keyboard.press("Enter")
         page.wait_for_url(re.compile(r".*/sign\?tx=[A-Za-z0-9_-]+&replace=\d+$"))
         tx = link_tx(page)
         assert (tx["to"].lower(), tx["value"], tx["data"]) == (address.lower(), "0", "0x")
