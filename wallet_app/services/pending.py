@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,35 +159,38 @@ def _group(db: Any, row: Activity) -> list[Activity]:
     return [r for r in rows if (stored_fields(r) or {}).get("from", "").lower() == sender]
 
 
-def refresh_group(chain: ChainConfig, row: Activity, status_of: Callable[[ChainConfig, str], str] = tx_status) -> None:
+def refresh_group(chain: ChainConfig, row: Activity) -> None:
     """Reads the receipts of a pending entry's group (and the sender's nonce when none is mined)
-    and stores the resolved statuses."""
+    and stores the resolved statuses. No database transaction stays open over the RPC calls;
+    two workers resolving the same group write the same statuses."""
     fields = stored_fields(row)
     with get_session() as db:
         fresh = db.get(Activity, stored_id(row))
         if fresh is None:
             return
         group = _group(db, fresh) if fields else [fresh]
-        mined: dict[int, str] = {}
-        for r in group:
-            if r.tx_hash and r.status in (PENDING, "replaced", "cancelled"):
-                s = status_of(chain, r.tx_hash)
-                if s != "pending":
-                    mined[stored_id(r)] = s
-            elif r.status in ("ok", "failed"):
-                mined[stored_id(r)] = r.status
-        used = False
-        if not mined and fields is not None and row.nonce is not None:
-            try:
-                used = _nonce_used(chain, fields["from"], row.nonce)
-            except AppError:
-                used = False
-        changes = resolve_group([Member(stored_id(r), r.type, r.status) for r in group], mined, used)
-        for r in group:
-            if stored_id(r) in changes:
-                r.status = changes[stored_id(r)]
-                db.add(r)
-        if changes:
+    mined: dict[int, str] = {}
+    for r in group:
+        if r.status in ("ok", "failed"):
+            mined[stored_id(r)] = r.status
+        elif r.tx_hash:
+            s = tx_status(chain, r.tx_hash)
+            if s != "pending":
+                mined[stored_id(r)] = s
+    used = False
+    if not mined and fields is not None and row.nonce is not None:
+        try:
+            used = _nonce_used(chain, fields["from"], row.nonce)
+        except AppError:  # the node does not answer: decide on the next look
+            used = False
+    changes = resolve_group([Member(stored_id(r), r.type, r.status) for r in group], mined, used)
+    if changes:
+        with get_session() as db:
+            for activity_id, status in changes.items():
+                target = db.get(Activity, activity_id)
+                if target is not None:
+                    target.status = status
+                    db.add(target)
             db.commit()
     row.status = changes.get(stored_id(row), row.status)
 
