@@ -94,6 +94,13 @@ REGISTRY: dict[str, ErrorSpec] = {
     "sender_mismatch": _server(400, "err_sender_mismatch"),
     "rejected": _server(400, "err_rejected"),
     "bad_config": _server(500, "err_bad_config"),
+    # ---- speeding up or cancelling a pending send (services.pending)
+    "unknown_activity": _server(404, "err_unknown_activity"),
+    "not_replaceable": _server(400, "err_not_replaceable"),
+    "already_mined": _server(409, "err_already_mined"),
+    "nonce_used": _server(409, "err_nonce_used"),
+    "replacement_mismatch": _server(400, "err_replacement_mismatch"),
+    "replacement_underpriced": _server(400, "err_replacement_underpriced"),
     # ---- merchant payments (services.payments, services.relayer)
     "payments_unavailable": _server(400, "err_payments_unavailable"),
     "invalid_merchant": _server(400, "err_invalid_merchant"),

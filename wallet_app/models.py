@@ -85,9 +85,14 @@ class Activity(SQLModel, table=True):
     token_decimals: int | None = Field(default=None)
     amount: str | None = Field(default=None, max_length=80)  # integer string, smallest unit
     counterparty: str | None = Field(default=None, max_length=42)  # lowercase 0x hex
-    status: str = Field(default="submitted", max_length=16)  # 'submitted' | 'ok' | 'failed'
+    # 'submitted' (pending) | 'ok' | 'failed' | 'replaced' | 'cancelled' (another tx took its nonce)
+    status: str = Field(default="submitted", max_length=16)
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger, index=True)
     data: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # free JSON text
+    # The user's own signed transactions (services.replacements): their nonce, and the entry a
+    # speed-up or cancel replaces; the entries of one (chain, sender, nonce) are one group.
+    nonce: int | None = Field(default=None, sa_type=BigInteger)
+    replaces_id: int | None = Field(default=None, index=True)
 
 
 # ---------------------------------------------------------------- merchant payments (issue 6)

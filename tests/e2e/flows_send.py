@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 
 import psutil
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 from web3 import Web3
+
+from tests.e2e.flows import PIN, pin_field
+
+KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
 
 
 ERC20_BALANCE_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
@@ -75,3 +80,18 @@ def bad_checksum(address: str) -> str:
     flipped = checksummed[:i] + checksummed[i].swapcase() + checksummed[i + 1:]
     assert flipped != checksummed and not Web3.is_checksum_address(flipped)
     return flipped
+
+
+def confirm_with_pin(page: Page) -> tuple[str, Locator]:
+    """On /sign: Confirm, the PIN, Confirm; waits for the submitted notice and returns the tx
+    hash it shows and the notice (still open)."""
+    page.get_by_role("button", name="Confirm").click()
+    dialog = page.get_by_role("dialog")
+    pin_field(dialog).fill(PIN)
+    dialog.get_by_role("button", name="Confirm").click()
+    alert = page.get_by_role("alertdialog")
+    expect(alert.get_by_role("heading")).to_have_text("Notice", timeout=KDF_TIMEOUT_MS)
+    tx_hash = page.locator("#sign-tx-hash").inner_text()
+    assert re.fullmatch(r"0x[0-9a-f]{64}", tx_hash), tx_hash
+    expect(alert.get_by_role("alert")).to_have_text(f"Transaction submitted. Hash: {tx_hash[:6]}…{tx_hash[-4:]}")
+    return tx_hash, alert

@@ -15,11 +15,11 @@ Account.enable_unaudited_hdwallet_features()
 RECIPIENT = "0x" + "5a" * 19 + "c3"
 
 
-def submit_transfer(page: Page, address: str, token: dict, amount: int) -> str:
+def submit_transfer(page: Page, address: str, token: dict, amount: int, to: str = RECIPIENT) -> str:
     phrase = recover_phrase(local_materials(page, address), PIN)
     account = Account.from_mnemonic(phrase, account_path="m/44'/60'/0'/0/0")
     built = page.request.post("/api/v1/tx/build", data={
-        "chain_id": token["chain_id"], "token_address": token["token_address"], "to": RECIPIENT,
+        "chain_id": token["chain_id"], "token_address": token["token_address"], "to": to,
         "amount": str(amount)})
     assert built.ok, built.text()
     tx = built.json()

@@ -32,6 +32,7 @@ from tests.e2e.flows_payment import (
     wait_for_chain_balance,
 )
 from tests.e2e.flows_send import pick
+from tests.e2e.test_activity import submit_transfer
 from wallet_app.i18n import CATALOGUES
 
 AXE = REPO_ROOT / "tools" / "node_modules" / "axe-core" / "axe.min.js"
@@ -350,6 +351,39 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor):
         page.get_by_role("button", name=a.t("card_issue")).click()
         expect(page.get_by_role("alertdialog").get_by_role("alert")).to_have_text(a.t("card_unavailable"))
         a.check("card-alert")
+    a.assert_clean()
+
+
+def test_speed_up_buttons_sign_page_and_pin_dialog(auditor: Auditor, app_server):
+    """Issue 14 item 4: a pending send's Speed up / Cancel on Activity, /sign for the speed-up (what
+    it replaces, the pending fee) and its PIN dialog; the chain stops mining for that moment."""
+    a, page = auditor, auditor.page
+    address = ensure_wallet(a)
+    wait_for_balance(page, "tUSD", 10**6)
+    tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
+    w3 = chain_web3(app_server)
+    w3.provider.make_request("evm_setAutomine", [False])  # type: ignore[arg-type]
+    try:
+        submit_transfer(page, address, tusd, 1, to=Account.create().address)
+        for lang in LANGS:
+            a.set_locale(lang)
+            a.goto("/activity", "activity_title")
+            page.get_by_role("button", name=a.t("activity_speed_up")).click()
+            expect(page.locator("#sign-replacing")).to_be_visible()
+            a.settled("sign_title")
+            a.check("sign-speed-up")
+            page.get_by_role("button", name=a.t("confirm"), exact=True).click()
+            dialog = page.get_by_role("dialog", name=a.t("pin_dialog_title"))
+            expect(dialog).to_be_visible()
+            a.check("sign-speed-up-pin-dialog")
+            dialog.get_by_role("button", name=a.t("cancel")).click()
+            expect(dialog).to_have_count(0)
+            a.goto("/activity", "activity_title")
+            expect(page.get_by_role("button", name=a.t("activity_cancel_tx"))).to_be_visible()
+            a.check("activity-pending")
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])  # type: ignore[arg-type]
+    w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
     a.assert_clean()
 
 

@@ -9,12 +9,11 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
-from tests.e2e.flows_send import bad_checksum, fill_send, token_balance, wait_for_asset, web3_of
+from tests.e2e.flows import create_wallet, expect_alert, new_email
+from tests.e2e.flows_send import bad_checksum, confirm_with_pin, fill_send, token_balance, wait_for_asset, web3_of
 from tests.e2e.y4m import write_qr_y4m
 
 NETWORK = "Newbl Dev (anvil)"
-KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
 
 
 def test_send_sign_pin_moves_tokens_on_chain(page, app_server, screenshot, browser_issues):
@@ -48,15 +47,7 @@ def test_send_sign_pin_moves_tokens_on_chain(page, app_server, screenshot, brows
     expect(page.get_by_text(NETWORK)).to_be_visible()
     screenshot("sign", full_page=True)
 
-    page.get_by_role("button", name="Confirm").click()
-    dialog = page.get_by_role("dialog")
-    pin_field(dialog).fill(PIN)
-    dialog.get_by_role("button", name="Confirm").click()
-    alert = page.get_by_role("alertdialog")
-    expect(alert.get_by_role("heading")).to_have_text("Notice", timeout=KDF_TIMEOUT_MS)
-    tx_hash = page.locator("#sign-tx-hash").inner_text()
-    assert re.fullmatch(r"0x[0-9a-f]{64}", tx_hash), tx_hash
-    expect(alert.get_by_role("alert")).to_have_text(f"Transaction submitted. Hash: {tx_hash[:6]}…{tx_hash[-4:]}")
+    tx_hash, alert = confirm_with_pin(page)
     screenshot("sign-submitted")
 
     receipt = w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)

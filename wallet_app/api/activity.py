@@ -1,7 +1,7 @@
 """GET /api/v1/activities: the user's activity entries, newest first."""
 
 from fastapi import APIRouter
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser
@@ -21,8 +21,13 @@ class ActivityOut(BaseModel):
     token_decimals: int | None = None
     amount: str | None = None
     counterparty: str | None = None
-    status: str
+    status: str = Field(
+        description="submitted (pending), ok, failed, replaced or cancelled (another "
+        "transaction with its nonce was mined)"
+    )
     created_at: int
+    replaces_tx: str | None = Field(default=None, description="the pending transaction this one speeds up or cancels")
+    replaceable: bool = Field(default=False, description="a pending send that POST /tx/replace can speed up or cancel")
 
 
 @router.get("/activities", response_model=list[ActivityOut], responses=ERRORS)

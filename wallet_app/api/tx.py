@@ -1,5 +1,7 @@
 """POST /api/v1/tx/build and /api/v1/tx/submit."""
 
+from typing import Literal
+
 from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
@@ -32,6 +34,19 @@ class BuiltTxOut(BaseModel):
 
 class SubmitIn(BaseModel):
     raw_tx: str = Field(max_length=300_000, description="signed legacy transaction, 0x hex")
+    replaces: int | None = Field(
+        default=None,
+        ge=1,
+        description="id of the user's pending activity entry this transaction speeds up or cancels "
+        "(same nonce, a gas price at least 10% higher)",
+    )
+
+
+class ReplaceIn(BaseModel):
+    activity_id: int = Field(ge=1, description="the user's pending activity entry")
+    kind: Literal["speedup", "cancel"] = Field(
+        description="speedup: the same transaction; cancel: 0 of the native coin to yourself"
+    )
 
 
 class SubmitOut(BaseModel):
@@ -51,4 +66,16 @@ def post_build(body: BuildTxIn, user: CurrentUser) -> dict:
     "unknown chain (unsupported_chain); broadcasts once and records an activity entry.",
 )
 def post_submit(body: SubmitIn, user: CurrentUser) -> dict:
-    return transfers.submit_signed(user, body.raw_tx)
+    return transfers.submit_signed(user, body.raw_tx, replaces=body.replaces)
+
+
+@router.post(
+    "/replace",
+    response_model=BuiltTxOut,
+    responses={**ERRORS, **RESPONSE_429},
+    description="The unsigned speed-up or cancel of a pending send: its nonce, a gas price above every one "
+    "sent with that nonce (+10%) and at least the node's. Sign it and POST /tx/submit with `replaces`. "
+    "A send mined meanwhile: 409 already_mined; its nonce taken by another transaction: 409 nonce_used.",
+)
+def post_replace(body: ReplaceIn, user: CurrentUser) -> dict:
+    return transfers.build_replacement(user, body.activity_id, body.kind)

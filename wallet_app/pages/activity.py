@@ -25,7 +25,43 @@ def _status_badge(status: rx.Var) -> rx.Component:
             t(f"activity_status_{value}"), color_scheme=color, size="2", variant="soft", class_name="activity-status"
         )
 
-    return rx.match(status, badge("ok", "green"), badge("failed", "red"), badge("submitted", "amber"), rx.fragment())
+    return rx.match(
+        status,
+        badge("ok", "green"),
+        badge("failed", "red"),
+        badge("submitted", "amber"),
+        badge("replaced", "gray"),
+        badge("cancelled", "gray"),
+        rx.fragment(),
+    )
+
+
+def _replace_buttons(item: ObjectVar[dict[str, str]]) -> rx.Component:
+    """Speed up / Cancel on a pending send (the newest of its nonce): both go on to /sign."""
+    return rx.cond(
+        item["replaceable"] != "",
+        rx.hstack(
+            rx.button(
+                rx.icon("fast-forward", size=16),
+                t("activity_speed_up"),
+                size="2",
+                variant="soft",
+                on_click=ActivityState.replace_tx(item["id"], "speedup"),  # type: ignore[operator]
+                class_name="activity-speed-up",
+            ),
+            rx.button(
+                rx.icon("ban", size=16),
+                t("activity_cancel_tx"),
+                size="2",
+                variant="soft",
+                color_scheme="gray",
+                on_click=ActivityState.replace_tx(item["id"], "cancel"),  # type: ignore[operator]
+                class_name="activity-cancel",
+            ),
+            spacing="2",
+            width="100%",
+        ),
+    )
 
 
 def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
@@ -45,6 +81,10 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
                 style={"font_variant_numeric": "tabular-nums"},
             ),
             rx.cond(
+                item["replaces_short"] != "",
+                rx.text(_localized(item, "replaces"), size="2", color_scheme="gray", class_name="activity-replaces"),
+            ),
+            rx.cond(
                 item["tx_hash"] != "",
                 rx.hstack(
                     rx.text(t("activity_tx"), size="2", color_scheme="gray"),
@@ -53,6 +93,7 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
                     align="center",
                 ),
             ),
+            _replace_buttons(item),
             spacing="2",
             width="100%",
         ),

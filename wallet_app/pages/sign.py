@@ -145,6 +145,7 @@ def _preview() -> rx.Component:
         rx.cond(s.selector != "", _row("sign_selector", s.selector, mono=True, id="sign-selector")),
         _changes(),
         _row("sign_fee", s.fee, id="sign-fee"),
+        rx.cond(s.fee_was != "", _row("sign_fee_was", s.fee_was, id="sign-fee-was")),
         _row("sign_chain", s.chain_name, id="sign-chain"),
         spacing="3",
         width="100%",
@@ -189,6 +190,8 @@ def _details() -> rx.Component:
 def _request() -> rx.Component:
     s = SignState
     return rx.vstack(
+        # A speed-up or cancel: what it replaces, before anything else.
+        rx.cond(s.replace_id != "", _callout(s.replacing, "refresh-cw", "blue", "status", id="sign-replacing")),
         rx.card(
             rx.vstack(
                 rx.badge(t_var(s.kind_key), size="2", variant="soft", id="sign-kind"),

@@ -10,14 +10,13 @@ import json
 import logging
 from typing import Any
 
-from eth_typing import HexStr
 from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import Activity, User, stored_id
-from wallet_app.services import accounts, tokens
+from wallet_app.services import accounts, pending, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.chain import ChainConfig, DecodedTx
@@ -77,23 +76,31 @@ def activity_summary(row: Activity) -> str:
         text = f"Approved {amount} for {who}"
     elif row.type == "payment" and amount:
         text = f"Paid {amount} to {who}"
+    elif row.type == "cancel":
+        text = f"Cancel of {short_address(_replaces_tx(row))}"
     elif who:
         text = f"{row.type.capitalize()} with {who}"
     else:
         text = row.type.capitalize()
     if row.status == "submitted":
         text += " (pending)"
-    elif row.status == "failed":
-        text += " (failed)"
+    elif row.status in ("failed", "replaced", "cancelled"):
+        text += f" ({row.status})"
     return text
 
 
-def record_submitted(user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str) -> None:
-    """The entry of a transaction the user signed and submitted (a token call, a native transfer or a call)."""
+def record_submitted(
+    user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str, replaces: Activity | None = None
+) -> None:
+    """The entry of a transaction the user signed and submitted (a token call, a native transfer,
+    a call, or a cancel of the pending entry `replaces`). Its fields are kept (services.pending
+    rebuilds a speed-up or a cancel from them)."""
     to = tx.to.lower() if tx.to else None
     call = decode_token_call(tx.data) if to else None
     fields: dict[str, Any] = {"type": "call", "counterparty": to}
-    if call and to:
+    if replaces is not None and pending.is_cancel(tx):
+        fields = {"type": "cancel", "counterparty": replaces.counterparty}
+    elif call and to:
         kind, counterparty, amount = call
         try:
             info = tokens.token_info(user, chain, to)
@@ -120,7 +127,18 @@ def record_submitted(user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str
         stored_id(user),
         chain_id=chain.chain_id,
         tx_hash=tx_hash,
-        data={"to": to, "value": str(tx.value), "selector": tx.data[:10]},
+        nonce=tx.nonce,
+        replaces_id=stored_id(replaces) if replaces is not None else None,
+        data={
+            "to": to,
+            "value": str(tx.value),
+            "selector": tx.data[:10],
+            "from": tx.sender.lower(),
+            "data": tx.data,
+            "gas_limit": str(tx.gas_limit),
+            "gas_price": str(tx.gas_price),
+            "replaces_tx": replaces.tx_hash if replaces is not None else None,
+        },
         **fields,
     )
 
@@ -138,6 +156,8 @@ def record_activity(
     counterparty: str | None = None,
     status: str = "submitted",
     data: dict | None = None,
+    nonce: int | None = None,
+    replaces_id: int | None = None,
     db: Session | None = None,
 ) -> int:
     """Adds an activity entry (also for other flows, e.g. payments); returns its id. With `db`,
@@ -154,6 +174,8 @@ def record_activity(
         counterparty=counterparty.lower() if counterparty else None,
         status=status,
         data=json.dumps(data, separators=(",", ":")) if data is not None else None,
+        nonce=nonce,
+        replaces_id=replaces_id,
     )
     if db is not None:
         return stored_id(crud.add_activity(db, **fields))
@@ -161,6 +183,11 @@ def record_activity(
         row = crud.add_activity(own, **fields)
         own.commit()
         return stored_id(row)
+
+
+def get_entry(activity_id: int) -> Activity | None:
+    with get_session() as db:
+        return crud.get_activity(db, activity_id)
 
 
 def set_activity_status(activity_id: int, status: str) -> None:
@@ -172,35 +199,40 @@ def set_activity_status(activity_id: int, status: str) -> None:
             db.commit()
 
 
-def _refresh_pending(rows: list[Activity]) -> None:
-    """Marks submitted transactions ok/failed from their receipts (one call per entry, bounded)."""
-    pending = [r for r in rows if r.status == "submitted" and r.tx_hash and r.chain_id][:RECEIPT_REFRESH_LIMIT]
-    chains = {c.chain_id: c for c in chain_svc.get_chains()} if pending else {}
-    for row in pending:
-        if row.chain_id is None or row.tx_hash is None:  # filtered out above; narrows the types
+def _replaces_tx(row: Activity) -> str | None:
+    try:
+        return json.loads(row.data or "").get("replaces_tx")
+    except (ValueError, AttributeError):
+        return None
+
+
+def replaceable(rows: list[Activity]) -> set[int]:
+    """The ids of pending entries that offer Speed up and Cancel: the user's own signed ones,
+    the newest of their nonce group (an older one is already being replaced)."""
+    newest: dict[tuple, Activity] = {}
+    for r in rows:
+        if r.status != "submitted" or pending.stored_fields(r) is None:
             continue
-        c = chains.get(row.chain_id)
-        if c is None:
-            continue
-        try:
-            receipt = chain_svc.web3_for(c).eth.get_transaction_receipt(HexStr(row.tx_hash))
-        except Exception:  # not mined yet (TransactionNotFound) or the node is down: keep waiting
-            continue
-        row.status = "ok" if receipt["status"] == 1 else "failed"
-        set_activity_status(stored_id(row), row.status)
+        key = (r.chain_id, r.nonce)
+        if key not in newest or stored_id(r) > stored_id(newest[key]):
+            newest[key] = r
+    superseded = {r.replaces_id for r in rows if r.replaces_id is not None}
+    return {stored_id(r) for r in newest.values() if stored_id(r) not in superseded}
 
 
 def activities(user: User | int, refresh: bool = True) -> list[dict]:
     """The user's entries, newest first: {id, type, summary, chain_id, tx_hash, token_address,
-    token_symbol, token_decimals, amount, counterparty, status, created_at}."""
+    token_symbol, token_decimals, amount, counterparty, status, created_at, replaces_tx,
+    replaceable}. status: submitted (pending), ok, failed, replaced, cancelled."""
     with get_session() as db:
         u = accounts.get_user(db, user)
         rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
     if refresh:
         try:
-            _refresh_pending(rows)
+            pending.refresh(rows, RECEIPT_REFRESH_LIMIT)
         except AppError as e:
             log.warning("activity refresh skipped: %s", e)
+    can_replace = replaceable(rows)
     return [
         {
             "id": r.id,
@@ -215,6 +247,8 @@ def activities(user: User | int, refresh: bool = True) -> list[dict]:
             "counterparty": r.counterparty,
             "status": r.status,
             "created_at": r.created_at,
+            "replaces_tx": _replaces_tx(r),
+            "replaceable": stored_id(r) in can_replace,
         }
         for r in rows
     ]

@@ -410,6 +410,12 @@ def build_erc20_transfer(chain: ChainConfig, sender: str, token: str, to: str, a
     )
 
 
+def transaction_count(chain: ChainConfig, address: str, block: str = "latest") -> int:
+    """How many transactions `address` has sent as of `block` ('latest' or 'pending')."""
+    w3 = web3_for(chain)
+    return int(_read(lambda: w3.eth.get_transaction_count(cast(ChecksumAddress, parse_address(address)), block)))  # type: ignore[arg-type]
+
+
 def gas_price(chain: ChainConfig) -> int:
     """The node's current gas price in wei."""
     w3 = web3_for(chain)

@@ -10,7 +10,7 @@ from typing import Any
 
 from wallet_app.errors import AppError
 from wallet_app.models import User
-from wallet_app.services import accounts, activity, tokens
+from wallet_app.services import accounts, activity, pending, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.eth import parse_address, parse_uint256
 
@@ -39,9 +39,11 @@ def build_transfer(user: User | int, chain_id: Any, token_address: Any, to: Any,
     return chain_svc.build_erc20_transfer(chain, address, token, recipient, units)
 
 
-def submit_signed(user: User | int, raw_tx: Any) -> dict:
+def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     """Checks that the signed transaction is from the user's address and for a configured
-    chain, broadcasts it once (never retried), records an activity, returns {tx_hash}."""
+    chain, broadcasts it once (never retried), records an activity, returns {tx_hash}.
+    `replaces`: the id of the user's pending entry this one speeds up or cancels (same nonce,
+    a higher price: services.pending.check_replacement); the new entry is linked to it."""
     u, address = _address_of(user)
     decoded = chain_svc.decode_raw_tx(raw_tx)
     if decoded.sender.lower() != address.lower():
@@ -49,9 +51,24 @@ def submit_signed(user: User | int, raw_tx: Any) -> dict:
     if decoded.chain_id is None:
         raise AppError("unsupported_chain", "transaction has no EIP-155 chain id")
     chain = tokens.get_chain(decoded.chain_id)
-    tx_hash = chain_svc.submit_raw(chain, raw_tx, expected_sender=address)
+    replaced = None
+    if replaces is not None:
+        pending.check_replacement(u, decoded, replaces)
+        replaced = activity.get_entry(int(replaces))
     try:
-        activity.record_submitted(u, chain, decoded, tx_hash)
+        tx_hash = chain_svc.submit_raw(chain, raw_tx, expected_sender=address)
+    except AppError as e:
+        if replaced is None:
+            raise
+        raise pending.node_refusal(e) from e
+    try:
+        activity.record_submitted(u, chain, decoded, tx_hash, replaces=replaced)
     except Exception:  # the transaction is out: a bookkeeping failure must not hide its hash
         log.exception("could not record activity for %s", tx_hash)
     return {"tx_hash": tx_hash}
+
+
+def build_replacement(user: User | int, activity_id: Any, kind: Any) -> dict:
+    """The unsigned speed-up or cancel of a pending send (services.pending). Rate-limited like a build."""
+    accounts.hit("tx_build", user)
+    return pending.build_replacement(user, activity_id, kind)

@@ -231,11 +231,13 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview,
         token = tokens.token_info(user, chain, tx["to"])
     preview = describe(tx, chain, token)
     who = counterparty(tx)
-    risk = activity.recipient_risk(who, activity.known_counterparties(user)) if who else None
+    owner = user.address or ZERO_ADDRESS
+    # To the user's own address (a cancel) is no first-time recipient.
+    own = who is not None and who.lower() == owner.lower()
+    risk = activity.recipient_risk(who, activity.known_counterparties(user)) if who and not own else None
     if risk:
         preview.warnings.append(Line(activity.RECIPIENT_NOTES[risk]))
     gas_price = chain_svc.gas_price(chain)
-    owner = user.address or ZERO_ADDRESS
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
     refused = refusal(tx, chain, gas_price, balance, get_settings().sign_max_gas_price_multiple)
     sim = simulate(chain, owner, tx)

@@ -13,16 +13,19 @@ import logging
 
 import reflex as rx
 
+from wallet_app import routes
+from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES, LANGUAGES
-from wallet_app.services import activity
+from wallet_app.services import activity, transfers, txlink
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.eth import short_address
 from wallet_app.state.base import SignedInState
 
 log = logging.getLogger(__name__)
 
-TYPES = ("transfer", "approve", "payment", "call")
-STATUSES = ("submitted", "ok", "failed")
+TYPES = ("transfer", "approve", "payment", "call", "cancel")
+STATUSES = ("submitted", "ok", "failed", "replaced", "cancelled")
+REPLACE_KINDS = ("speedup", "cancel")
 POLL_INTERVAL_S = 2.0
 POLL_MAX = 15  # pending entries are re-read at most this often per page load (30 s)
 
@@ -45,6 +48,8 @@ def render_summary(entry: dict, lang: str) -> str:
     kind = entry.get("type")
     if kind not in TYPES:
         return str(entry.get("summary") or kind or "")
+    if kind == "cancel":
+        return texts["activity_sum_cancel"].format(tx=short_address(entry.get("replaces_tx")))
     who = short_address(entry.get("counterparty"))
     amount = _amount(entry)
     if kind != "call" and amount is not None and who:
@@ -65,8 +70,14 @@ def entry_view(entry: dict) -> dict[str, str]:
         "status": status if status in STATUSES else "",
         "tx_hash": str(entry.get("tx_hash") or ""),
         "tx_short": short_address(entry.get("tx_hash")),
+        "replaceable": "1" if entry.get("replaceable") and status == "submitted" else "",
+        # a speed-up names the transaction it replaces (a cancel says it in its summary)
+        "replaces_short": short_address(entry.get("replaces_tx")) if kind != "cancel" else "",
     }
     for lang in LANGUAGES:
+        view[f"replaces_{lang}"] = (
+            CATALOGUES[lang]["activity_replaces"].format(tx=view["replaces_short"]) if view["replaces_short"] else ""
+        )
         view[f"type_{lang}"] = CATALOGUES[lang][f"activity_type_{kind}"] if kind in TYPES else str(kind or "")
         view[f"summary_{lang}"] = render_summary(entry, lang)
     return view
@@ -109,3 +120,22 @@ class ActivityState(SignedInState):
                 return None
             await asyncio.sleep(POLL_INTERVAL_S)
         return None
+
+    @rx.event
+    async def replace_tx(self, activity_id: str, kind: str):
+        """Speed up or cancel a pending send: the replacement is built here (same nonce, a higher
+        price) and signed on /sign, which shows what it replaces and the new fee."""
+        if kind not in REPLACE_KINDS or not isinstance(activity_id, str) or not activity_id.isdigit():
+            return
+        user = await self._require_user()
+        if user is None:
+            yield self._to_login()
+            return
+        try:
+            tx = await asyncio.to_thread(transfers.build_replacement, user, activity_id, kind)
+            link = txlink.encode_tx(tx)
+        except AppError as e:  # mined meanwhile, nonce taken: say so, show the list as it is now
+            yield self._fail(e)
+            yield ActivityState.load
+            return
+        yield rx.redirect(f"{routes.SIGN}?tx={link}&replace={activity_id}")

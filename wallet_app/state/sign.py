@@ -21,7 +21,7 @@ from wallet_app import routes
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES, LANGUAGES
-from wallet_app.services import activity, tokens, transfers, txlink, txpreview
+from wallet_app.services import activity, pending, tokens, transfers, txlink, txpreview
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.eth import checksum, short_address
@@ -85,6 +85,11 @@ class SignState(SignedInState):
     submitting: bool = False
     done: bool = False
     tx_hash: str = ""
+    # A speed-up or cancel (/sign?tx=...&replace=<activity id>): the entry it replaces, what the
+    # page says of it in every language, and the pending transaction's fee ({} / "" otherwise).
+    replace_id: str = ""
+    replacing: dict[str, str] = {}
+    fee_was: str = ""
 
     @rx.var
     def kind_key(self) -> str:
@@ -109,6 +114,7 @@ class SignState(SignedInState):
         self.tx, self.summary, self.payload, self.chain_name, self.tx_hash = {}, {}, "", "", ""
         self.lines, self.warnings, self.fee, self.selector, self.refusal = [], [], "", "", {}
         self.changes, self.simulation, self.fail_ack = [], "", False
+        self.replace_id, self.replacing, self.fee_was = "", {}, ""
         user = await self._require_user()
         if user is None:
             return self._to_login()
@@ -124,6 +130,17 @@ class SignState(SignedInState):
             user_tokens = await asyncio.to_thread(tokens.user_tokens, user)
         except AppError:
             user_tokens = []  # the summary falls back to 'other'
+        replace = self.router.url.query_parameters.get("replace", "")
+        if replace:
+            try:  # mined meanwhile, or not this entry's nonce: say so on Activity, sign nothing
+                context = await asyncio.to_thread(
+                    pending.check_replacement, user, pending.unsigned(tx, user.address or ""), replace
+                )
+            except AppError as e:
+                return self._fail(e, redirect_to=routes.ACTIVITY)
+            key = "sign_replace_cancel" if context.kind == "cancel" else "sign_replace_speedup"
+            params = {"tx": short_address(context.old_tx_hash), "nonce": context.nonce, "symbol": chain.native_symbol}
+            self.replace_id, self.replacing, self.fee_was = replace, texts_for(key, params), context.old_fee
         settings = get_settings()
         if settings.dev_sign_preview_off and settings.dev_mode:  # bench/sign_preview.py's baseline
             preview, refused = txpreview.Preview([], [], "", chain.chain_name, ""), None
@@ -135,6 +152,8 @@ class SignState(SignedInState):
         self.lines = [line_texts(x) for x in preview.lines]
         self.warnings = [line_texts(x) for x in preview.warnings]
         self.fee, self.selector = preview.fee, preview.selector
+        if self.replace_id:  # next to the pending fee, at the same (full) precision
+            self.fee = pending.fee_text(chain, int(tx["gas_limit"]), int(tx["gas_price"]))
         self.changes, self.simulation = preview.changes, preview.simulation
         self.refusal = texts_for(refused.spec.key, refused.params) if refused else {}
         self.payload = json.dumps(tx, separators=(",", ":"))
@@ -175,7 +194,7 @@ class SignState(SignedInState):
         self.submitting = True
         yield
         try:
-            result = await asyncio.to_thread(transfers.submit_signed, user, raw_tx)
+            result = await asyncio.to_thread(transfers.submit_signed, user, raw_tx, self.replace_id or None)
         except AppError as e:
             self.submitting = False
             yield self._fail(e)

@@ -52,6 +52,7 @@ def entry(**fields):
     ({"token_decimals": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
     ({"type": "call", "counterparty": None}, "Contract call", "컨트랙트 호출"),
     ({"type": "mint"}, "English summary", "English summary"),  # unknown type: the service's text
+    ({"type": "cancel", "replaces_tx": "0x" + "ef" * 32}, "Cancel of 0xefef…efef", "0xefef…efef 취소"),
 ])
 def test_render_summary(fields, en, ko):
     e = entry(**fields)
@@ -60,6 +61,7 @@ def test_render_summary(fields, en, ko):
 
 
 @pytest.mark.parametrize("status, shown", [("submitted", "submitted"), ("ok", "ok"), ("failed", "failed"),
+                                           ("replaced", "replaced"), ("cancelled", "cancelled"),
                                            ("weird", ""), (None, "")])
 def test_entry_view(status, shown):
     v = entry_view(entry(status=status))
@@ -67,6 +69,19 @@ def test_entry_view(status, shown):
     assert v["tx_short"] == "0xcdcd…cdcd" and v["tx_hash"] == "0x" + "cd" * 32
     assert (v["type_en"], v["type_ko"]) == ("Transfer", "송금")
     assert v["summary_en"].startswith("Sent") and "보냄" in v["summary_ko"]
+
+
+@pytest.mark.parametrize("fields, replaceable, replaces_en, replaces_ko", [
+    ({}, "", "", ""),
+    ({"status": "submitted", "replaceable": True}, "1", "", ""),
+    ({"status": "ok", "replaceable": True}, "", "", ""),  # only a pending entry offers the buttons
+    ({"status": "submitted", "replaceable": True, "replaces_tx": "0x" + "ef" * 32}, "1",
+     "Replaces 0xefef…efef", "0xefef…efef 대체"),
+    ({"type": "cancel", "replaces_tx": "0x" + "ef" * 32}, "", "", ""),  # the summary says it
+])
+def test_entry_view_replacements(fields, replaceable, replaces_en, replaces_ko):
+    v = entry_view(entry(**fields))
+    assert (v["replaceable"], v["replaces_en"], v["replaces_ko"]) == (replaceable, replaces_en, replaces_ko)
 
 
 def test_entry_view_without_hash_and_unknown_type():

@@ -14,6 +14,13 @@ EN: dict[str, str] = {
     "activity_status_ok": "Confirmed",
     "activity_status_failed": "Failed",
     "activity_tx": "Tx",
+    "activity_type_cancel": "Cancel",
+    "activity_sum_cancel": "Cancel of {tx}",
+    "activity_status_replaced": "Replaced",
+    "activity_status_cancelled": "Cancelled",
+    "activity_replaces": "Replaces {tx}",
+    "activity_speed_up": "Speed up",
+    "activity_cancel_tx": "Cancel",
 }
 
 KO: dict[str, str] = {
@@ -30,4 +37,11 @@ KO: dict[str, str] = {
     "activity_status_ok": "완료",
     "activity_status_failed": "실패",
     "activity_tx": "트랜잭션",
+    "activity_type_cancel": "취소",
+    "activity_sum_cancel": "{tx} 취소",
+    "activity_status_replaced": "대체됨",
+    "activity_status_cancelled": "취소됨",
+    "activity_replaces": "{tx} 대체",
+    "activity_speed_up": "가속하기",
+    "activity_cancel_tx": "취소하기",
 }

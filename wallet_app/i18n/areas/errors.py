@@ -42,6 +42,14 @@ EN: dict[str, str] = {
     "err_wrong_chain": "The transaction is for another network.",
     "err_sender_mismatch": "The transaction is not signed by your account.",
     "err_rejected": "The network rejected the transaction.",
+    "err_unknown_activity": "This activity entry was not found.",
+    "err_not_replaceable": "This transaction cannot be sped up or cancelled.",
+    "err_already_mined": "This transaction is already confirmed; it can no longer be sped up or cancelled.",
+    "err_nonce_used": (
+        "Another transaction with the same nonce was already confirmed; this one can no longer be sped up or cancelled."
+    ),
+    "err_replacement_mismatch": "The replacement does not match the pending transaction.",
+    "err_replacement_underpriced": "The new network fee must be at least 10% higher than the pending one.",
     "err_bad_config": "The server is not configured for this network.",
     # ---- merchant payments
     "err_payments_unavailable": "Payments are not available on this network.",
@@ -158,6 +166,12 @@ KO: dict[str, str] = {
     "err_wrong_chain": "다른 네트워크용 거래입니다.",
     "err_sender_mismatch": "거래가 내 계정으로 서명되지 않았습니다.",
     "err_rejected": "네트워크가 거래를 거부했습니다.",
+    "err_unknown_activity": "활동 내역을 찾을 수 없습니다.",
+    "err_not_replaceable": "이 거래는 가속하거나 취소할 수 없습니다.",
+    "err_already_mined": "이 거래는 이미 완료되어 더 이상 가속하거나 취소할 수 없습니다.",
+    "err_nonce_used": "같은 논스의 다른 거래가 이미 완료되어 이 거래는 더 이상 가속하거나 취소할 수 없습니다.",
+    "err_replacement_mismatch": "대체 거래가 대기 중인 거래와 일치하지 않습니다.",
+    "err_replacement_underpriced": "새 네트워크 수수료는 대기 중인 수수료보다 10% 이상 높아야 합니다.",
     "err_bad_config": "서버에 이 네트워크 설정이 없습니다.",
     "err_payments_unavailable": "이 네트워크에서는 결제를 사용할 수 없습니다.",
     "err_invalid_merchant": "가맹점 주소가 올바르지 않습니다.",

@@ -37,6 +37,14 @@ EN: dict[str, str] = {
     "sign_preview_unavailable": "Preview unavailable.",
     "sign_will_fail": "This transaction is expected to fail.",
     "sign_fail_ack": "I understand it is expected to fail and want to sign anyway.",
+    "sign_replace_speedup": (
+        "Speed up: replaces pending transaction {tx} (nonce {nonce}) with the same transaction at a higher network fee."
+    ),
+    "sign_replace_cancel": (
+        "Cancel: replaces pending transaction {tx} (nonce {nonce}) with 0 "
+        "{symbol} sent to yourself at a higher network fee."
+    ),
+    "sign_fee_was": "Pending transaction's network fee",
 }
 KO: dict[str, str] = {
     "sign_kind_transfer": "자산 전송",
@@ -75,4 +83,12 @@ KO: dict[str, str] = {
     "sign_preview_unavailable": "미리보기를 사용할 수 없습니다.",
     "sign_will_fail": "이 거래는 실패할 것으로 예상됩니다.",
     "sign_fail_ack": "실패할 것으로 예상된다는 것을 이해했으며 그래도 서명하겠습니다.",
+    "sign_replace_speedup": (
+        "가속: 대기 중인 거래 {tx}(논스 {nonce})를 더 높은 네트워크 수수료의 같은 거래로 대체합니다."
+    ),
+    "sign_replace_cancel": (
+        "취소: 대기 중인 거래 {tx}(논스 {nonce})를 "
+        "더 높은 네트워크 수수료로 나 자신에게 0 {symbol}을 보내는 거래로 대체합니다."
+    ),
+    "sign_fee_was": "대기 중인 거래의 네트워크 수수료",
 }

@@ -1,0 +1,132 @@
+"""Speeding up and cancelling a pending send through /api/v1 on a real anvil with mining paused
+(issue 14 item 4): the same nonce at a higher price, linked to the original; when one of the
+group is mined the others are replaced or cancelled, and the chain moves the funds once."""
+
+from contextlib import contextmanager
+
+from eth_account import Account
+
+from tests.api.test_wallet_api import API, api_user, balance_of, sign  # noqa: F401 - api_user is a fixture
+from wallet_app.services import pending
+
+
+@contextmanager
+def mining_paused(w3):
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        yield
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+
+
+def mine(w3):
+    w3.provider.make_request("evm_mine", [])
+
+
+def pending_send(client, acct, token, recipient, amount="1500000") -> tuple[dict, str, int]:
+    built = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": token, "to": recipient,
+                                                 "amount": amount})
+    assert built.status_code == 200, built.text
+    tx = built.json()
+    resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(acct, tx)})
+    assert resp.status_code == 200, resp.text
+    (entry,) = [e for e in client.get(f"{API}/activities").json() if e["tx_hash"] == resp.json()["tx_hash"]]
+    assert (entry["status"], entry["replaceable"]) == ("submitted", True)
+    return tx, resp.json()["tx_hash"], entry["id"]
+
+
+def entries(client) -> dict[str, dict]:
+    return {e["tx_hash"]: e for e in client.get(f"{API}/activities").json()}
+
+
+def test_speed_up_replaces_the_pending_send_and_moves_funds_once(api_user, client, chain, w3):  # noqa: F811
+    tusd = chain.tokens[0].token_address
+    recipient = Account.create().address
+    before = balance_of(w3, tusd, recipient)
+    with mining_paused(w3):
+        tx, old_hash, old_id = pending_send(client, api_user, tusd, recipient)
+        # A price below +10% is refused before anything is broadcast.
+        low = {**tx, "gas_price": str(int(tx["gas_price"]) + 1)}
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, low), "replaces": old_id})
+        assert (resp.status_code, resp.json()) == (400, {"detail": "replacement_underpriced"})
+        # Another recipient is not a speed-up of this send.
+        other = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd,
+                                                     "to": Account.create().address, "amount": "1"}).json()
+        other = {**other, "nonce": tx["nonce"], "gas_price": str(pending.bump(int(tx["gas_price"])))}
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, other), "replaces": old_id})
+        assert (resp.status_code, resp.json()) == (400, {"detail": "replacement_mismatch"})
+
+        built = client.post(f"{API}/tx/replace", json={"activity_id": old_id, "kind": "speedup"})
+        assert built.status_code == 200, built.text
+        fast = built.json()
+        assert {k: fast[k] for k in ("chain_id", "to", "data", "value", "nonce", "gas_limit")} == {
+            k: tx[k] for k in ("chain_id", "to", "data", "value", "nonce", "gas_limit")}
+        assert int(fast["gas_price"]) >= pending.bump(int(tx["gas_price"]))
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, fast), "replaces": old_id})
+        assert resp.status_code == 200, resp.text
+        new_hash = resp.json()["tx_hash"]
+        listed = entries(client)
+        assert (listed[old_hash]["status"], listed[old_hash]["replaceable"]) == ("submitted", False)
+        assert (listed[new_hash]["status"], listed[new_hash]["replaceable"]) == ("submitted", True)
+        assert listed[new_hash]["replaces_tx"] == old_hash
+        assert listed[new_hash]["type"] == "transfer"
+        # Sped up once more: above the highest price sent with this nonce.
+        again = client.post(f"{API}/tx/replace", json={"activity_id": listed[new_hash]["id"], "kind": "speedup"})
+        faster = again.json()
+        assert int(faster["gas_price"]) >= pending.bump(int(fast["gas_price"]))
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, faster),
+                                                     "replaces": listed[new_hash]["id"]})
+        assert resp.status_code == 200, resp.text
+        mid_hash, new_hash = new_hash, resp.json()["tx_hash"]
+        assert [e["replaceable"] for e in entries(client).values()][:3] == [True, False, False]
+        mine(w3)
+    mine(w3)
+    listed = entries(client)
+    assert [listed[h]["status"] for h in (new_hash, mid_hash, old_hash)] == ["ok", "replaced", "replaced"]
+    assert listed[old_hash]["summary"].endswith("(replaced)")
+    assert w3.eth.get_transaction_receipt(new_hash)["status"] == 1
+    assert balance_of(w3, tusd, recipient) - before == 1_500_000  # once
+    assert w3.eth.get_transaction_count(api_user.address) == int(tx["nonce"]) + 1
+    # Neither can be replaced any more, each with its reason.
+    for activity_id, code in ((old_id, "nonce_used"), (listed[mid_hash]["id"], "nonce_used"),
+                              (listed[new_hash]["id"], "already_mined")):
+        resp = client.post(f"{API}/tx/replace", json={"activity_id": activity_id, "kind": "speedup"})
+        assert (resp.status_code, resp.json()) == (409, {"detail": code})
+
+
+def test_cancel_sends_nothing_and_marks_the_send_cancelled(api_user, client, chain, w3):  # noqa: F811
+    tusd = chain.tokens[0].token_address
+    recipient = Account.create().address
+    before = balance_of(w3, tusd, recipient)
+    with mining_paused(w3):
+        tx, old_hash, old_id = pending_send(client, api_user, tusd, recipient)
+        built = client.post(f"{API}/tx/replace", json={"activity_id": old_id, "kind": "cancel"})
+        assert built.status_code == 200, built.text
+        cancel = built.json()
+        assert (cancel["to"], cancel["data"], cancel["value"], cancel["nonce"], cancel["gas_limit"]) == (
+            api_user.address, "0x", "0", tx["nonce"], "21000")
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, cancel), "replaces": old_id})
+        assert resp.status_code == 200, resp.text
+        cancel_hash = resp.json()["tx_hash"]
+        assert entries(client)[cancel_hash]["type"] == "cancel"
+        mine(w3)
+    listed = entries(client)
+    assert (listed[cancel_hash]["status"], listed[old_hash]["status"]) == ("ok", "cancelled")
+    assert listed[cancel_hash]["summary"] == f"Cancel of {old_hash[:6]}…{old_hash[-4:]}"
+    assert balance_of(w3, tusd, recipient) == before
+    assert w3.eth.get_transaction_receipt(cancel_hash)["status"] == 1
+
+
+def test_replace_refusals(api_user, client, chain, w3, login):  # noqa: F811
+    tusd = chain.tokens[0].token_address
+    resp = client.post(f"{API}/tx/replace", json={"activity_id": 999999, "kind": "cancel"})
+    assert (resp.status_code, resp.json()) == (404, {"detail": "unknown_activity"})
+    resp = client.post(f"{API}/tx/replace", json={"activity_id": 1, "kind": "faster"})
+    assert (resp.status_code, resp.json()) == (422, {"detail": "invalid_request"})
+    with mining_paused(w3):
+        _, _, old_id = pending_send(client, api_user, tusd, Account.create().address)
+        # Another user's entry is unknown to this one.
+        login("mallory@example.com")
+        resp = client.post(f"{API}/tx/replace", json={"activity_id": old_id, "kind": "cancel"})
+        assert (resp.status_code, resp.json()) == (404, {"detail": "unknown_activity"})
+    mine(w3)
