@@ -2,7 +2,8 @@
 
 build_transfer_uri(token, chain_id, to, units)
     "ethereum:<token>@<chain_id>/transfer?address=<to>&uint256=<units>": the Receive dialog's
-    QR for a token and an amount (EIP-55 addresses, units as plain decimal digits).
+    QR for a token and an amount (EIP-55 addresses, units as plain decimal digits; no amount:
+    no uint256).
 
 parse_transfer_uri(text) -> TransferRequest
     What the Send scanner and a pasted URI fill in. The EIP-681 grammar this reads:
@@ -122,7 +123,11 @@ def parse_transfer_uri(text: Any) -> TransferRequest:
     return TransferRequest(token=token, recipient=recipient, chain_id=chain_id, units=units)
 
 
-def build_transfer_uri(token: str, chain_id: int, to: str, units: int) -> str:
+def build_transfer_uri(token: str, chain_id: int, to: str, units: int | None) -> str:
+    """`units` None: a request without an amount (the payer enters it)."""
+    uri = f"{SCHEME}{checksum(token)}@{int(chain_id)}/transfer?address={checksum(to)}"
+    if units is None:
+        return uri
     if not 0 < units <= UINT256_MAX:
         raise ValueError("units must be in 1 .. 2**256-1")
-    return f"{SCHEME}{checksum(token)}@{int(chain_id)}/transfer?address={checksum(to)}&uint256={units}"
+    return f"{uri}&uint256={units}"

@@ -140,6 +140,9 @@ def test_build_is_what_parse_reads():
     uri = build_transfer_uri(TOKEN.lower(), 31337, TO.lower(), 1_500_000)
     assert uri == TRANSFER
     assert parse_transfer_uri(uri) == TransferRequest(TOKEN, TO, 31337, 1_500_000)
+    no_amount = build_transfer_uri(TOKEN, 1, TO, None)
+    assert no_amount == f"ethereum:{TOKEN}@1/transfer?address={TO}"
+    assert parse_transfer_uri(no_amount) == TransferRequest(TOKEN, TO, 1, None)
     for bad in (0, -1, 2**256):
         with pytest.raises(ValueError):
             build_transfer_uri(TOKEN, 1, TO, bad)
