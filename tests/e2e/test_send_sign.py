@@ -163,7 +163,8 @@ def test_an_alert_belongs_to_the_page_that_raised_it(page):
 
 def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):
     address = Account.create().address.lower()
-    video = write_qr_y4m(tmp_path / "qr.y4m", f"ethereum:{address}@31337")
+    # A plain address (an "ethereum:<address>" URI is a native coin request: tests/e2e/test_payment_uri.py).
+    video = write_qr_y4m(tmp_path / "qr.y4m", address)
     browser = helpers.launch_chromium(pw, [
         "--use-fake-ui-for-media-stream",
         "--use-fake-device-for-media-stream",

@@ -30,7 +30,8 @@ def _receive_request() -> rx.Component:
     h = HomeState
     label_style = {"font-weight": "500", "font-size": "14px"}
     return rx.vstack(
-        rx.heading(t("receive_request_title"), as_="h3", size="3"),
+        # A group's name, not a heading: the dialog's title is its only heading (axe heading-order).
+        rx.text(t("receive_request_title"), weight="bold", size="3", id="receive-request-title"),
         rx.text(t("receive_request_hint"), size="2", color_scheme="gray", id="receive-request-hint"),
         rx.el.label(t("receive_token"), html_for="receive-token", style=label_style),
         rx.select.root(
@@ -76,6 +77,9 @@ def _receive_request() -> rx.Component:
         ),
         spacing="2",
         width="100%",
+        role="group",
+        aria_labelledby="receive-request-title",
+        aria_describedby="receive-request-hint",
     )
 
 
