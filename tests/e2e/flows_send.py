@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 from playwright.sync_api import Page, expect
 from web3 import Web3
 
+from tests.e2e import helpers
+from tests.e2e.y4m import write_qr_y4m
 
 ERC20_BALANCE_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
                       "inputs": [{"name": "owner", "type": "address"}],
@@ -75,3 +79,21 @@ def bad_checksum(address: str) -> str:
     flipped = checksummed[:i] + checksummed[i].swapcase() + checksummed[i + 1:]
     assert flipped != checksummed and not Web3.is_checksum_address(flipped)
     return flipped
+
+
+@contextlib.contextmanager
+def page_with_camera(pw, app_server, qr_text: str, tmp_path: Path) -> Iterator[Page]:
+    """A phone-sized page in a Chromium of its own whose fake camera shows a QR code of
+    `qr_text` (tests/e2e/y4m.py; the camera permission granted); closed on exit."""
+    video = write_qr_y4m(tmp_path / "qr.y4m", qr_text)
+    browser = helpers.launch_chromium(pw, [
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-video-capture={video}",
+    ])
+    try:
+        ctx = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
+        ctx.set_default_timeout(15_000)
+        yield ctx.new_page()
+    finally:
+        browser.close()

@@ -1,6 +1,6 @@
 """Issue 4 items 3, 4 and /activity of 8 in Chromium at 390x844 on the e2e anvil: the /home token
-list with faucet balances (the native coin's too: issue 14 item 1), the add-token dialog (errors, probe, idempotent add) in English and
-Korean, and the /activity empty state."""
+list with faucet balances (the native coin's too: issue 14 item 1), the add-token dialog (errors,
+probe, idempotent add) in English and Korean, and the /activity empty state."""
 
 from __future__ import annotations
 

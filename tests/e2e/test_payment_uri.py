@@ -12,10 +12,8 @@ from eth_account import Account
 from playwright.sync_api import expect
 from web3 import Web3
 
-from tests.e2e import helpers
 from tests.e2e.flows import create_wallet, decode_qr_png, expect_alert, new_email
-from tests.e2e.flows_send import pick
-from tests.e2e.y4m import write_qr_y4m
+from tests.e2e.flows_send import page_with_camera, pick
 
 NETWORK = "Newbl Dev (anvil)"
 KDF_TIMEOUT_MS = 60_000
@@ -54,7 +52,8 @@ def test_receive_shows_a_payment_request_qr(page, screenshot, browser_issues):
     page.get_by_role("option", name=f"tUSD · {NETWORK}").click()
     base = f"ethereum:{tusd['token_address']}@31337/transfer?address={Web3.to_checksum_address(address)}"
     expect(dialog.locator("#receive-text")).to_have_text(base)
-    expect(dialog.locator("#receive-summary")).to_have_text(f"Requesting tUSD on {NETWORK}; the payer enters the amount")
+    expect(dialog.locator("#receive-summary")).to_have_text(
+        f"Requesting tUSD on {NETWORK}; the payer enters the amount")
     dialog.get_by_label("Amount (optional)").fill("12.5")
     uri = f"{base}&uint256=12500000"
     expect(dialog.locator("#receive-text")).to_have_text(uri)
@@ -85,17 +84,8 @@ def test_a_scanned_eip681_qr_fills_the_send_form(pw, app_server, tmp_path, scree
     tusd = deployed_tokens(app_server)["tUSD"]
     payee = Account.create().address
     # As other wallets write it: "pay-", a lowercase token address, the amount in scientific notation.
-    video = write_qr_y4m(tmp_path / "request.y4m",
-                         f"ethereum:pay-{tusd.lower()}@31337/transfer?address={payee}&uint256=1.25e7")
-    browser = helpers.launch_chromium(pw, [
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-video-capture={video}",
-    ])
-    try:
-        ctx = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
-        ctx.set_default_timeout(15_000)
-        page = ctx.new_page()
+    request = f"ethereum:pay-{tusd.lower()}@31337/transfer?address={payee}&uint256=1.25e7"
+    with page_with_camera(pw, app_server, request, tmp_path) as page:
         create_wallet(page, new_email("scan681"))
         page.goto("/send")
         expect(page.get_by_label("Recipient address")).to_have_value("")
@@ -108,8 +98,6 @@ def test_a_scanned_eip681_qr_fills_the_send_form(pw, app_server, tmp_path, scree
         page.wait_for_url(re.compile(r".*/sign\?tx=[A-Za-z0-9_-]+$"))
         expect(page.locator("#sign-amount")).to_have_text("12.5 tUSD", timeout=KDF_TIMEOUT_MS)
         expect(page.locator("#sign-recipient")).to_have_text(payee)
-    finally:
-        browser.close()
 
 
 def test_a_pasted_payment_uri_fills_the_send_form_or_says_why_not(page, app_server, browser_issues, screenshot):
@@ -124,8 +112,8 @@ def test_a_pasted_payment_uri_fills_the_send_form_or_says_why_not(page, app_serv
     stranger = Account.create().address
     pasted = f"ethereum:{stranger}@31337/transfer?address={payee}&uint256=1"
     field.fill(pasted)
-    expect(error).to_have_text(
-        f"This payment request is for a token that is not in your list on {NETWORK} ({stranger}). Add it on Home first.")
+    expect(error).to_have_text(f"This payment request is for a token that is not in your list on {NETWORK}"
+                               f" ({stranger}). Add it on Home first.")
     expect(field).to_have_value(pasted)
     expect(page.get_by_role("combobox", name="Token")).to_be_disabled()
     # Another chain; a native coin request; junk amounts.

@@ -7,6 +7,7 @@ from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.token_list import token_list
+from wallet_app.components.ui import error_callout
 from wallet_app.i18n import error_messages, t
 from wallet_app.routes import NavEntry, Page
 from wallet_app.state.home import ADDRESS_ONLY, HomeState, TokenListState
@@ -63,18 +64,7 @@ def _receive_request() -> rx.Component:
                 width="100%",
             ),
         ),
-        rx.cond(
-            h.receive_error.length() > 0,
-            rx.callout.root(
-                rx.callout.icon(rx.icon("triangle-alert")),
-                # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
-                rx.callout.text(h.receive_error[SessionState.lang], id="receive-error"),  # type: ignore[call-overload]
-                color_scheme="red",
-                role="alert",
-                size="1",
-                width="100%",
-            ),
-        ),
+        error_callout(h.receive_error, "receive-error", size="1"),
         spacing="2",
         width="100%",
         role="group",

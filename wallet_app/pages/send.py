@@ -5,11 +5,10 @@ import reflex as rx
 from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import form_skeleton
+from wallet_app.components.ui import error_callout, form_skeleton
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.state.send import SendState
-from wallet_app.state.session import SessionState
 
 
 def _label(key: str, html_for: str) -> rx.Component:
@@ -71,18 +70,7 @@ def _form() -> rx.Component:
                     align="center",
                     spacing="2",
                 ),
-                rx.cond(
-                    s.uri_error.length() > 0,
-                    rx.callout.root(
-                        rx.callout.icon(rx.icon("triangle-alert")),
-                        # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
-                        rx.callout.text(s.uri_error[SessionState.lang], id="send-uri-error"),  # type: ignore[call-overload]
-                        color_scheme="red",
-                        role="alert",
-                        size="1",
-                        width="100%",
-                    ),
-                ),
+                error_callout(s.uri_error, "send-uri-error", size="1"),
                 rx.cond(
                     s.recipient_note != "",
                     rx.callout.root(
