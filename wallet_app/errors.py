@@ -72,6 +72,11 @@ REGISTRY: dict[str, ErrorSpec] = {
     "amount_empty": _server(400, "err_amount_empty"),
     "max_decimals": _server(400, "err_max_decimals"),
     "native_blocked": _server(400, "err_native_blocked"),
+    # ---- EIP-681 payment URIs read by Send (services.payment_uri, issue 14 item 5)
+    "uri_invalid": _server(400, "err_uri_invalid"),
+    "uri_unsupported": _server(400, "err_uri_unsupported"),
+    "uri_unsupported_chain": _server(400, "err_uri_unsupported_chain"),  # params: chain_id
+    "uri_unsupported_token": _server(400, "err_uri_unsupported_token"),  # params: token, chain
     # ---- the Send form's input checks (services.txlink.check_send_form)
     "need_chain": _server(400, "send_need_chain", "send_input_needed"),
     "need_token": _server(400, "send_need_token", "send_input_needed"),

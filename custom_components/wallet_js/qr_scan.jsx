@@ -1,5 +1,6 @@
 // QR-scan button for the Send page's recipient field: a camera dialog that decodes with
-// jsQR and hands the recipient (first 0x + 40 hex, else the trimmed text) to onScan.
+// jsQR and hands onScan an EIP-681 "ethereum:" URI whole, else the recipient (first
+// 0x + 40 hex, else the trimmed text).
 // jsqr is imported only when the dialog opens, so /send stays light.
 import { useEffect, useRef, useState } from "react";
 import { Button, Dialog, Flex, IconButton, Text } from "@radix-ui/themes";

@@ -11,8 +11,9 @@ for _module in ("scan_text.js", "errors.js"):
 class QrScanButton(rx.Component):
     """An icon button opening a camera dialog (rear camera preferred, ideal 1280x720).
 
-    on_scan(recipient): the first 0x + 40 hex in the decoded text, else the trimmed text;
-    the dialog has closed and the camera is stopped.
+    on_scan(text): an EIP-681 payment URI ("ethereum:…") whole and trimmed, else the first
+    0x + 40 hex in the decoded text, else the trimmed text; the dialog has closed and the
+    camera is stopped.
     on_error(text): a camera error's text from `errors` (also shown in the dialog, role=alert).
     messages keys: scan_qr, scan_hint, close.
     """

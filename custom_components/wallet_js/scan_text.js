@@ -7,10 +7,15 @@
 // kept, so the Send page's EIP-55 check still catches a mistyped mixed-case address.
 const ADDRESS = /0x[0-9a-fA-F]{40}/;
 
-// The recipient to put in the Send field from a scanned QR text, e.g.
-// "ethereum:0xAbC…@31337" -> "0xAbC…"; with no address in it, the trimmed text.
+// An EIP-681 payment URI ("ethereum:…", any case): handed over whole, trimmed, for the
+// server to read (wallet_app/services/payment_uri.py): its first address is the token's.
+const PAYMENT_URI = /^ethereum:/i;
+
+// What to hand the Send page from a scanned QR text: a payment URI as it is, else the
+// recipient, e.g. "pay 0xAbC… now" -> "0xAbC…"; with no address in it, the trimmed text.
 export function recipientFromScan(text) {
   const s = text == null ? "" : String(text);
+  if (PAYMENT_URI.test(s.trim())) return s.trim();
   const m = ADDRESS.exec(s);
   return m ? m[0] : s.trim();
 }

@@ -87,13 +87,19 @@ def test_assets_equal_balance_of_with_one_eth_call(api_user, client, chain, w3, 
     seen = count_rpc(monkeypatch, chain)
     items = client.get(f"{API}/assets").json()
     assert seen == ["eth_call"]
-    assert [i["token_symbol"] for i in items] == ["tUSD", "tKRW"]
+    # The chains file's tokens, then the chain's native coin (issue 14 item 1), all in that one eth_call.
+    assert [i["token_symbol"] for i in items] == ["tUSD", "tKRW", "ETH"]
     for item in items:
         assert set(item) == {"token_symbol", "token_name", "chain_name", "chain_id", "token_address",
                              "token_decimals", "balance"}
         assert item["chain_id"] == 31337 and item["chain_name"] == "Newbl Dev (anvil)"
-        assert item["token_decimals"] == 6 and isinstance(item["balance"], str)
+        assert isinstance(item["balance"], str)
+    for item in items[:2]:
+        assert item["token_decimals"] == 6
         assert int(item["balance"]) == balance_of(w3, item["token_address"], api_user.address) == FAUCET_TOKEN_UNITS
+    native = items[2]
+    assert (native["token_address"], native["token_name"], native["token_decimals"]) == (ZERO_ADDRESS, "Ether", 18)
+    assert int(native["balance"]) == w3.eth.get_balance(api_user.address) == FAUCET_ETH_WEI
     # The Reflex handlers call the same service with the user: same answer.
     assert tokens.asset_balances(current_user(client)) == items
     assert client.get(f"{API}/tokens").json() == [{k: i[k] for k in i if k != "balance"} for i in items]
@@ -120,7 +126,37 @@ def test_a_token_list_seeded_at_once_by_another_worker(api_user, client, monkeyp
     monkeypatch.setattr(crud, "list_user_tokens", read_then_seeded_elsewhere)
     items = tokens.asset_balances(user.id)
     assert raced and [(i["token_symbol"], i["balance"]) for i in items] == [
-        ("tUSD", str(FAUCET_TOKEN_UNITS)), ("tKRW", str(FAUCET_TOKEN_UNITS))]
+        ("tUSD", str(FAUCET_TOKEN_UNITS)), ("tKRW", str(FAUCET_TOKEN_UNITS)), ("ETH", str(FAUCET_ETH_WEI))]
+
+
+def test_an_existing_user_gets_the_native_coin_once(api_user, client, monkeypatch):
+    """A list seeded before the native coin was (tUSD and tKRW only) gets it on its next read,
+    once, even when another worker adds it between this read and this insert."""
+    user = current_user(client)
+    with get_session() as db:
+        for row in crud.list_user_tokens(db, user.id):
+            db.delete(row)
+        db.flush()
+        for t in chain_svc.get_chains()[0].tokens:
+            crud.add_user_token(db, user.id, 31337, t.token_address, t.token_symbol, t.token_name, t.token_decimals)
+        db.commit()
+    real, raced = crud.list_user_tokens, []
+
+    def read_then_native_added_elsewhere(db, user_id):
+        rows = real(db, user_id)
+        if not raced:
+            raced.append(True)
+            with get_session() as other:
+                crud.add_user_token(other, user_id, 31337, ZERO_ADDRESS, "ETH", "Ether", 18)
+                other.commit()
+        return rows
+
+    monkeypatch.setattr(crud, "list_user_tokens", read_then_native_added_elsewhere)
+    assert [t["token_symbol"] for t in tokens.user_tokens(user.id)] == ["tUSD", "tKRW", "ETH"]
+    monkeypatch.setattr(crud, "list_user_tokens", real)
+    listed = client.get(f"{API}/tokens").json()
+    assert raced and [(t["token_symbol"], t["token_address"]) for t in listed][2:] == [("ETH", ZERO_ADDRESS)]
+    assert len(listed) == 3
 
 
 def test_add_token_probes_the_chain(api_user, client, chain, w3, deployed):
@@ -131,10 +167,10 @@ def test_add_token_probes_the_chain(api_user, client, chain, w3, deployed):
     assert added.json() == {"chain_id": 31337, "chain_name": "Newbl Dev (anvil)", "token_address": extra,
                             "token_symbol": "XTR", "token_name": "Extra Token", "token_decimals": 6}
     assert client.post(f"{API}/tokens", json={**body, "chain_id": "31337"}).json() == added.json()  # idempotent
-    assert [t["token_symbol"] for t in client.get(f"{API}/tokens").json()] == ["tUSD", "tKRW", "XTR"]
+    assert [t["token_symbol"] for t in client.get(f"{API}/tokens").json()] == ["tUSD", "tKRW", "ETH", "XTR"]
 
     native = client.post(f"{API}/tokens", json={"chain_id": 31337, "token_address": ZERO_ADDRESS})
-    assert native.status_code == 200
+    assert native.status_code == 200  # already listed from the start: the same entry
     assert (native.json()["token_symbol"], native.json()["token_decimals"]) == ("ETH", 18)
     assets = {a["token_symbol"]: a["balance"] for a in client.get(f"{API}/assets").json()}
     assert assets["XTR"] == "0"
@@ -246,7 +282,7 @@ def test_a_chain_that_does_not_answer_gives_no_items(api_user, client, chains_fi
 
     assert [c["chain_id"] for c in client.get(f"{API}/chains").json()] == [31337, 31338]
     items = client.get(f"{API}/assets").json()
-    assert [(i["chain_id"], i["token_symbol"]) for i in items] == [(31337, "tUSD"), (31337, "tKRW")]
+    assert [(i["chain_id"], i["token_symbol"]) for i in items] == [(31337, "tUSD"), (31337, "tKRW"), (31337, "ETH")]
 
 
 def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):

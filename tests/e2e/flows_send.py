@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 from playwright.sync_api import Locator, Page, expect
 from web3 import Web3
 
+from tests.e2e import helpers
 from tests.e2e.flows import PIN, pin_field
+from tests.e2e.y4m import write_qr_y4m
 
 KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
-
 
 ERC20_BALANCE_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
                       "inputs": [{"name": "owner", "type": "address"}],
@@ -95,3 +98,21 @@ def confirm_with_pin(page: Page) -> tuple[str, Locator]:
     assert re.fullmatch(r"0x[0-9a-f]{64}", tx_hash), tx_hash
     expect(alert.get_by_role("alert")).to_have_text(f"Transaction submitted. Hash: {tx_hash[:6]}…{tx_hash[-4:]}")
     return tx_hash, alert
+
+
+@contextlib.contextmanager
+def page_with_camera(pw, app_server, qr_text: str, tmp_path: Path) -> Iterator[Page]:
+    """A phone-sized page in a Chromium of its own whose fake camera shows a QR code of
+    `qr_text` (tests/e2e/y4m.py; the camera permission granted); closed on exit."""
+    video = write_qr_y4m(tmp_path / "qr.y4m", qr_text)
+    browser = helpers.launch_chromium(pw, [
+        "--use-fake-ui-for-media-stream",
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-video-capture={video}",
+    ])
+    try:
+        ctx = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
+        ctx.set_default_timeout(15_000)
+        yield ctx.new_page()
+    finally:
+        browser.close()

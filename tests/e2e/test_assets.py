@@ -1,6 +1,6 @@
 """Issue 4 items 3, 4 and /activity of 8 in Chromium at 390x844 on the e2e anvil: the /home token
-list with faucet balances, the add-token dialog (errors, probe, idempotent add) in English and
-Korean, and the /activity empty state."""
+list with faucet balances (the native coin's too: issue 14 item 1), the add-token dialog (errors,
+probe, idempotent add) in English and Korean, and the /activity empty state."""
 
 from __future__ import annotations
 
@@ -51,12 +51,16 @@ def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser
     tokens = page.request.get("/api/v1/tokens")
     assert tokens.ok, tokens.status
     by_symbol = {t["token_symbol"]: t for t in tokens.json()}
-    assert {"tUSD", "tKRW"} <= set(by_symbol)
+    # The chains file's tokens and, from the start, the chain's native coin (issue 14 item 1).
+    assert list(by_symbol) == ["tUSD", "tKRW", "ETH"]
 
     for symbol in ("tUSD", "tKRW"):
         wait_for_balance(page, symbol, FAUCET_BALANCE)
+    wait_for_balance(page, "ETH", "1")  # the faucet's 1 ETH, formatted by the same rules
+    expect(page.locator('.token-row[data-symbol="ETH"] .token-name')).to_have_text(f"Ether · {CHAIN_NAME}")
     rows = page.locator(".token-row")
     expect(rows).to_have_count(len(by_symbol))
+    expect(rows.locator(".token-balance")).to_have_text([FAUCET_BALANCE, FAUCET_BALANCE, "1"])
     tusd_row = page.locator('.token-row[data-symbol="tUSD"]')
     expect(tusd_row.locator(".token-name")).to_have_text(f"Newbl Test USD · {CHAIN_NAME}")
     style = balance_cell(page, "tUSD").evaluate(

@@ -318,6 +318,15 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor):
         dialog = page.get_by_role("dialog", name=a.t("receive_title"))
         expect(dialog.locator("img")).to_be_visible()
         a.check("home-receive")
+        # A payment request (issue 14 item 5): a token and an amount, then an amount it refuses.
+        dialog.get_by_role("combobox", name=a.t("receive_token")).click()
+        page.get_by_role("option", name=f"tUSD · {NETWORK}").click()
+        dialog.get_by_label(a.t("receive_amount")).fill("12.5")
+        expect(dialog.locator("#receive-summary")).to_be_visible()
+        a.check("home-receive-request")
+        dialog.get_by_label(a.t("receive_amount")).fill("1.1234567")
+        expect(dialog.locator("#receive-error")).to_be_visible()
+        a.check("home-receive-request-error")
         dialog.get_by_role("button", name=a.t("close")).click()
         page.get_by_role("button", name=a.t("add_token")).click()
         dialog = page.get_by_role("dialog", name=a.t("add_token_title"))
@@ -335,6 +344,10 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor):
         page.get_by_label(a.t("send_recipient")).fill(Account.create().address)
         expect(page.locator("#send-recipient-note")).to_be_visible()  # a first-time recipient
         a.check("send-filled")
+        # A pasted payment URI for a network this wallet lacks: the reason under the field.
+        page.get_by_label(a.t("send_recipient")).fill(f"ethereum:{token}@1/transfer?address={Account.create().address}")
+        expect(page.locator("#send-uri-error")).to_be_visible()
+        a.check("send-uri-error")
         a.goto("/send", "send_title")
         page.get_by_role("button", name=a.t("send_submit")).click()
         expect(page.get_by_role("alertdialog").get_by_role("alert")).to_have_text(a.t("send_need_chain"))

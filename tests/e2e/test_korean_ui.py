@@ -1,5 +1,6 @@
 """Issue 10: no English text or raw code in the Korean UI. Every signed-in page, and the error
-alerts a user meets cheaply (an invalid /sign link, Send validation, a payment link error), in
+alerts a user meets cheaply (an invalid /sign link, Send validation, a pasted payment URI's
+reason, Receive's payment request with a refused amount, a payment link error), in
 Chromium at 390x844 with the account's locale set to ko: the visible text may hold no Latin
 words but an allow-list (product and provider names, units, token symbols and names, chain
 names from the chains file); addresses and hashes are taken out first."""
@@ -16,6 +17,7 @@ from playwright.sync_api import Page, expect
 from tests.e2e.flows import create_wallet, new_email
 from tests.e2e.flows_payment import merchant_link, token_address
 from tests.e2e.flows_send import chains_of
+from wallet_app.i18n import CATALOGUES
 
 # Product and provider names, units, and "English": the language picker names each language in itself.
 ALLOWED = {"Newbl", "Google", "Drive", "PIN", "QR", "ID", "wei", "ETH", "Ether", "English"}
@@ -81,6 +83,24 @@ def test_korean_ui_has_no_english(page, app_server, screenshot):
     page.get_by_role("button", name="다음").click()
     expect(alert.get_by_role("alert")).to_have_text("네트워크를 선택해 주세요.")
     found["send validation"] = english_on_screen(page, allowed)
+    alert.get_by_role("button", name=CATALOGUES["ko"]["ok"]).click()
+    expect(alert).to_have_count(0)
+    # A pasted payment URI for a chain this wallet lacks (issue 14 item 5): its reason under the field.
+    page.get_by_label("받는 주소").fill(f"ethereum:{token}@1/transfer?address={Account.create().address}")
+    expect(page.locator("#send-uri-error")).to_have_text(
+        "이 결제 요청은 이 지갑이 지원하지 않는 네트워크용입니다(체인 번호 1).")
+    found["send payment URI"] = english_on_screen(page, allowed)
+    # Receive's payment request with an amount it refuses (the address QR stays).
+    page.goto("/home")
+    settled(page, "지갑")
+    page.get_by_role("button", name="받기", exact=True).click()
+    receive = page.get_by_role("dialog", name="받기")
+    receive.get_by_role("combobox", name="토큰").click()
+    page.get_by_role("option", name="tUSD · Newbl Dev (anvil)").click()
+    receive.get_by_label("금액(선택)").fill("1.1234567")
+    expect(receive.get_by_role("alert")).to_have_text("소수점 이하 최대 6자리")
+    found["receive request"] = english_on_screen(page, allowed)
+    receive.get_by_role("button", name="닫기").click()
     page.goto(merchant_link("0x12", token, "1", lang="ko"))
     expect(page.locator("#pay-error")).to_have_text("가맹점 주소가 올바르지 않습니다.")
     found["payment link error"] = english_on_screen(page, allowed)

@@ -8,10 +8,16 @@ import re
 from eth_account import Account
 from playwright.sync_api import expect
 
-from tests.e2e import helpers
 from tests.e2e.flows import create_wallet, expect_alert, new_email
-from tests.e2e.flows_send import bad_checksum, confirm_with_pin, fill_send, token_balance, wait_for_asset, web3_of
-from tests.e2e.y4m import write_qr_y4m
+from tests.e2e.flows_send import (
+    bad_checksum,
+    confirm_with_pin,
+    fill_send,
+    page_with_camera,
+    token_balance,
+    wait_for_asset,
+    web3_of,
+)
 
 NETWORK = "Newbl Dev (anvil)"
 
@@ -154,16 +160,8 @@ def test_an_alert_belongs_to_the_page_that_raised_it(page):
 
 def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):
     address = Account.create().address.lower()
-    video = write_qr_y4m(tmp_path / "qr.y4m", f"ethereum:{address}@31337")
-    browser = helpers.launch_chromium(pw, [
-        "--use-fake-ui-for-media-stream",
-        "--use-fake-device-for-media-stream",
-        f"--use-file-for-fake-video-capture={video}",
-    ])
-    try:
-        ctx = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
-        ctx.set_default_timeout(15_000)
-        page = ctx.new_page()
+    # A plain address (an "ethereum:<address>" URI is a native coin request: tests/e2e/test_payment_uri.py).
+    with page_with_camera(pw, app_server, address, tmp_path) as page:
         create_wallet(page, new_email("scan"))
         page.goto("/send")
         field = page.get_by_label("Recipient address")
@@ -172,5 +170,3 @@ def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):
         expect(field).to_have_value(address, timeout=10_000)
         expect(page.get_by_role("dialog")).to_have_count(0)  # closed after the scan
         screenshot("send-scanned", page)
-    finally:
-        browser.close()

@@ -30,7 +30,7 @@ from wallet_app.i18n import ERROR_TEXTS  # noqa: E402
 from tests.e2e.y4m import write_qr_y4m  # noqa: E402
 
 ADDRESS = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55 mixed case, kept as is
-QR_TEXT = f"ethereum:{ADDRESS}@31337"
+QR_TEXT = f"Pay {ADDRESS} please"
 HEX40 = "ab" * 20
 INDEX = """<!doctype html><html><head><meta charset="utf-8"><title>qr</title>
 <script src="/error_texts.js"></script>
@@ -130,7 +130,11 @@ def _qr(page, expr):
 # --- pure functions ---------------------------------------------------------------------
 
 RECIPIENT_CASES = [
-    (QR_TEXT, ADDRESS),                                       # EIP-681-style URI, case kept
+    (QR_TEXT, ADDRESS),                                       # the address in a text, case kept
+    (f" ethereum:{ADDRESS}@31337 ", f"ethereum:{ADDRESS}@31337"),  # EIP-681 URI: whole, for the server
+    (f"ETHEREUM:pay-{ADDRESS}@1/transfer?address=0x{HEX40}&uint256=1e6",
+     f"ETHEREUM:pay-{ADDRESS}@1/transfer?address=0x{HEX40}&uint256=1e6"),
+    (f"see ethereum:{ADDRESS}", ADDRESS),                     # a URI inside a text is no URI
     (f"  {ADDRESS}\n", ADDRESS),
     (f"pay0x{HEX40}now", f"0x{HEX40}"),                       # no word boundary needed
     (f"0x{HEX40} 0x{'cd' * 20}", f"0x{HEX40}"),               # two addresses -> the first

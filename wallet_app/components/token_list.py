@@ -7,10 +7,9 @@ from reflex.vars import ObjectVar
 
 from custom_components.wallet_js.focus import dialog_focus
 from wallet_app.components.dialogs import selector
-from wallet_app.components.ui import label_row
+from wallet_app.components.ui import error_callout, label_row
 from wallet_app.i18n import t
 from wallet_app.state.home import TokenListState
-from wallet_app.state.session import SessionState
 
 # ---------------------------------------------------------------- components
 
@@ -126,18 +125,7 @@ def _address_form() -> rx.Component:
                 auto_capitalize="off",
                 custom_attrs={"data-autofocus": ""},  # the field the dialog is for takes focus when it opens
             ),
-            rx.cond(
-                s.add_error.length() > 0,
-                rx.callout.root(
-                    rx.callout.icon(rx.icon("triangle-alert")),
-                    # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
-                    rx.callout.text(s.add_error[SessionState.lang]),  # type: ignore[call-overload]
-                    color_scheme="red",
-                    role="alert",
-                    width="100%",
-                    id="add-token-error",
-                ),
-            ),
+            error_callout(s.add_error, "add-token-error"),
             rx.cond(
                 s.probed,
                 rx.card(

@@ -3,6 +3,7 @@
 import reflex as rx
 
 from wallet_app.i18n import t
+from wallet_app.state.session import SessionState
 
 
 def label_row(label_key: str, value: rx.Component, **props) -> rx.Component:
@@ -16,4 +17,21 @@ def form_skeleton(fields: int = 4) -> rx.Component:
     """Placeholder rows (44 px, like the form fields) while a page loads."""
     return rx.vstack(
         *[rx.skeleton(height="44px", width="100%") for _ in range(fields)], spacing="4", width="100%", aria_busy="true"
+    )
+
+
+def error_callout(texts: rx.Var, id_: str, **props) -> rx.Component:
+    """A red role=alert callout with `texts` (a state field: lang -> text, texts_for's) in the
+    current language; nothing while `texts` is empty."""
+    return rx.cond(
+        texts.length() > 0,  # type: ignore[attr-defined]
+        rx.callout.root(
+            rx.callout.icon(rx.icon("triangle-alert")),
+            rx.callout.text(texts[SessionState.lang]),  # type: ignore[index]
+            color_scheme="red",
+            role="alert",
+            width="100%",
+            id=id_,
+            **props,
+        ),
     )

@@ -5,7 +5,7 @@ import reflex as rx
 from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import form_skeleton
+from wallet_app.components.ui import error_callout, form_skeleton
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.state.send import SendState
@@ -70,6 +70,7 @@ def _form() -> rx.Component:
                     align="center",
                     spacing="2",
                 ),
+                error_callout(s.uri_error, "send-uri-error", size="1"),
                 rx.cond(
                     s.recipient_note != "",
                     rx.callout.root(

@@ -13,6 +13,10 @@ format_balance(1234567891, 6) == "1,234.56789"
     it is (rounding 0.999999 up to "1" would invite sending more than is held);
     trailing zeros trimmed; thousands grouped with commas. A balance below 0.00001
     shows as "0".
+
+format_units(1234500000, 6) == "1234.5"
+    Exact (every decimal kept, trailing zeros trimmed), no grouping: what parse_units reads
+    back to the same units (an amount put into a form field, e.g. from a payment URI).
 """
 
 from __future__ import annotations
@@ -50,3 +54,9 @@ def format_balance(units: int | str, decimals: int, max_decimals: int = DISPLAY_
     whole, rest = divmod(abs(units), 10**decimals)
     frac = str(rest).rjust(decimals, "0")[:max_decimals].rstrip("0") if decimals else ""
     return f"{sign}{whole:,}" + (f".{frac}" if frac else "")
+
+
+def format_units(units: int, decimals: int) -> str:
+    whole, rest = divmod(int(units), 10**decimals)
+    frac = str(rest).rjust(decimals, "0").rstrip("0") if decimals else ""
+    return f"{whole}" + (f".{frac}" if frac else "")

@@ -47,11 +47,20 @@ def _token_dict(chain: ChainConfig, row: UserToken) -> dict:
 
 
 def _seed(db: Session, user_id: int, chains: list[ChainConfig]) -> list[UserToken]:
-    """The user's rows, after adding any configured token they do not have yet (first use,
-    or a chain/token added to the configuration later)."""
+    """The user's rows, after adding any configured token they do not have yet: the chains
+    file's tokens, then each chain's native coin (first use, or a chain/token added to the
+    configuration later; existing users get the native coin on their next read, so new and old
+    lists end alike with it, and Send's first token of a network stays a sendable ERC-20).
+    Two workers seeding at once: the unique key refuses the second, which reads what the first
+    wrote."""
     rows = crud.list_user_tokens(db, user_id)
     have = {(r.chain_id, r.token_address) for r in rows}
-    missing = [(c.chain_id, t) for c in chains for t in c.tokens if (c.chain_id, t.token_address.lower()) not in have]
+    missing = [
+        (c.chain_id, t)
+        for c in chains
+        for t in (*c.tokens, c.native_token())
+        if (c.chain_id, t.token_address.lower()) not in have
+    ]
     if missing:
         try:
             for chain_id, t in missing:

@@ -1,5 +1,9 @@
 """/home: the receive dialog, the token list (balances) and the add-token dialog.
 
+Receive shows the address QR; choosing one of the user's tokens (and optionally an amount)
+turns it into an EIP-681 payment request QR, "ethereum:<token>@<chain>/transfer?address=<me>
+&uint256=<units>" (issue 14 item 5), that the payer's wallet fills its send form from.
+
 Balances come from services.tokens.asset_balances (one aggregated eth_call per chain), read in
 a background event so the page renders at once with skeleton rows. A failed load shows an
 empty list (specification section 8).
@@ -14,7 +18,9 @@ import reflex as rx
 
 from wallet_app.errors import AppError
 from wallet_app.services import tokens
-from wallet_app.services.amounts import format_balance
+from wallet_app.services.amounts import format_balance, format_units, parse_units
+from wallet_app.services.eth import is_zero
+from wallet_app.services.payment_uri import build_transfer_uri
 from wallet_app.state.base import SignedInState
 from wallet_app.state.session import texts_for
 
@@ -51,12 +57,89 @@ def _load_rows(user) -> list[dict[str, str]]:
         return []
 
 
+ADDRESS_ONLY = "address"  # the Receive token selector's first item: the plain address QR
+
+
+def receive_token_items(user_tokens: list[dict]) -> list[list[str]]:
+    """[key, label] of the tokens a payment request can name: the ERC-20s of the user's list
+    (a request for the native coin would be one this wallet's own Send refuses)."""
+    return [
+        [f"{x['chain_id']}:{x['token_address']}", f"{x['token_symbol']} · {x['chain_name']}"]
+        for x in user_tokens
+        if not is_zero(str(x["token_address"]))
+    ]
+
+
+def receive_request(owner: str, token: dict | None, amount: str) -> tuple[str, dict[str, str]]:
+    """(the QR's text, the request's summary params): the EIP-681 transfer URI to `owner` for
+    `token` (an entry of the user's list) and `amount` (decimal text; empty: none, the payer
+    types it). No token: ("", {}), the plain address QR. A bad amount raises the amount parser's
+    AppError (amount_empty never: empty is allowed); zero is invalid_amount."""
+    if token is None or not owner:
+        return "", {}
+    text = (amount or "").strip()
+    units = parse_units(text, int(token["token_decimals"])) if text else None
+    if units == 0:
+        raise AppError("invalid_amount", "a payment request for 0")
+    uri = build_transfer_uri(token["token_address"], int(token["chain_id"]), owner, units)
+    shown = format_units(units, int(token["token_decimals"])) if units is not None else ""
+    return uri, {"amount": shown, "symbol": str(token["token_symbol"]), "chain": str(token["chain_name"])}
+
+
 class HomeState(SignedInState):
     receive_open: bool = False
+    # The Receive dialog's payment request: a token key of receive_tokens (or ADDRESS_ONLY) and an amount.
+    receive_tokens: list[list[str]] = []
+    _receive_tokens: list[dict] = []
+    receive_token: str = ADDRESS_ONLY
+    receive_amount: str = ""
+    receive_uri: str = ""  # "" : the plain address QR
+    receive_summary: rx.Field[dict[str, str]] = rx.field(default_factory=dict)  # lang -> text
+    receive_error: rx.Field[dict[str, str]] = rx.field(default_factory=dict)  # lang -> text
 
     @rx.event
-    def set_receive_open(self, value: bool):
-        self.receive_open = bool(value)
+    async def set_receive_open(self, value: bool):
+        """Opening starts from the plain address QR, with the user's tokens to choose from."""
+        if not value:
+            self.receive_open = False
+            return None
+        user = await self._require_user()
+        if user is None:
+            return self._to_login()
+        self.receive_token, self.receive_amount = ADDRESS_ONLY, ""
+        self._update_request()
+        self.receive_open = True
+        try:
+            self._receive_tokens = await asyncio.to_thread(tokens.user_tokens, user)
+        except AppError:
+            self._receive_tokens = []  # the address QR still works
+        self.receive_tokens = receive_token_items(self._receive_tokens)
+        return None
+
+    @rx.event
+    def set_receive_token(self, value: str):
+        if isinstance(value, str) and (value == ADDRESS_ONLY or value in {k for k, _ in self.receive_tokens}):
+            self.receive_token = value
+            self._update_request()
+
+    @rx.event
+    def set_receive_amount(self, value: str):
+        if isinstance(value, str):
+            self.receive_amount = value[:MAX_ADDRESS_INPUT]
+            self._update_request()
+
+    def _update_request(self) -> None:
+        token = next(
+            (x for x in self._receive_tokens if f"{x['chain_id']}:{x['token_address']}" == self.receive_token), None
+        )
+        self.receive_error = {}
+        try:
+            self.receive_uri, params = receive_request(self.address, token, self.receive_amount)
+        except AppError as e:
+            self.receive_uri, params = "", {}
+            self.receive_error = texts_for(e.spec.key, e.params)
+        key = "receive_request_amount" if params.get("amount") else "receive_request_any"
+        self.receive_summary = texts_for(key, params) if params else {}
 
 
 class TokenListState(SignedInState):

@@ -1,5 +1,10 @@
 """/send: network, token (filtered by network), recipient, amount.
 
+An EIP-681 payment URI ("ethereum:<token>@<chain>/transfer?address=<to>&uint256=<units>", issue 14
+item 5), scanned or pasted into the recipient field, fills network, token, recipient and amount
+(services.payment_uri reads it; the token must be in the user's list on that network). A scanned
+one that cannot be used shows its reason in the alert, a pasted one under the field.
+
 A well-formed recipient gets the recipient safety note (issue 11 item 4): first time sending to
 it, or a look-alike of an address of the user's history (services.activity.recipient_risk).
 Submit validates (specification section 5), has the server build the unsigned transfer
@@ -15,13 +20,39 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.errors import AppError
-from wallet_app.services import activity, tokens, transfers, txlink
+from wallet_app.services import activity, payment_uri, tokens, transfers, txlink
+from wallet_app.services.amounts import format_units
 from wallet_app.services.eth import parse_address
 from wallet_app.state.base import SignedInState
+from wallet_app.state.session import texts_for
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 MAX_FIELD = 200  # longer than any address or amount; bounds what a browser can store here
 AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # the amount parser's
+
+
+def fields_from_uri(text: str, chains: list[dict[str, str]], user_tokens: list[dict], selected: str) -> dict[str, str]:
+    """The Send form's {chain_id, token_address, recipient, amount} from an EIP-681 transfer URI,
+    or AppError: the URI's own (services.payment_uri), uri_unsupported_chain, or
+    uri_unsupported_token when the token is not in the user's list on that network. `chains`
+    are the form's ({chain_id, chain_name} strings), `user_tokens` services.tokens.user_tokens'.
+    A URI without a chain id is for the `selected` network (EIP-681: the current one), else
+    the first configured; without an amount the amount is left empty for the user."""
+    request = payment_uri.parse_transfer_uri(text)
+    names = {c["chain_id"]: c["chain_name"] for c in chains}
+    chain_id = str(request.chain_id) if request.chain_id else (selected or next(iter(names), ""))
+    if chain_id not in names:
+        raise AppError("uri_unsupported_chain", chain_id=chain_id or "?")
+    for x in user_tokens:
+        if str(x["chain_id"]) == chain_id and str(x["token_address"]).lower() == request.token.lower():
+            amount = "" if request.units is None else format_units(request.units, int(x["token_decimals"]))
+            return {
+                "chain_id": chain_id,
+                "token_address": x["token_address"],
+                "recipient": request.recipient,
+                "amount": amount,
+            }
+    raise AppError("uri_unsupported_token", token=request.token, chain=names[chain_id])
 
 
 class SendState(SignedInState):
@@ -38,6 +69,8 @@ class SendState(SignedInState):
     # The recipient safety note's catalogue key ("" for none); _known: the history's addresses.
     recipient_note: rx.Field[str] = rx.field("")
     _known: list[str] = []
+    # Why a payment URI typed or pasted into the recipient field was not used (lang -> text; {} for none).
+    uri_error: rx.Field[dict[str, str]] = rx.field(default_factory=dict)
 
     @rx.var
     def chain_items(self) -> list[list[str]]:
@@ -58,6 +91,7 @@ class SendState(SignedInState):
         self.building = False
         self.loaded = False
         self.recipient_note = ""
+        self.uri_error = {}
         user = await self._require_user()
         if user is None:
             return self._to_login()
@@ -103,14 +137,31 @@ class SendState(SignedInState):
 
     @rx.event
     def set_recipient(self, value: str):
-        if isinstance(value, str):
-            self.recipient = value[:MAX_FIELD]
-            self._note_recipient()
+        if not isinstance(value, str):
+            return
+        self.uri_error = {}
+        if payment_uri.is_payment_uri(value):
+            try:
+                self._apply_uri(value)
+            except AppError as e:
+                self.recipient = value[: payment_uri.MAX_URI]  # kept as typed, with the reason below it
+                self.recipient_note = ""
+                self.uri_error = texts_for(e.spec.key, e.params)
+            return
+        self.recipient = value[:MAX_FIELD]
+        self._note_recipient()
 
     def _note_recipient(self) -> None:
         text = self.recipient.strip()
         risk = activity.recipient_risk(text, self._known) if _ADDRESS.fullmatch(text) else None
         self.recipient_note = activity.RECIPIENT_NOTES[risk] if risk else ""
+
+    def _apply_uri(self, text: str) -> None:
+        """Fills the form from a payment URI, or raises AppError and changes nothing."""
+        fields = fields_from_uri(text, self.chains, self._tokens, self.chain_id)
+        self.chain_id, self.token_address = fields["chain_id"], fields["token_address"]
+        self.recipient, self.amount = fields["recipient"], fields["amount"]
+        self._note_recipient()
 
     @rx.event
     def set_amount(self, value: str):
@@ -119,10 +170,20 @@ class SendState(SignedInState):
 
     @rx.event
     def scanned(self, text: str):
-        """The QR scanner's result: already the first 0x + 40 hex, else the trimmed text."""
-        if isinstance(text, str):
-            self.recipient = text.strip()[:MAX_FIELD]
-            self._note_recipient()
+        """The QR scanner's result: a payment URI as scanned, else the first 0x + 40 hex, else
+        the trimmed text."""
+        if not isinstance(text, str):
+            return None
+        self.uri_error = {}
+        if payment_uri.is_payment_uri(text):
+            try:
+                self._apply_uri(text)
+            except AppError as e:
+                return self._fail(e)
+            return None
+        self.recipient = text.strip()[:MAX_FIELD]
+        self._note_recipient()
+        return None
 
     def _selected_token(self) -> dict | None:
         for x in self._tokens:

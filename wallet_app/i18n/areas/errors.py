@@ -27,6 +27,14 @@ EN: dict[str, str] = {
     "err_amount_empty": "amount empty",
     "err_max_decimals": "max {decimals} decimal places",
     "err_native_blocked": "Sending the native coin is blocked: its decimals are unknown.",
+    "err_uri_invalid": "This payment request (an ethereum: link or QR code) is not valid.",
+    "err_uri_unsupported": "This payment request is not a token transfer. Only token transfers can be filled in.",
+    "err_uri_unsupported_chain": (
+        "This payment request is for a network this wallet does not support (chain ID {chain_id})."
+    ),
+    "err_uri_unsupported_token": (
+        "This payment request is for a token that is not in your list on {chain} ({token}). Add it on Home first."
+    ),
     # ---- chain reads and transactions
     "err_not_a_contract": "There is no contract at this address on the selected network.",
     "err_not_erc20": "This contract is not an ERC-20 token.",
@@ -152,6 +160,12 @@ KO: dict[str, str] = {
     "err_amount_empty": "금액이 비어 있습니다",
     "err_max_decimals": "소수점 이하 최대 {decimals}자리",
     "err_native_blocked": "네이티브 코인은 소수 자릿수를 알 수 없어 보낼 수 없습니다.",
+    "err_uri_invalid": "이 결제 요청(링크 또는 QR 코드)이 올바르지 않습니다.",
+    "err_uri_unsupported": "이 결제 요청은 토큰 전송이 아닙니다. 토큰 전송 요청만 채울 수 있습니다.",
+    "err_uri_unsupported_chain": "이 결제 요청은 이 지갑이 지원하지 않는 네트워크용입니다(체인 번호 {chain_id}).",
+    "err_uri_unsupported_token": (
+        "이 결제 요청의 토큰({token})이 {chain}의 내 토큰 목록에 없습니다. 먼저 홈에서 추가해 주세요."
+    ),
     "err_not_a_contract": "선택한 네트워크의 이 주소에는 컨트랙트가 없습니다.",
     "err_not_erc20": "이 컨트랙트는 ERC-20 토큰이 아닙니다.",
     "err_rpc_unavailable": "지금은 네트워크에 연결할 수 없습니다. 다시 시도해 주세요.",
