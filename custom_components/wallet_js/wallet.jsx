@@ -329,7 +329,9 @@ export function PinModal({ open, busy, ready = true, working, title, description
         ) : null}
         <div>
           <PinInput inputRef={pin.inputRef} pinRef={pin.pinRef} label={messages.pin_label} disabled={busy}
-            onLength={pin.setLength} onEnter={() => { if (canConfirm) onConfirm(); }} />
+            onLength={pin.setLength}
+            // The digits' ref, not pin.length: an Enter right after the sixth digit comes before the re-render.
+            onEnter={() => { if (!busy && ready && pin.pinRef.current.length === PIN_LENGTH) onConfirm(); }} />
           <PinProgress count={pin.length} messages={messages} />
           {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
           {working ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}

@@ -66,8 +66,14 @@ _STICKING_OUT = """(w) => [...document.querySelectorAll('body *')]
 # Boxes inside the page that scroll sideways themselves (a dialog's scroll container, say).
 _SIDEWAYS_SCROLLERS = """() => [...document.querySelectorAll('body *')]
   .filter((e) => e.scrollWidth > e.clientWidth + 1 && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX))
-  .map((e) => `${e.tagName.toLowerCase()}.${[...e.classList].slice(0, 3).join('.')}:`
-    + ` ${e.scrollWidth} > ${e.clientWidth} px`)"""
+  .map((e) => {
+    const edge = e.getBoundingClientRect().right;
+    const wide = [...e.querySelectorAll('*')].filter((c) => c.getBoundingClientRect().right > edge + 0.5
+      && ![...c.children].some((d) => d.getBoundingClientRect().right > edge + 0.5)).slice(0, 3)
+      .map((c) => `${c.tagName.toLowerCase()}.${[...c.classList].slice(0, 2).join('.')} "${c.textContent.trim().slice(0, 24)}"`);
+    return `${e.tagName.toLowerCase()}.${[...e.classList].slice(0, 3).join('.')}:`
+      + ` ${e.scrollWidth} > ${e.clientWidth} px (${wide.join('; ')})`;
+  })"""
 # Settled: no finite animation still running (dialogs fade in; spinners loop forever).
 _ANIMATIONS_DONE = """() => document.getAnimations().every((a) => a.playState !== 'running'
   || a.effect.getComputedTiming().iterations === Infinity)"""

@@ -31,8 +31,7 @@ def test_a_merchant_confirms_a_linked_payment_from_the_chain(page, app_server, p
     page.goto(payment_link("", merchant, 31337, token, "1.25", ref=ref, lang="en"))
     expect(page.locator("#pay-amount")).to_have_text("1.25")
     page.get_by_role("button", name="Pay", exact=True).click()
-    enter_pin(page, "Approve the token")
-    enter_pin(page, "Sign the payment")
+    enter_pin(page, "Sign the payment")  # tUSD has permit: Permit and Pay under one PIN, no approve
     page.wait_for_url("**/activity**", timeout=60_000)
     expect_alert(page, "Payment complete.", title="Notice")
 
