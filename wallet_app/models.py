@@ -71,9 +71,15 @@ class UserToken(SQLModel, table=True):
 
 
 class Activity(SQLModel, table=True):
-    """One entry of the user's activity list (a submitted transaction, a payment, ...)."""
+    """One entry of the user's activity list (a submitted transaction, a payment, a transfer
+    received: type 'receive', found by services.indexer, with the log index of its Transfer event
+    or -1 for a native transfer; the unique key makes indexing the same block twice harmless)."""
 
     __tablename__ = "activities"
+    __table_args__ = (
+        # NULL log_index (the user's own entries) never collides.
+        UniqueConstraint("user_id", "chain_id", "tx_hash", "log_index", name="uq_activities_user_chain_tx_log"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="users.id", index=True)
@@ -85,9 +91,23 @@ class Activity(SQLModel, table=True):
     token_decimals: int | None = Field(default=None)
     amount: str | None = Field(default=None, max_length=80)  # integer string, smallest unit
     counterparty: str | None = Field(default=None, max_length=42)  # lowercase 0x hex
-    status: str = Field(default="submitted", max_length=16)  # 'submitted' | 'ok' | 'failed'
+    status: str = Field(default="submitted", max_length=16, index=True)  # 'submitted' | 'ok' | 'failed'
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger, index=True)
     data: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # free JSON text
+    log_index: int | None = Field(default=None)  # received entries only: the Transfer log's index, -1 native
+
+
+# ---------------------------------------------------------------- the incoming-transfer indexer (issue 14)
+class ChainCursor(SQLModel, table=True):
+    """Per chain: the next block the indexer scans, and who may scan it (a lease: one indexer
+    at a time across processes and machines; another takes over when it expires)."""
+
+    __tablename__ = "chain_cursors"
+
+    chain_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    next_block: int = Field(sa_type=BigInteger)
+    lease_owner: str | None = Field(default=None, max_length=64)
+    lease_until: int = Field(default=0, sa_type=BigInteger)  # epoch seconds
 
 
 # ---------------------------------------------------------------- merchant payments (issue 6)

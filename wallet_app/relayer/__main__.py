@@ -1,4 +1,5 @@
-"""`python -m wallet_app.relayer`: reconciles payments until SIGTERM / Ctrl-C (see the package doc)."""
+"""`python -m wallet_app.relayer`: reconciles payments and indexes incoming transfers until SIGTERM / Ctrl-C
+(see the package doc)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import threading
 from wallet_app.core import extensions
 from wallet_app.core.config import SettingsError, get_settings
 from wallet_app.core.db import upgrade_schema
-from wallet_app.relayer import run
+from wallet_app.relayer import run, run_indexer
 
 
 def main() -> int:
@@ -32,8 +33,13 @@ def main() -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    logging.getLogger(__name__).info("relaying every %s s", settings.relayer_interval_seconds)
+    logging.getLogger(__name__).info(
+        "relaying every %s s, indexing every %s s", settings.relayer_interval_seconds, settings.indexer_interval_seconds
+    )
+    indexing = threading.Thread(target=run_indexer, args=(stop,), name="indexer", daemon=True)
+    indexing.start()
     run(stop)
+    indexing.join(30)
     return 0
 
 

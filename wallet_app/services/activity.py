@@ -10,14 +10,13 @@ import json
 import logging
 from typing import Any
 
-from eth_typing import HexStr
 from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import Activity, User, stored_id
-from wallet_app.services import accounts, tokens
+from wallet_app.services import accounts, indexer, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.chain import ChainConfig, DecodedTx
@@ -57,11 +56,13 @@ def recipient_risk(address: str, known: list[str]) -> str | None:
 
 
 def known_counterparties(user: User | int) -> list[str]:
-    """The addresses of the user's activity history (lowercase), newest first."""
+    """The addresses of the user's activity history (lowercase), newest first. Transfers received
+    are not the user's choice: anyone can send (address poisoning sends from a lookalike), so they
+    never make an address known."""
     with get_session() as db:
         u = accounts.get_user(db, user)
         rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
-    return [r.counterparty for r in rows if r.counterparty]
+    return [r.counterparty for r in rows if r.counterparty and r.type != indexer.RECEIVE]
 
 
 def activity_summary(row: Activity) -> str:
@@ -77,6 +78,8 @@ def activity_summary(row: Activity) -> str:
         text = f"Approved {amount} for {who}"
     elif row.type == "payment" and amount:
         text = f"Paid {amount} to {who}"
+    elif row.type == "receive" and amount:
+        text = f"Received {amount} from {who}"
     elif who:
         text = f"{row.type.capitalize()} with {who}"
     else:
@@ -173,21 +176,24 @@ def set_activity_status(activity_id: int, status: str) -> None:
 
 
 def _refresh_pending(rows: list[Activity]) -> None:
-    """Marks submitted transactions ok/failed from their receipts (one call per entry, bounded)."""
+    """Marks submitted transactions ok/failed from their receipts (one JSON-RPC batch per chain,
+    bounded); the indexer does the same in the background, this makes a fresh listing current."""
     pending = [r for r in rows if r.status == "submitted" and r.tx_hash and r.chain_id][:RECEIPT_REFRESH_LIMIT]
     chains = {c.chain_id: c for c in chain_svc.get_chains()} if pending else {}
-    for row in pending:
-        if row.chain_id is None or row.tx_hash is None:  # filtered out above; narrows the types
-            continue
-        c = chains.get(row.chain_id)
+    for chain_id in {r.chain_id for r in pending}:
+        c = chains.get(chain_id or 0)
         if c is None:
             continue
+        mine = [r for r in pending if r.chain_id == chain_id]
         try:
-            receipt = chain_svc.web3_for(c).eth.get_transaction_receipt(HexStr(row.tx_hash))
-        except Exception:  # not mined yet (TransactionNotFound) or the node is down: keep waiting
+            found = chain_svc.receipts(chain_svc.web3_for(c), [r.tx_hash or "" for r in mine])
+        except Exception:  # the node is down or refused the batch: keep waiting
             continue
-        row.status = "ok" if receipt["status"] == 1 else "failed"
-        set_activity_status(stored_id(row), row.status)
+        for row in mine:
+            status = indexer.status_from_receipt(found.get(row.tx_hash or ""))
+            if status is not None:
+                row.status = status
+                set_activity_status(stored_id(row), status)
 
 
 def activities(user: User | int, refresh: bool = True) -> list[dict]:

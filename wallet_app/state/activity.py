@@ -21,7 +21,7 @@ from wallet_app.state.base import SignedInState
 
 log = logging.getLogger(__name__)
 
-TYPES = ("transfer", "approve", "payment", "call")
+TYPES = ("transfer", "approve", "payment", "call", "receive")  # receive: services.indexer
 STATUSES = ("submitted", "ok", "failed")
 POLL_INTERVAL_S = 2.0
 POLL_MAX = 15  # pending entries are re-read at most this often per page load (30 s)
