@@ -158,10 +158,12 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
 @dataclass
 class WatchList:
     """The users' addresses (address -> user ids: a wallet restored under two Google accounts is
-    two users) and, per token, who has it in their list with its symbol and decimals."""
+    two users) and the tokens they hold in their lists: the chain's default tokens (everyone's:
+    seeded into every list, never removed) and, per token, who added it."""
 
     users: dict[str, list[int]]
     holdings: dict[str, dict[int, tuple[str, int]]]  # token (lowercase) -> user id -> (symbol, decimals)
+    defaults: dict[str, tuple[str, int]]  # token (lowercase) -> (symbol, decimals)
 
     @property
     def addresses(self) -> list[str]:
@@ -169,7 +171,11 @@ class WatchList:
 
     @property
     def tokens(self) -> list[str]:
-        return sorted(t for t in self.holdings if t != ZERO_ADDRESS)
+        return sorted((set(self.holdings) | set(self.defaults)) - {ZERO_ADDRESS})
+
+    def token_of(self, token: str, user_id: int) -> tuple[str, int] | None:
+        """(symbol, decimals) of `token` in the user's list, None when it is not there."""
+        return self.holdings.get(token, {}).get(user_id) or self.defaults.get(token)
 
 
 def watch_list(db: Session, chain: ChainConfig) -> WatchList:
@@ -185,7 +191,8 @@ def watch_list(db: Session, chain: ChainConfig) -> WatchList:
     )
     for uid, token, symbol, decimals in rows:
         holdings.setdefault(token.lower(), {})[uid] = (symbol, decimals)
-    return WatchList(users, holdings)
+    defaults = {t.token_address.lower(): (t.token_symbol, t.token_decimals) for t in chain.tokens}
+    return WatchList(users, holdings, defaults)
 
 
 def entries_for(found: Iterable[Incoming], watch: WatchList, chain: ChainConfig, times: dict[int, int]) -> list[dict]:
@@ -195,10 +202,10 @@ def entries_for(found: Iterable[Incoming], watch: WatchList, chain: ChainConfig,
     for t in found:
         for uid in watch.users.get(t.to, []):
             if t.token_address == ZERO_ADDRESS:
-                symbol, decimals = chain.native_symbol, chain.native_decimals
-            elif uid in watch.holdings.get(t.token_address, {}):
-                symbol, decimals = watch.holdings[t.token_address][uid]
+                token: tuple[str, int] | None = (chain.native_symbol, chain.native_decimals)
             else:
+                token = watch.token_of(t.token_address, uid)
+            if token is None:
                 continue
             rows.append(
                 {
@@ -208,8 +215,8 @@ def entries_for(found: Iterable[Incoming], watch: WatchList, chain: ChainConfig,
                     "tx_hash": t.tx_hash,
                     "log_index": t.log_index,
                     "token_address": t.token_address,
-                    "token_symbol": symbol,
-                    "token_decimals": decimals,
+                    "token_symbol": token[0],
+                    "token_decimals": token[1],
                     "amount": str(t.amount),
                     "counterparty": t.sender,
                     "status": "ok",
@@ -226,8 +233,9 @@ def insert_new(db: Session, rows: list[dict]) -> int:
         return 0
     dialect = db.get_bind().dialect.name
     insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(Activity.__table__).values(rows).on_conflict_do_nothing()  # type: ignore[attr-defined]
-    return max(int(getattr(db.execute(stmt), "rowcount", 0) or 0), 0)
+    table = Activity.__table__  # type: ignore[attr-defined]
+    stmt = insert(table).values(rows).on_conflict_do_nothing().returning(table.c.id)
+    return len(db.execute(stmt).all())  # rowcount is not reported for this on PostgreSQL
 
 
 # ---------------------------------------------------------------- the lease and the cursor
