@@ -193,3 +193,19 @@ def test_outgoing_entries_get_their_status_in_the_background(users, chain, w3, d
     # Its lease was handed back at the stop.
     with get_session() as db:
         assert db.get(ChainCursor, chain.chain_id).lease_until == 0
+
+
+def test_a_hidden_sender_is_not_shown(users, chain, deployments_dir, send_tx, settings_env):
+    # Development hides the dev faucet's funding of a new wallet (anvil #0, the deployer's key).
+    from wallet_app.core import extensions
+    from wallet_app.dev import hidden_senders
+
+    assert hidden_senders() == {fund_sender()}  # settings_env is development
+    (alice_id, alice) = users["alice"]
+    indexer.index_chain(chain, OWNER)
+    extensions.set_hidden_senders(hidden_senders)
+    fund(chain.rpc_url, alice.address, deployments_dir)  # a value transfer and two mints it sent
+    send_tx(Account.from_key(ANVIL_KEY_3), alice.address, value=10**15)
+    assert indexer.index_chain(chain, OWNER)["received"] == 1
+    assert [(r.counterparty, r.amount) for r in receive_rows(alice_id)] == [
+        (Account.from_key(ANVIL_KEY_3).address.lower(), str(10**15))]

@@ -23,9 +23,10 @@ def main() -> int:
         return 2
     if settings.dev_mode:
         # An entry point, like wallet_app.py: development's relayer key comes from the stand-ins.
-        from wallet_app.dev import DEV_RELAYER_KEY
+        from wallet_app.dev import DEV_RELAYER_KEY, hidden_senders
 
         extensions.set_relayer_key(lambda: DEV_RELAYER_KEY)
+        extensions.set_hidden_senders(hidden_senders)
     # The schema may be newer than the database when the relayer starts before the web server
     # (make run starts both): migrate first, under upgrade_schema's lock, as the web server does.
     logging.getLogger("alembic").setLevel(logging.WARNING)  # its per-plugin INFO lines are noise here

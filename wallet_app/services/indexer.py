@@ -14,6 +14,8 @@ most RANGE_BLOCKS blocks:
   user's address. Limit: a transfer made inside a contract (an internal transaction, e.g. a
   multisig or an exchange's batch payout) is not a transaction of the block and is not seen.
   A plain value transfer to an account without code cannot fail once mined, so no receipt is read.
+- Transactions sent by extensions.hidden_senders() are not shown (development: the dev faucet's
+  funding of a new wallet, which is set-up, not the user's activity).
 The entries of a range and the cursor move in one database transaction; the unique key
 (user, chain, tx hash, log index; -1 for native) makes scanning a block twice harmless, so a crash
 between the two or a restart loses and doubles nothing. Memory is bounded by one block batch.
@@ -45,6 +47,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 from web3 import Web3
 
+from wallet_app.core import extensions
 from wallet_app.core.db import get_session
 from wallet_app.models import Activity, ChainCursor, User, UserToken, now_epoch
 from wallet_app.services import chain as chain_svc
@@ -334,11 +337,17 @@ def fetch_logs(w3: Web3, first: int, last: int, tokens: list[str], addresses: li
     return logs
 
 
-def scan_blocks(w3: Web3, first: int, last: int, watched: set[str]) -> tuple[list[Incoming], dict[int, int]]:
-    """The native transfers to watched addresses in [first, last] and every block's timestamp,
-    BLOCK_BATCH blocks per JSON-RPC batch (only the matches are kept)."""
-    found: list[Incoming] = []
-    times: dict[int, int] = {}
+@dataclass
+class BlockScan:
+    native: list[Incoming]  # value transfers to watched addresses
+    times: dict[int, int]  # block number -> timestamp
+    hidden: set[str]  # hashes of the transactions sent by a hidden sender (extensions.hidden_senders)
+
+
+def scan_blocks(w3: Web3, first: int, last: int, watched: set[str], hidden: frozenset[str]) -> BlockScan:
+    """Reads the blocks [first, last] with their transactions, BLOCK_BATCH blocks per JSON-RPC
+    batch, keeping only the matches."""
+    scan = BlockScan([], {}, set())
     for start in range(first, last + 1, BLOCK_BATCH):
         numbers = range(start, min(start + BLOCK_BATCH, last + 1))
         for n, answer in zip(
@@ -347,9 +356,11 @@ def scan_blocks(w3: Web3, first: int, last: int, watched: set[str]) -> tuple[lis
             block = answer.get("result")
             if not block:  # past the node's head (it went back?): stop here, retried next pass
                 raise RuntimeError(f"block {n} not available: {answer.get('error')}")
-            times[n] = int(block["timestamp"], 16)
-            found.extend(native_from_block(block, watched))
-    return found, times
+            scan.times[n] = int(block["timestamp"], 16)
+            scan.native.extend(native_from_block(block, watched))
+            if hidden:
+                scan.hidden.update(tx["hash"].lower() for tx in block["transactions"] if tx["from"].lower() in hidden)
+    return scan
 
 
 # ---------------------------------------------------------------- a pass
@@ -364,6 +375,7 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
     if cursor is None:
         return {"blocks": 0, "received": 0, "skipped": 1}
     blocks = received = 0
+    hidden = extensions.hidden_senders()
     while blocks < max_blocks:
         span = plan_range(cursor, tip, chain.index_confirmations, min(RANGE_BLOCKS, max_blocks - blocks))
         if span is None:
@@ -372,9 +384,10 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
         with get_session() as db:
             watch = watch_list(db, chain)
         watched = set(watch.users)
-        native, times = scan_blocks(w3, first, last, watched) if watched else ([], {})
+        scan = scan_blocks(w3, first, last, watched, hidden) if watched else BlockScan([], {}, set())
         tokens = transfers_from_logs(fetch_logs(w3, first, last, watch.tokens, watch.addresses), watched)
-        rows = entries_for([*native, *tokens], watch, chain, times)
+        found = [t for t in [*scan.native, *tokens] if t.tx_hash not in scan.hidden]
+        rows = entries_for(found, watch, chain, scan.times)
         with get_session() as db:
             new = insert_new(db, rows)
             if not _advance(db, chain.chain_id, owner, last + 1):
