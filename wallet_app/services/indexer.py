@@ -49,6 +49,7 @@ from web3 import Web3
 
 from wallet_app.core import extensions
 from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
 from wallet_app.models import Activity, ChainCursor, User, UserToken, now_epoch
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.chain import ChainConfig
@@ -78,6 +79,7 @@ class Incoming:
     tx_hash: str
     log_index: int  # NATIVE_LOG_INDEX for a native transfer
     block_number: int
+    tx_index: int = 0  # the transaction's position in its block (the entries' order)
 
 
 # ---------------------------------------------------------------- pure helpers (table-tested)
@@ -124,6 +126,7 @@ def transfers_from_logs(logs: Iterable[dict], watched: set[str]) -> list[Incomin
                 tx_hash=entry["transactionHash"].lower(),
                 log_index=int(entry["logIndex"], 16),
                 block_number=int(entry["blockNumber"], 16),
+                tx_index=int(entry.get("transactionIndex") or "0x0", 16),
             )
         )
     return found
@@ -137,8 +140,11 @@ def native_from_block(block: dict, watched: set[str]) -> list[Incoming]:
         to = (tx.get("to") or "").lower()
         value = int(tx.get("value") or "0x0", 16)
         if value and to in watched:
+            position = int(tx.get("transactionIndex") or "0x0", 16)
             found.append(
-                Incoming(to, tx["from"].lower(), ZERO_ADDRESS, value, tx["hash"].lower(), NATIVE_LOG_INDEX, number)
+                Incoming(
+                    to, tx["from"].lower(), ZERO_ADDRESS, value, tx["hash"].lower(), NATIVE_LOG_INDEX, number, position
+                )
             )
     return found
 
@@ -199,10 +205,11 @@ def watch_list(db: Session, chain: ChainConfig) -> WatchList:
 
 
 def entries_for(found: Iterable[Incoming], watch: WatchList, chain: ChainConfig, times: dict[int, int]) -> list[dict]:
-    """Transfers -> activity rows (the columns): one per recipient user holding the token; the
-    native coin is everyone's. `times`: block number -> timestamp (the entry's time)."""
+    """Transfers -> activity rows (the columns), in chain order (ids follow it: the list's order
+    among entries of one second): one per recipient user holding the token; the native coin is
+    everyone's. `times`: block number -> timestamp (the entry's time)."""
     rows = []
-    for t in found:
+    for t in sorted(found, key=lambda t: (t.block_number, t.tx_index, t.log_index)):
         for uid in watch.users.get(t.to, []):
             if t.token_address == ZERO_ADDRESS:
                 token: tuple[str, int] | None = (chain.native_symbol, chain.native_decimals)
@@ -438,17 +445,36 @@ def refresh_outgoing(chain: ChainConfig, limit: int = STATUS_BATCH) -> dict[str,
     return counts
 
 
+_failing: set[tuple[int, str]] = set()  # (chain, step) that failed last time: logged once per streak
+
+
 def run_once(owner: str, chains: list[ChainConfig] | None = None) -> dict[str, int]:
     """One pass over every chain: incoming transfers, then the outgoing statuses. Summed counters;
-    one chain's trouble (a node down) is logged and the others go on."""
+    one chain's trouble (a node down) is logged once, when it starts, and the others go on."""
     total: dict[str, int] = {}
+    steps = {"index": index_chain, "statuses": lambda c, _owner: refresh_outgoing(c)}
     for chain in chains if chains is not None else chain_svc.get_chains():
-        for step in (index_chain, lambda c, _owner: refresh_outgoing(c)):
+        for name, step in steps.items():
+            key = (chain.chain_id, name)
             try:
                 counts: dict[str, Any] = step(chain, owner)
-            except Exception:
-                log.exception("indexer pass of chain %s failed", chain.chain_id)
+            except Exception as e:
+                if key not in _failing:
+                    _failing.add(key)
+                    # A node that is down is expected now and then; anything else is a bug: its traceback.
+                    expected = isinstance(e, (*chain_svc._NETWORK_ERRORS, AppError))
+                    log.log(
+                        logging.WARNING if expected else logging.ERROR,
+                        "indexer %s of chain %s failed (%s), retrying every pass",
+                        name,
+                        chain.chain_id,
+                        e,
+                        exc_info=not expected,
+                    )
                 continue
+            if key in _failing:
+                _failing.discard(key)
+                log.info("indexer %s of chain %s works again", name, chain.chain_id)
             for k, v in counts.items():
                 total[k] = total.get(k, 0) + v
     return total

@@ -28,6 +28,7 @@ def log(to=ALICE, sender=BOB, amount=5, topics=None, data=None, **extra) -> dict
         "transactionHash": TX.upper().replace("0X", "0x"),
         "logIndex": "0x3",
         "blockNumber": "0x10",
+        "transactionIndex": "0x2",
         **extra,
     }
 
@@ -51,7 +52,7 @@ def test_transfer_topic_is_the_erc20_event():
 
 
 @pytest.mark.parametrize("entry, found", [
-    (log(), [Incoming(ALICE, BOB, TOKEN, 5, TX, 3, 16)]),
+    (log(), [Incoming(ALICE, BOB, TOKEN, 5, TX, 3, 16, 2)]),
     (log(to=EVE), []),  # not a watched address
     (log(amount=0), []),  # zero-value: address poisoning's favourite
     (log(topics=[indexer.TRANSFER_TOPIC, topic(BOB), topic(ALICE), "0x" + "0" * 63 + "7"], data="0x"), []),  # ERC-721
@@ -59,7 +60,7 @@ def test_transfer_topic_is_the_erc20_event():
     (log(data="0x1234"), []),  # malformed amount
     (log(removed=True), []),  # a reorged log
     (log(topics=[indexer.TRANSFER_TOPIC, topic(BOB), "0x" + "ff" * 32]), []),  # not an address topic
-    (log(sender=ZERO_ADDRESS, amount=2**255), [Incoming(ALICE, ZERO_ADDRESS, TOKEN, 2**255, TX, 3, 16)]),  # a mint
+    (log(sender=ZERO_ADDRESS, amount=2**255), [Incoming(ALICE, ZERO_ADDRESS, TOKEN, 2**255, TX, 3, 16, 2)]),  # a mint
 ])
 def test_transfers_from_logs(entry, found):
     assert indexer.transfers_from_logs([entry], {ALICE, BOB}) == found
@@ -70,17 +71,17 @@ def block(*txs) -> dict:
 
 
 def tx(to, value, sender=BOB, h=TX) -> dict:
-    return {"to": to, "value": hex(value), "from": sender, "hash": h}
+    return {"to": to, "value": hex(value), "from": sender, "hash": h, "transactionIndex": "0x1"}
 
 
 @pytest.mark.parametrize("b, found", [
-    (block(tx(ALICE.upper().replace("0X", "0x"), 7)), [Incoming(ALICE, BOB, ZERO_ADDRESS, 7, TX, -1, 42)]),
+    (block(tx(ALICE.upper().replace("0X", "0x"), 7)), [Incoming(ALICE, BOB, ZERO_ADDRESS, 7, TX, -1, 42, 1)]),
     (block(tx(ALICE, 0)), []),  # a call without value
     (block(tx(EVE, 7)), []),
     (block(tx(None, 7)), []),  # a contract creation
     (block(), []),
     (block(tx(EVE, 1), tx(ALICE, 2, sender=ALICE)),  # to oneself counts too: the tx is the user's
-     [Incoming(ALICE, ALICE, ZERO_ADDRESS, 2, TX, -1, 42)]),
+     [Incoming(ALICE, ALICE, ZERO_ADDRESS, 2, TX, -1, 42, 1)]),
 ])
 def test_native_from_block(b, found):
     assert indexer.native_from_block(b, {ALICE}) == found
@@ -109,11 +110,12 @@ def test_entries_for_users_and_their_tokens():
                       defaults={TOKEN: ("tUSD", 6)})
     assert watch.tokens == sorted([TOKEN, OTHER_TOKEN])
     found = [
-        Incoming(ALICE, EVE, TOKEN, 5, TX, 3, 16),  # a default token: both Alice users
+        Incoming(BOB, EVE, ZERO_ADDRESS, 10**18, TX, -1, 17, 1),  # the native coin is everyone's
+        Incoming(BOB, EVE, OTHER_TOKEN, 9, TX, 5, 17, 0),  # in Bob's list, with its symbol there
         Incoming(ALICE, EVE, OTHER_TOKEN, 9, TX, 4, 16),  # not in Alice's lists: nobody
-        Incoming(BOB, EVE, OTHER_TOKEN, 9, TX, 5, 17),  # in Bob's list, with its symbol there
-        Incoming(BOB, EVE, ZERO_ADDRESS, 10**18, TX, -1, 17),  # the native coin is everyone's
+        Incoming(ALICE, EVE, TOKEN, 5, TX, 3, 16),  # a default token: both Alice users
     ]
+    # In chain order (block, transaction, log), whatever order they were found in.
     rows = indexer.entries_for(found, watch, CHAIN, {16: 1000, 17: 1012})
     picked = [(r["user_id"], r["token_symbol"], r["token_decimals"], r["amount"], r["log_index"], r["created_at"])
               for r in rows]
