@@ -88,7 +88,7 @@ def wait_for_entries(page: Page, kind: str, count: int, timeout: float = 60) -> 
 
 def test_transfers_received_from_another_account_appear_as_incoming(page: Page, app_server, screenshot,
                                                                      browser_issues):
-    address = create_wallet(page, new_email("incoming"))
+    address = Web3.to_checksum_address(create_wallet(page, new_email("incoming")))
     wait_for_balance(page, "tUSD", FAUCET_BALANCE)  # the faucet's sends are done (and not shown)
     w3 = web3_of(app_server)
     outsider = Account.from_key(OUTSIDER_KEY)
