@@ -209,3 +209,14 @@ def test_a_hidden_sender_is_not_shown(users, chain, deployments_dir, send_tx, se
     assert indexer.index_chain(chain, OWNER)["received"] == 1
     assert [(r.counterparty, r.amount) for r in receive_rows(alice_id)] == [
         (Account.from_key(ANVIL_KEY_3).address.lower(), str(10**15))]
+
+
+def test_a_chain_started_afresh_is_indexed_from_its_head(users, chain, w3, send_tx):
+    (alice_id, alice) = users["alice"]
+    indexer.index_chain(chain, OWNER)
+    with get_session() as db:  # as if the database had seen a longer chain (a dev chain restarted fresh)
+        db.exec(update(ChainCursor).values(next_block=10**9))  # type: ignore[call-overload]
+        db.commit()
+    assert indexer.index_chain(chain, OWNER)["blocks"] == 1
+    send_tx(Account.from_key(ANVIL_KEY_3), alice.address, value=10**15)
+    assert indexer.index_chain(chain, OWNER)["received"] == 1

@@ -381,6 +381,14 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
     cursor = take_lease(chain.chain_id, owner, max(tip - chain.index_confirmations, 0))
     if cursor is None:
         return {"blocks": 0, "received": 0, "skipped": 1}
+    if cursor > tip + 1:  # the chain is shorter than what was scanned: a development chain started afresh
+        log.warning(
+            "chain %s is at block %s, its indexer cursor at %s: starting again at the head", chain.chain_id, tip, cursor
+        )
+        cursor = max(tip - chain.index_confirmations, 0)
+        with get_session() as db:
+            _advance(db, chain.chain_id, owner, cursor)
+            db.commit()
     blocks = received = 0
     hidden = extensions.hidden_senders()
     while blocks < max_blocks:
