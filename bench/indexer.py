@@ -12,10 +12,14 @@ every block with its transactions (one request each) for native transfers. It is
 `--naive-users` users over the whole history and scaled to all users (its work is the same per
 user); its findings for those users must equal the indexer's.
 
+Mining gets slower with the chain's height on anvil (superlinear: 10,000 blocks take about 3 to 6
+minutes here), so the history is made once and kept in bench/results (anvil_dumpState; the
+users are drawn from --seed); later runs load it in a second. --fresh-history makes it again.
+
 Counted: JSON-RPC calls (each call of a batch counts) and HTTP requests, on the wire.
 Target: at least 10x fewer JSON-RPC calls per 1,000 blocks than the naive scan.
 
-    source env.sh && python bench/indexer.py [--users 100] [--blocks 10000] [--naive-users 3]
+    source env.sh && python bench/indexer.py [--users 100] [--blocks 10000] [--naive-users 3] [--fresh-history]
 """
 
 from __future__ import annotations
@@ -124,6 +128,13 @@ def make_history(w3: Web3, deployed: dict, users: list[str], blocks: int, every:
     return first, expected
 
 
+def load_history(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
 def naive_scan(w3: Web3, user: str, tokens: list[str], first: int, last: int, range_blocks: int) -> Counter:
     """One user's incoming transfers, found alone: logs to them per range, every block for native."""
     from wallet_app.services import indexer
@@ -149,20 +160,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-block", type=int, default=6, help="transactions in such a block (at most 8)")
     parser.add_argument("--naive-users", type=int, default=3, help="users the naive scan is measured on")
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--fresh-history", action="store_true", help="make the history again (not the kept one)")
     args = parser.parse_args(argv)
     rnd = random.Random(args.seed)
     started = time.perf_counter()
 
     work = Path(tempfile.mkdtemp(prefix="bench-indexer-"))
-    users = [Account.create().address for _ in range(args.users)]
-    with Anvil(port=0, chain_id=31337) as node:
-        deployed = deploy(node.url, work)
+    users = [Web3.to_checksum_address("0x" + rnd.randbytes(20).hex()) for _ in range(args.users)]
+    cache = RESULTS / f"indexer-history-{args.users}-{args.blocks}-{args.every}-{args.per_block}-{args.seed}.json"
+    history = load_history(cache) if not args.fresh_history else None
+    # Mining slows down with the chain's height on anvil (about 4 us x height per block here):
+    # 10,000 blocks take minutes, so the history is made once and kept (anvil_dumpState).
+    with Anvil(port=0, chain_id=31337, extra_args=["--prune-history", "1"]) as node:
         w3 = _w3(node.url)
         t0 = time.perf_counter()
-        first, expected = make_history(w3, deployed, users, args.blocks, args.every, args.per_block, rnd)
+        if history is None:
+            deployed = deploy(node.url, work)
+            first, expected = make_history(w3, deployed, users, args.blocks, args.every, args.per_block, rnd)
+            RESULTS.mkdir(exist_ok=True)
+            cache.write_text(json.dumps({
+                "state": rpc(w3, "anvil_dumpState", []), "first": first, "deployed": deployed,
+                "expected": [[*k, v] for k, v in expected.items()]}))
+            made = f"made in {time.perf_counter() - t0:.1f} s, kept in {cache.name}"
+        else:
+            rpc(w3, "anvil_loadState", [history["state"]])
+            first, deployed = history["first"], history["deployed"]
+            expected = Counter({(to, token, amount): n for to, token, amount, n in history["expected"]})
+            (work / "deployments-31337.json").write_text(json.dumps(deployed))
+            made = f"loaded from {cache.name} in {time.perf_counter() - t0:.1f} s (--fresh-history to make it again)"
         last = int(rpc(w3, "eth_blockNumber", []), 16)
         print(f"history: blocks {first}..{last} ({last - first + 1}), {sum(expected.values())} transfers to users,"
-              f" made in {time.perf_counter() - t0:.1f} s")
+              f" {made}")
 
         chains = json.loads((Path(__file__).resolve().parents[1] / "chains.dev.json").read_text())
         chains[0]["rpc_url"] = node.url
@@ -216,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         naive_w3 = Web3(Web3.HTTPProvider(node.url, request_kwargs={"timeout": 30}))
         naive_counter = WireCounter(naive_w3.provider)
         tokens = sorted(t.token_address.lower() for t in chain.tokens)
-        sample = [u.lower() for u in rnd.sample(users, min(args.naive_users, len(users)))]
+        sample = [u.lower() for u in random.Random(args.seed).sample(users, min(args.naive_users, len(users)))]
         t0 = time.perf_counter()
         naive_found: Counter = Counter()
         for user in sample:
