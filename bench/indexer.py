@@ -268,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     result = {
         "users": args.users, "blocks": blocks, "transfers": sum(expected.values()), "received": received,
         "again": again, "seconds": round(elapsed, 2), "blocks_per_second": round(blocks / elapsed),
-        "rpc": fast, "rpc_per_1000_blocks": round(per_k, 1), "http_per_1000_blocks": round(fast["http"] * 1000 / blocks, 1),
+        "rpc": fast, "rpc_per_1000_blocks": round(per_k, 1),
+        "http_per_1000_blocks": round(fast["http"] * 1000 / blocks, 1),
         "naive_users_measured": len(sample), "naive_rpc_measured": dict(naive_counter.calls),
         "naive_http_measured": naive_counter.http, "naive_seconds_measured": round(naive_elapsed, 2),
         "naive_rpc_per_1000_blocks": round(naive_per_k, 1), "ratio": round(ratio, 1),

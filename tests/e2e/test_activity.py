@@ -86,6 +86,16 @@ def wait_for_entries(page: Page, kind: str, count: int, timeout: float = 60) -> 
     raise AssertionError(f"{len(found)} of {count} {kind} entries within {timeout} s: {found}")
 
 
+def send_from_outsider(w3: Web3, tx: dict) -> None:
+    """`tx` (to, and data or value) signed by anvil's account #3 and mined."""
+    outsider = Account.from_key(OUTSIDER_KEY)
+    tx = {"value": 0, "data": "0x", **tx, "chainId": w3.eth.chain_id, "gasPrice": w3.eth.gas_price,
+          "nonce": w3.eth.get_transaction_count(outsider.address, "pending")}
+    tx["gas"] = w3.eth.estimate_gas({**tx, "from": outsider.address})
+    sent = w3.eth.send_raw_transaction(outsider.sign_transaction(tx).raw_transaction)
+    assert w3.eth.wait_for_transaction_receipt(sent, timeout=30)["status"] == 1
+
+
 def test_transfers_received_from_another_account_appear_as_incoming(page: Page, app_server, screenshot,
                                                                      browser_issues):
     address = Web3.to_checksum_address(create_wallet(page, new_email("incoming")))
@@ -99,13 +109,8 @@ def test_transfers_received_from_another_account_appear_as_incoming(page: Page, 
         fund(w3.provider.endpoint_uri, outsider.address, deployments, eth_wei=0)
     tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
     erc20 = Web3().eth.contract(abi=artifact("TestToken")["abi"])
-    for tx in ({"to": tusd["token_address"], "data": erc20.encode_abi("transfer", [address, 2_500_000])},
-               {"to": address, "value": 25 * 10**16}):
-        tx = {"value": 0, "data": "0x", **tx, "chainId": w3.eth.chain_id, "gasPrice": w3.eth.gas_price,
-              "nonce": w3.eth.get_transaction_count(outsider.address, "pending")}
-        tx["gas"] = w3.eth.estimate_gas({**tx, "from": outsider.address})
-        sent = w3.eth.send_raw_transaction(outsider.sign_transaction(tx).raw_transaction)
-        assert w3.eth.wait_for_transaction_receipt(sent, timeout=30)["status"] == 1
+    send_from_outsider(w3, {"to": tusd["token_address"], "data": erc20.encode_abi("transfer", [address, 2_500_000])})
+    send_from_outsider(w3, {"to": address, "value": 25 * 10**16})
 
     received = wait_for_entries(page, "receive", 2)
     assert {(e["token_symbol"], e["amount"], e["status"]) for e in received} == {
