@@ -71,9 +71,15 @@ class UserToken(SQLModel, table=True):
 
 
 class Activity(SQLModel, table=True):
-    """One entry of the user's activity list (a submitted transaction, a payment, ...)."""
+    """One entry of the user's activity list (a submitted transaction, a payment, a transfer
+    received: type 'receive', found by services.indexer, with the log index of its Transfer event
+    or -1 for a native transfer; the unique key makes indexing the same block twice harmless)."""
 
     __tablename__ = "activities"
+    __table_args__ = (
+        # NULL log_index (the user's own entries) never collides.
+        UniqueConstraint("user_id", "chain_id", "tx_hash", "log_index", name="uq_activities_user_chain_tx_log"),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     user_id: int = Field(foreign_key="users.id", index=True)
@@ -86,13 +92,27 @@ class Activity(SQLModel, table=True):
     amount: str | None = Field(default=None, max_length=80)  # integer string, smallest unit
     counterparty: str | None = Field(default=None, max_length=42)  # lowercase 0x hex
     # 'submitted' (pending) | 'ok' | 'failed' | 'replaced' | 'cancelled' (another tx took its nonce)
-    status: str = Field(default="submitted", max_length=16)
+    status: str = Field(default="submitted", max_length=16, index=True)
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger, index=True)
     data: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # free JSON text
     # The user's own signed transactions (services.replacements): their nonce, and the entry a
     # speed-up or cancel replaces; the entries of one (chain, sender, nonce) are one group.
     nonce: int | None = Field(default=None, sa_type=BigInteger)
     replaces_id: int | None = Field(default=None, index=True)
+    log_index: int | None = Field(default=None)  # received entries only: the Transfer log's index, -1 native
+
+
+# ---------------------------------------------------------------- the incoming-transfer indexer (issue 14)
+class ChainCursor(SQLModel, table=True):
+    """Per chain: the next block the indexer scans, and who may scan it (a lease: one indexer
+    at a time across processes and machines; another takes over when it expires)."""
+
+    __tablename__ = "chain_cursors"
+
+    chain_id: int = Field(sa_type=BigInteger, primary_key=True, sa_column_kwargs={"autoincrement": False})
+    next_block: int = Field(sa_type=BigInteger)
+    lease_owner: str | None = Field(default=None, max_length=64)
+    lease_until: int = Field(default=0, sa_type=BigInteger)  # epoch seconds
 
 
 # ---------------------------------------------------------------- merchant payments (issue 6)

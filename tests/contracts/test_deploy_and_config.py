@@ -108,15 +108,19 @@ def test_chain_without_deployments_is_left_out_and_literal_chains_load(chains_fi
     assert chains[0].payment_tokens == ()
     assert (chains[0].max_pay_gas, chains[0].max_gas_price_wei, chains[0].max_gas_price_multiple,
             chains[0].relayer_min_balance_wei) == (300_000, 500 * 10**9, 3.0, 10**16)
+    assert chains[0].index_confirmations == 5  # the indexer's default distance from the head
 
     entries[-1].update(payment_tokens=["0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"], max_pay_gas=150_000,
-                       max_gas_price_wei=10**11, max_gas_price_multiple=1.5, relayer_min_balance_wei=10**17)
+                       max_gas_price_wei=10**11, max_gas_price_multiple=1.5, relayer_min_balance_wei=10**17,
+                       index_confirmations=12)
     path.write_text(json.dumps(entries))
     (base,) = load_chains(path, tmp_path / "no-deployments-here")
+    assert base.index_confirmations == 12
     assert base.payment_tokens == ("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",)
     assert (base.max_pay_gas, base.max_gas_price_wei, base.max_gas_price_multiple, base.relayer_min_balance_wei) == (
         150_000, 10**11, 1.5, 10**17)
-    for bad in ({"max_gas_price_multiple": 0.5}, {"max_pay_gas": 0}, {"payment_tokens": ["0x12"]}):
+    for bad in ({"max_gas_price_multiple": 0.5}, {"max_pay_gas": 0}, {"payment_tokens": ["0x12"]},
+                {"index_confirmations": -1}):
         path.write_text(json.dumps([{**entries[-1], **bad}]))
         with pytest.raises(AppError) as exc:
             load_chains(path, tmp_path)

@@ -4,10 +4,19 @@ Send -> Sign UI flow has its own test); the page must render the entry from its 
 
 from __future__ import annotations
 
+import fcntl
+import time
+from pathlib import Path
+
 from eth_account import Account
 from playwright.sync_api import Page, expect
+from web3 import Web3
 
+from contracts.artifacts import artifact
+from contracts.deploy import fund
 from tests.e2e.flows import PIN, create_wallet, local_materials, new_email
+from tests.e2e.flows_payment import server_env
+from tests.e2e.flows_send import web3_of
 from tests.e2e.test_assets import FAUCET_BALANCE, set_language, wait_for_balance
 from tests.e2e.vault_py import recover_phrase
 
@@ -57,4 +66,70 @@ def test_activity_shows_entry_in_both_languages(page: Page, screenshot, browser_
     expect(entry.locator(".activity-summary")).to_have_text(f"{who}에게 1.5 tUSD 보냄")
     expect(entry.locator(".activity-status")).to_have_text("완료")
     screenshot("activity_entry_ko")
+    browser_issues.assert_clean()
+
+
+# anvil's account #3 of the dev mnemonic: a wallet outside the app (the faucet is #0, the relayer #1).
+OUTSIDER_KEY = "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6"
+
+
+def wait_for_entries(page: Page, kind: str, count: int, timeout: float = 60) -> list[dict]:
+    """The indexer runs in the background (the relayer process): poll GET /api/v1/activities
+    until `count` entries of `kind` are there; returns them."""
+    deadline = time.monotonic() + timeout
+    found: list[dict] = []
+    while time.monotonic() < deadline:
+        found = [e for e in page.request.get("/api/v1/activities").json() if e["type"] == kind]
+        if len(found) >= count:
+            return found
+        page.wait_for_timeout(500)  # polling interval of a wait-for-condition loop
+    raise AssertionError(f"{len(found)} of {count} {kind} entries within {timeout} s: {found}")
+
+
+def send_from_outsider(w3: Web3, tx: dict) -> None:
+    """`tx` (to, and data or value) signed by anvil's account #3 and mined."""
+    outsider = Account.from_key(OUTSIDER_KEY)
+    tx = {"value": 0, "data": "0x", **tx, "chainId": w3.eth.chain_id, "gasPrice": w3.eth.gas_price,
+          "nonce": w3.eth.get_transaction_count(outsider.address, "pending")}
+    tx["gas"] = w3.eth.estimate_gas({**tx, "from": outsider.address})
+    sent = w3.eth.send_raw_transaction(outsider.sign_transaction(tx).raw_transaction)
+    assert w3.eth.wait_for_transaction_receipt(sent, timeout=30)["status"] == 1
+
+
+def test_transfers_received_from_another_account_appear_as_incoming(page: Page, app_server, screenshot,
+                                                                     browser_issues):
+    address = Web3.to_checksum_address(create_wallet(page, new_email("incoming")))
+    wait_for_balance(page, "tUSD", FAUCET_BALANCE)  # the faucet's sends are done (and not shown)
+    w3 = web3_of(app_server)
+    outsider = Account.from_key(OUTSIDER_KEY)
+    deployments = Path(server_env(app_server)["DEPLOYMENTS_DIR"])
+    # The outsider's tUSD, minted by the deployer under the app's faucet lock (one nonce sequence).
+    with open(deployments / "faucet.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        fund(w3.provider.endpoint_uri, outsider.address, deployments, eth_wei=0)
+    tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
+    erc20 = Web3().eth.contract(abi=artifact("TestToken")["abi"])
+    send_from_outsider(w3, {"to": tusd["token_address"], "data": erc20.encode_abi("transfer", [address, 2_500_000])})
+    send_from_outsider(w3, {"to": address, "value": 25 * 10**16})
+
+    received = wait_for_entries(page, "receive", 2)
+    assert {(e["token_symbol"], e["amount"], e["status"]) for e in received} == {
+        ("tUSD", "2500000", "ok"), ("ETH", str(25 * 10**16), "ok")}
+    page.goto("/activity")
+    entries = page.locator(".activity-entry")
+    expect(entries).to_have_count(2)  # only these two: the faucet's funding is not the user's activity
+    who = f"{outsider.address.lower()[:6]}…{outsider.address.lower()[-4:]}"
+    expect(entries.locator(".activity-type")).to_have_text(["Received", "Received"])
+    expect(entries.locator(".activity-summary")).to_have_text(
+        [f"Received 0.25 ETH from {who}", f"Received 2.5 tUSD from {who}"])
+    expect(entries.locator(".activity-status")).to_have_text(["Confirmed", "Confirmed"])
+    screenshot("activity_incoming_en")
+
+    set_language(page, "한국어", "ko")
+    page.goto("/activity")
+    expect(entries.locator(".activity-type")).to_have_text(["입금", "입금"])
+    expect(entries.locator(".activity-summary")).to_have_text(
+        [f"{who}에게서 0.25 ETH 받음", f"{who}에게서 2.5 tUSD 받음"])
+    expect(entries.locator(".activity-status")).to_have_text(["완료", "완료"])
+    screenshot("activity_incoming_ko")
     browser_issues.assert_clean()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import pytest
 from eth_account import Account
 from playwright.sync_api import Page, expect
+from web3 import Web3
 
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, REPO_ROOT, save_screenshot
@@ -32,7 +33,7 @@ from tests.e2e.flows_payment import (
     wait_for_chain_balance,
 )
 from tests.e2e.flows_send import pick
-from tests.e2e.test_activity import submit_transfer
+from tests.e2e.test_activity import send_from_outsider, submit_transfer, wait_for_entries
 from wallet_app.i18n import CATALOGUES
 
 AXE = REPO_ROOT / "tools" / "node_modules" / "axe-core" / "axe.min.js"
@@ -293,9 +294,12 @@ ROUTES = [
 ]
 
 
-def test_signed_in_routes_and_dialogs(auditor: Auditor):
+def test_signed_in_routes_and_dialogs(auditor: Auditor, app_server):
     a, page = auditor, auditor.page
-    ensure_wallet(a)
+    address = ensure_wallet(a)
+    # /activity with an entry the indexer found (a transfer received), not only the empty state.
+    send_from_outsider(chain_web3(app_server), {"to": Web3.to_checksum_address(address), "value": 10**16})
+    wait_for_entries(page, "receive", 1)
     token = token_address(page, "tUSD")
     for lang in LANGS:
         a.set_locale(lang)

@@ -108,6 +108,9 @@ class Settings(BaseSettings):
     # How often the relayer process (python -m wallet_app.relayer) sends queued payments and reconciles
     # (short: a queued payment waits for the next pass; an idle pass is two small queries per chain).
     relayer_interval_seconds: float = 0.2
+    # How often the relayer process's indexer thread looks for incoming transfers and the receipts
+    # of the users' own sends (services.indexer; an idle pass is one eth_blockNumber per chain).
+    indexer_interval_seconds: float = 2.0
     # An unused quote is handed out again to the same poll for this long.
     payment_quote_ttl_seconds: int = 900
     # A Pay deadline further than this in the future is refused (the client uses now + 300 s).

@@ -1,8 +1,9 @@
 """Extension points: what production code calls without knowing who fills it in.
 
 wallet_app.dev.install() fills them in development (the faucet's address hook, its identity
-provider, the dev merchant link, anvil's relayer key); in production they keep their
-defaults (no hooks, Google, no merchant link, no relayer key). Production code never imports
+provider, the dev merchant link, anvil's relayer key, the faucet as a sender the indexer hides);
+in production they keep their defaults (no hooks, Google, no merchant link, no relayer key, no
+hidden sender). Production code never imports
 wallet_app.dev: it asks here.
 """
 
@@ -32,13 +33,14 @@ _address_hooks: list[Callable[[str], object]] = []
 _identity_provider: Callable[[], IdentityProvider | None] | None = None
 _merchant_link: Callable[[], str] | None = None
 _relayer_key: Callable[[], str | None] | None = None
+_hidden_senders: Callable[[], frozenset[str]] | None = None
 
 
 def reset() -> None:
     """Back to the production defaults (tests)."""
-    global _identity_provider, _merchant_link, _relayer_key
+    global _identity_provider, _merchant_link, _relayer_key, _hidden_senders
     _address_hooks.clear()
-    _identity_provider = _merchant_link = _relayer_key = None
+    _identity_provider = _merchant_link = _relayer_key = _hidden_senders = None
 
 
 # ---- a wallet address was registered (accounts.set_address)
@@ -100,3 +102,16 @@ def set_relayer_key(provider: Callable[[], str | None]) -> None:
 
 def relayer_key() -> str | None:
     return _relayer_key() if _relayer_key else None
+
+
+# ---- senders whose transactions the incoming-transfer indexer does not show (services.indexer)
+
+
+def set_hidden_senders(provider: Callable[[], frozenset[str]]) -> None:
+    global _hidden_senders
+    _hidden_senders = provider
+
+
+def hidden_senders() -> frozenset[str]:
+    """Lowercase addresses; production: none."""
+    return _hidden_senders() if _hidden_senders else frozenset()

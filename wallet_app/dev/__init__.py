@@ -5,7 +5,8 @@
 
 It mounts the identity provider (/dev-idp) and the Drive stand-in (/dev-drive) on the API and
 fills the extension points of wallet_app.core.extensions: the faucet's address hook, the
-identity provider, the dev merchant link of /card and anvil's relayer key. Each of them
+identity provider, the dev merchant link of /card, anvil's relayer key and the faucet's account
+as a sender the incoming-transfer indexer hides. Each of them
 checks development mode again when called, so a process that also serves non-dev settings
 (the tests) never uses them there.
 """
@@ -23,6 +24,8 @@ from wallet_app.dev import drive, faucet, idp, merchant
 
 # anvil's account #1 (funded by anvil's genesis, not the deployer #0): a public key, dev only.
 DEV_RELAYER_KEY = ANVIL_PUBLIC_KEYS[1]
+# The faucet sends with contracts.deploy's deployer key, anvil's account #0.
+FAUCET_ADDRESS = "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"
 # bench/load.py's ceiling (DEV_BENCH_CEILING=1): a bare Starlette route in the same process.
 CEILING_PATH = "/dev-bench/ceiling"
 
@@ -47,6 +50,12 @@ def _relayer_key() -> str | None:
     return DEV_RELAYER_KEY if get_settings().dev_mode else None
 
 
+def hidden_senders() -> frozenset[str]:
+    """The dev faucet's account (anvil #0, the deployer): what it sends a new wallet (gas and test
+    tokens) is set-up, not the user's activity; a new user's list starts empty."""
+    return frozenset({FAUCET_ADDRESS}) if get_settings().dev_mode else frozenset()
+
+
 async def _ceiling(_request: Request) -> PlainTextResponse:
     # No dependency, session or database: what the app's process and its middleware cost alone.
     return PlainTextResponse("ok")
@@ -62,3 +71,4 @@ def install(api: FastAPI) -> None:
     extensions.set_identity_provider(_identity_provider)
     extensions.set_merchant_link(_merchant_link)
     extensions.set_relayer_key(_relayer_key)
+    extensions.set_hidden_senders(hidden_senders)

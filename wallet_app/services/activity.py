@@ -16,7 +16,7 @@ from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import Activity, User, stored_id
-from wallet_app.services import accounts, pending, tokens
+from wallet_app.services import accounts, indexer, pending, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.chain import ChainConfig, DecodedTx
@@ -56,11 +56,13 @@ def recipient_risk(address: str, known: list[str]) -> str | None:
 
 
 def known_counterparties(user: User | int) -> list[str]:
-    """The addresses of the user's activity history (lowercase), newest first."""
+    """The addresses of the user's activity history (lowercase), newest first. Transfers received
+    are not the user's choice: anyone can send (address poisoning sends from a lookalike), so they
+    never make an address known."""
     with get_session() as db:
         u = accounts.get_user(db, user)
         rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
-    return [r.counterparty for r in rows if r.counterparty]
+    return [r.counterparty for r in rows if r.counterparty and r.type != indexer.RECEIVE]
 
 
 def activity_summary(row: Activity) -> str:
@@ -78,6 +80,8 @@ def activity_summary(row: Activity) -> str:
         text = f"Paid {amount} to {who}"
     elif row.type == "cancel":
         text = f"Cancel of {short_address(_replaces_tx(row))}"
+    elif row.type == "receive" and amount:
+        text = f"Received {amount} from {who}"
     elif who:
         text = f"{row.type.capitalize()} with {who}"
     else:

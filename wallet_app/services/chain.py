@@ -9,7 +9,9 @@ Configuration is a JSON list (settings.chains_file, `chains.dev.json` in develop
      max_pay_gas: the highest gas limit of a relayed pay() (an estimate above it is refused),
      max_gas_price_wei and max_gas_price_multiple (of the node's current price): the ceiling
      of every relayed gas price, re-pricing included (a node price above the absolute cap
-     makes payments unavailable), relayer_min_balance_wei: below it payments are unavailable}
+     makes payments unavailable), relayer_min_balance_wei: below it payments are unavailable,
+     index_confirmations: how far behind the head incoming transfers are indexed (issue 14;
+     default 5; the dev chain's anvil mines only on demand and never reorgs: 0)}
 Any string may name environment variables as ${NAME} (e.g. "rpc_url": "${SEPOLIA_RPC_URL}": an
 RPC URL often carries a provider's API key, which stays out of the file), from the environment or
 `.env` as the settings are; one that is unset or empty refuses the file (bad_config naming it).
@@ -81,6 +83,9 @@ RELAYER_LIMIT_DEFAULTS: dict[str, int | float] = {
 }
 
 
+INDEX_CONFIRMATIONS_DEFAULT = 5
+
+
 @dataclass(frozen=True)
 class TokenInfo:
     token_address: str
@@ -106,6 +111,8 @@ class ChainConfig:
     max_gas_price_wei: int = int(RELAYER_LIMIT_DEFAULTS["max_gas_price_wei"])
     max_gas_price_multiple: float = float(RELAYER_LIMIT_DEFAULTS["max_gas_price_multiple"])
     relayer_min_balance_wei: int = int(RELAYER_LIMIT_DEFAULTS["relayer_min_balance_wei"])
+    # The incoming-transfer indexer stays this many blocks behind the head (reorgs; services.indexer).
+    index_confirmations: int = INDEX_CONFIRMATIONS_DEFAULT
 
     def native_token(self) -> TokenInfo:
         return TokenInfo(ZERO_ADDRESS, self.native_symbol, self.native_name, self.native_decimals)
@@ -201,6 +208,9 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
             limits = {k: type(v)(raw.get(k, v)) for k, v in RELAYER_LIMIT_DEFAULTS.items()}
             if min(limits.values()) <= 0 or limits["max_gas_price_multiple"] < 1:
                 raise ValueError(f"relayer limits must be positive (the multiple at least 1): {limits}")
+            confirmations = int(raw.get("index_confirmations", INDEX_CONFIRMATIONS_DEFAULT))
+            if confirmations < 0:
+                raise ValueError(f"index_confirmations must be 0 or more: {confirmations}")
             if multicall is None:
                 log.warning("chain %s left out: contracts not deployed (%s missing or incomplete)", chain_id, dep_file)
                 continue
@@ -221,6 +231,7 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
                     max_gas_price_wei=int(limits["max_gas_price_wei"]),
                     max_gas_price_multiple=float(limits["max_gas_price_multiple"]),
                     relayer_min_balance_wei=int(limits["relayer_min_balance_wei"]),
+                    index_confirmations=confirmations,
                 )
             )
         except (KeyError, TypeError, ValueError) as e:
@@ -283,6 +294,32 @@ def _read(fn: Callable[[], T]) -> T:
             return fn()
         except _NETWORK_ERRORS as e:
             raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
+
+
+def rpc_batch(w3: Web3, calls: list[tuple[str, list]]) -> list[dict]:
+    """One JSON-RPC batch: an answer ({result} or {error}) per call, in order."""
+    answers = w3.provider.make_batch_request(calls)  # type: ignore[attr-defined]
+    if not isinstance(answers, list):  # the node refused the whole batch
+        raise Web3RPCError(str(answers.get("error")))
+    return cast(list[dict], answers)
+
+
+def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
+    """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
+    fields the relayer and the activity statuses read: status, blockNumber, transactionHash, to)."""
+    if not hashes:
+        return {}
+    found = {}
+    for h, answer in zip(hashes, rpc_batch(w3, [("eth_getTransactionReceipt", [h]) for h in hashes]), strict=True):
+        r = answer.get("result")
+        if r:
+            found[h] = {
+                "status": int(r["status"], 16),
+                "blockNumber": int(r["blockNumber"], 16),
+                "transactionHash": r["transactionHash"],
+                "to": Web3.to_checksum_address(r["to"]) if r.get("to") else None,
+            }
+    return found
 
 
 ERC20 = "IERC20Full"  # OpenZeppelin's IERC20Metadata (contracts/IERC20Full.sol)

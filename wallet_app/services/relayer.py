@@ -48,7 +48,6 @@ from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
 from sqlmodel import Session, col, select
-from web3 import Web3
 from web3.exceptions import TransactionNotFound, Web3RPCError
 
 from wallet_app import crud
@@ -67,6 +66,8 @@ from wallet_app.services.chain import (
     gas_price,
     web3_for,
 )
+from wallet_app.services.chain import receipts as _receipts
+from wallet_app.services.chain import rpc_batch as _batch
 from wallet_app.services.eth import ZERO_ADDRESS, checksum
 
 log = logging.getLogger(__name__)
@@ -238,14 +239,6 @@ def _send_raw(chain: ChainConfig, raw_tx: str) -> tuple[str, str]:
         return SendOutcome.UNKNOWN, type(e).__name__
     except (Web3RPCError, ValueError) as e:
         return _refusal_outcome(chain, raw_tx, str(e))
-
-
-def _batch(w3, calls: list[tuple[str, list]]) -> list[dict]:
-    """One JSON-RPC batch: an answer ({result} or {error}) per call, in order."""
-    answers = w3.provider.make_batch_request(calls)
-    if not isinstance(answers, list):  # the node refused the whole batch
-        raise Web3RPCError(str(answers.get("error")))
-    return answers
 
 
 def _send_batch(chain: ChainConfig, raw_txs: list[str]) -> list[tuple[str, str]]:
@@ -503,27 +496,6 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
 
 
 # ---------------------------------------------------------------- following
-
-
-def _receipts(w3, hashes: list[str]) -> dict[str, dict]:
-    """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
-    fields the relayer reads: status, blockNumber, transactionHash, to)."""
-    if not hashes:
-        return {}
-    answers = w3.provider.make_batch_request([("eth_getTransactionReceipt", [h]) for h in hashes])
-    if not isinstance(answers, list):  # the node refused the whole batch
-        raise Web3RPCError(str(answers.get("error")))
-    found = {}
-    for h, answer in zip(hashes, answers, strict=True):
-        r = answer.get("result")
-        if r:
-            found[h] = {
-                "status": int(r["status"], 16),
-                "blockNumber": int(r["blockNumber"], 16),
-                "transactionHash": r["transactionHash"],
-                "to": Web3.to_checksum_address(r["to"]) if r.get("to") else None,
-            }
-    return found
 
 
 def _failure_reason(w3, row: Payment, receipt) -> str:

@@ -23,7 +23,7 @@ from wallet_app.state.base import SignedInState
 
 log = logging.getLogger(__name__)
 
-TYPES = ("transfer", "approve", "payment", "call", "cancel")
+TYPES = ("transfer", "approve", "payment", "call", "cancel", "receive")  # receive: services.indexer
 STATUSES = ("submitted", "ok", "failed", "replaced", "cancelled")
 REPLACE_KINDS = ("speedup", "cancel")
 POLL_INTERVAL_S = 2.0

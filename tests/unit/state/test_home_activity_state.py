@@ -48,6 +48,8 @@ def entry(**fields):
     ({"amount": "1000001"}, "Sent 1.000001 tUSD to 0x12ab…12ab", "0x12ab…12ab에게 1.000001 tUSD 보냄"),
     ({"token_symbol": None}, "Sent 1.5 to 0x12ab…12ab", "0x12ab…12ab에게 1.5 보냄"),
     ({"type": "call", "amount": None}, "Contract call to 0x12ab…12ab", "0x12ab…12ab 컨트랙트 호출"),
+    ({"type": "receive", "amount": "2000000000000000000", "token_symbol": "ETH", "token_decimals": 18},
+     "Received 2 ETH from 0x12ab…12ab", "0x12ab…12ab에게서 2 ETH 받음"),
     ({"amount": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
     ({"token_decimals": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
     ({"type": "call", "counterparty": None}, "Contract call", "컨트랙트 호출"),

@@ -1,0 +1,129 @@
+"""The incoming-transfer indexer's pure parts (no chain, no database): ranges, log and block
+decoding, the status of a receipt, and which users get which entry."""
+
+import pytest
+
+from wallet_app.services import indexer
+from wallet_app.services.chain import ChainConfig, TokenInfo
+from wallet_app.services.eth import ZERO_ADDRESS
+from wallet_app.services.indexer import Incoming, WatchList
+
+ALICE = "0x" + "a1" * 20
+BOB = "0x" + "b2" * 20
+EVE = "0x" + "e3" * 20
+TOKEN = "0x" + "70" * 20
+OTHER_TOKEN = "0x" + "71" * 20
+TX = "0x" + "ab" * 32
+
+
+def topic(address: str) -> str:
+    return "0x" + "0" * 24 + address[2:]
+
+
+def log(to=ALICE, sender=BOB, amount=5, topics=None, data=None, **extra) -> dict:
+    return {
+        "address": TOKEN.upper().replace("0X", "0x"),
+        "topics": topics if topics is not None else [indexer.TRANSFER_TOPIC, topic(sender), topic(to)],
+        "data": data if data is not None else "0x" + f"{amount:064x}",
+        "transactionHash": TX.upper().replace("0X", "0x"),
+        "logIndex": "0x3",
+        "blockNumber": "0x10",
+        "transactionIndex": "0x2",
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("next_block, head, confirmations, max_blocks, expected", [
+    (0, 0, 0, 1000, (0, 0)),
+    (10, 100, 0, 1000, (10, 100)),
+    (10, 100, 5, 1000, (10, 95)),  # a few blocks behind the head
+    (10, 5000, 5, 1000, (10, 1009)),  # bounded ranges
+    (96, 100, 5, 1000, None),  # at the safe head already
+    (100, 100, 0, 1000, (100, 100)),
+    (101, 100, 0, 1000, None),
+    (0, 3, 5, 1000, None),  # a chain shorter than the confirmations
+])
+def test_plan_range(next_block, head, confirmations, max_blocks, expected):
+    assert indexer.plan_range(next_block, head, confirmations, max_blocks) == expected
+
+
+def test_transfer_topic_is_the_erc20_event():
+    assert indexer.TRANSFER_TOPIC == "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
+
+
+@pytest.mark.parametrize("entry, found", [
+    (log(), [Incoming(ALICE, BOB, TOKEN, 5, TX, 3, 16, 2)]),
+    (log(to=EVE), []),  # not a watched address
+    (log(amount=0), []),  # zero-value: address poisoning's favourite
+    (log(topics=[indexer.TRANSFER_TOPIC, topic(BOB), topic(ALICE), "0x" + "0" * 63 + "7"], data="0x"), []),  # ERC-721
+    (log(topics=["0x" + "11" * 32, topic(BOB), topic(ALICE)]), []),  # another event
+    (log(data="0x1234"), []),  # malformed amount
+    (log(removed=True), []),  # a reorged log
+    (log(topics=[indexer.TRANSFER_TOPIC, topic(BOB), "0x" + "ff" * 32]), []),  # not an address topic
+    (log(sender=ZERO_ADDRESS, amount=2**255), [Incoming(ALICE, ZERO_ADDRESS, TOKEN, 2**255, TX, 3, 16, 2)]),  # a mint
+])
+def test_transfers_from_logs(entry, found):
+    assert indexer.transfers_from_logs([entry], {ALICE, BOB}) == found
+
+
+def block(*txs) -> dict:
+    return {"number": "0x2a", "timestamp": "0x64", "transactions": list(txs)}
+
+
+def tx(to, value, sender=BOB, h=TX) -> dict:
+    return {"to": to, "value": hex(value), "from": sender, "hash": h, "transactionIndex": "0x1"}
+
+
+@pytest.mark.parametrize("b, found", [
+    (block(tx(ALICE.upper().replace("0X", "0x"), 7)), [Incoming(ALICE, BOB, ZERO_ADDRESS, 7, TX, -1, 42, 1)]),
+    (block(tx(ALICE, 0)), []),  # a call without value
+    (block(tx(EVE, 7)), []),
+    (block(tx(None, 7)), []),  # a contract creation
+    (block(), []),
+    (block(tx(EVE, 1), tx(ALICE, 2, sender=ALICE)),  # to oneself counts too: the tx is the user's
+     [Incoming(ALICE, ALICE, ZERO_ADDRESS, 2, TX, -1, 42, 1)]),
+])
+def test_native_from_block(b, found):
+    assert indexer.native_from_block(b, {ALICE}) == found
+
+
+@pytest.mark.parametrize("receipt, status", [
+    (None, None),
+    ({}, None),
+    ({"status": 1}, "ok"),
+    ({"status": 0}, "failed"),
+])
+def test_status_from_receipt(receipt, status):
+    assert indexer.status_from_receipt(receipt) == status
+
+
+CHAIN = ChainConfig(
+    chain_id=31337, chain_name="dev", rpc_url="http://x", multicall_address=ZERO_ADDRESS, payment_contract=None,
+    native_symbol="ETH", native_name="Ether", native_decimals=18, explorer_url=None,
+    tokens=(TokenInfo(TOKEN, "tUSD", "Test USD", 6),),
+)
+
+
+def test_entries_for_users_and_their_tokens():
+    # Alice's address is two users (restored under two accounts); user 3 added OTHER_TOKEN.
+    watch = WatchList(users={ALICE: [1, 2], BOB: [3]}, holdings={OTHER_TOKEN: {3: ("OTH", 2)}},
+                      defaults={TOKEN: ("tUSD", 6)})
+    assert watch.tokens == sorted([TOKEN, OTHER_TOKEN])
+    found = [
+        Incoming(BOB, EVE, ZERO_ADDRESS, 10**18, TX, -1, 17, 1),  # the native coin is everyone's
+        Incoming(BOB, EVE, OTHER_TOKEN, 9, TX, 5, 17, 0),  # in Bob's list, with its symbol there
+        Incoming(ALICE, EVE, OTHER_TOKEN, 9, TX, 4, 16),  # not in Alice's lists: nobody
+        Incoming(ALICE, EVE, TOKEN, 5, TX, 3, 16),  # a default token: both Alice users
+    ]
+    # In chain order (block, transaction, log), whatever order they were found in.
+    rows = indexer.entries_for(found, watch, CHAIN, {16: 1000, 17: 1012})
+    picked = [(r["user_id"], r["token_symbol"], r["token_decimals"], r["amount"], r["log_index"], r["created_at"])
+              for r in rows]
+    assert picked == [
+        (1, "tUSD", 6, "5", 3, 1000),
+        (2, "tUSD", 6, "5", 3, 1000),
+        (3, "OTH", 2, "9", 5, 1012),
+        (3, "ETH", 18, str(10**18), -1, 1012),
+    ]
+    assert {(r["type"], r["status"], r["counterparty"], r["chain_id"]) for r in rows} == {("receive", "ok", EVE, 31337)}
+    assert rows[0]["data"] == '{"block":16}'
