@@ -129,6 +129,16 @@ def get_payment(db: Session, payment_id: str) -> Payment | None:
     return db.exec(select(Payment).where(Payment.payment_id == payment_id)).first()
 
 
+def final_payment_ids(db: Session, payment_ids: list[str]) -> set[str]:
+    """Which of these payments are ok or failed (the status waiters' one query)."""
+    found = db.exec(
+        select(Payment.payment_id).where(
+            col(Payment.payment_id).in_(payment_ids), col(Payment.status).in_(("ok", "failed"))
+        )
+    )
+    return set(found)
+
+
 def find_open_quote(
     db: Session,
     user_id: int,

@@ -24,7 +24,7 @@ from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
 from wallet_app import relayer as relayer_loop
-from wallet_app.services import payments, relayer
+from wallet_app.services import payment_watch, payments, relayer
 
 API = "/api/v1"
 RELAYER = Account.from_key(DEV_RELAYER_KEY)
@@ -109,6 +109,13 @@ def wait_status(client, pid, timeout=30.0, want=("ok", "failed"), drive=True) ->
             time.sleep(0.05)  # poll interval
 
 
+def wait_until(condition, timeout: float, what: str) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, what
+        time.sleep(0.01)
+
+
 def send_queued(chain) -> None:
     """The relayer process's sending half (relayer.send_queued): what execute queued gets its
     nonce and is sent."""
@@ -160,6 +167,38 @@ def test_quote_approve_pay_status_ok(client, payer, deployed, w3):
     with get_session() as s:
         kinds = sorted(a.type for a in s.exec(select(Activity).where(Activity.user_id == act.user_id)))
     assert kinds == ["approve", "payment"]
+
+
+def test_status_wait_is_held_until_the_relayer_settles(client, payer, deployed, w3, send_tx, monkeypatch):
+    """GET /payment/status?wait=N answers pending only after N s, and ok as soon as the relayer
+    has settled the payment. With Redis (TEST_REDIS=1) the relayer's announcement wakes it: the
+    watch's own query is pushed out of the test's reach, so only the message can."""
+    if get_settings().redis_url:
+        monkeypatch.setattr(payment_watch, "REDIS_POLL_SECONDS", 600.0)
+    token, amount, merchant = token_of(deployed), 1_500_000, Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, amount)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    pid = q["payment_id"]
+    assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 0.3}).json() == {"status": "pending"}
+    assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 26}).status_code == 422  # over 25 s
+
+    def relay_once_watched() -> None:
+        wait_until(lambda: any(pid in w.waiters for w in list(payment_watch._watches.values())), 10, "no waiter")
+        relayer_loop.run_once()
+
+    relaying = threading.Thread(target=relay_once_watched)
+    relaying.start()
+    r = client.get(f"{API}/payment/status", params={"id": pid, "wait": 20})
+    relaying.join()
+    assert r.json() == {"status": "ok"}
+    assert balance(w3, token, merchant) == amount
+    # Final answers come at once, and another user's id is still unknown to this one.
+    assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 20}).json() == {"status": "ok"}
+    assert not any(pid in w.waiters for w in list(payment_watch._watches.values()))
+    r = client.get(f"{API}/payment/status", params={"id": "0x" + "cd" * 32, "wait": 20})
+    assert (r.status_code, r.json()["detail"]) == (404, "unknown_payment")
 
 
 def test_short_balance_offers_no_approve(client, payer, deployed):

@@ -44,7 +44,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_engine, get_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch, stored_id
-from wallet_app.services import activity, relayer, tokens
+from wallet_app.services import activity, payment_watch, relayer, tokens
 from wallet_app.services import chain as chains
 from wallet_app.services.eth import (
     checksum,
@@ -310,6 +310,7 @@ def execute(
                 raise AppError("payment_id_used", "this payment_id already paid another merchant")
             return again.payment_id
         db.commit()
+    payment_watch.announce_queued(chain.chain_id)
     return row.payment_id
 
 
@@ -344,3 +345,10 @@ def status(user: User, payment_id: object) -> dict:
     if row.status == "failed":
         out["reason"] = row.reason or "failed"
     return out
+
+
+async def wait_status(user: User, payment_id: object, wait: float) -> dict:
+    """status(), held while it is pending until the relayer has made the payment final or `wait`
+    seconds have passed (services.payment_watch): the payer sees it settled at once."""
+    pid = parse_payment_id(payment_id)
+    return await payment_watch.until_final(pid, wait, lambda: status(user, pid))

@@ -66,6 +66,7 @@ from wallet_app.services.chain import (
     web3_for,
 )
 from wallet_app.services.eth import ZERO_ADDRESS, checksum
+from wallet_app.services.payment_watch import announce_final
 
 log = logging.getLogger(__name__)
 
@@ -416,6 +417,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
 
     signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
+    failed: list[str] = []  # payment ids
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
         last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
@@ -427,6 +429,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
                 continue  # another relayer process relayed it meanwhile
             if failure := too_dear or job.failure:
                 _fail_row(db, row, failure)
+                failed.append(row.payment_id)
                 counts["failed"] += 1
                 continue
             raw, tx_hash = _sign(acct, chain, to, job.call, job.gas_limit, price, nonce)
@@ -441,6 +444,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         except IntegrityError:  # a writer that ignores the lock took one of these nonces: next pass
             db.rollback()
             return {"sent": 0, "failed": 0}
+    announce_final(failed)
 
     for (row_id, nonce, _raw), (outcome, msg) in zip(signed, _send_batch(chain, [s[2] for s in signed]), strict=True):
         if outcome == SendOutcome.SENT:
@@ -472,6 +476,7 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, row_id)
         row = _stored_payment(db, row_id)
+        payment_id = row.payment_id
         if crud.max_relayer_nonce(db, chain.chain_id, relayer) == nonce:
             _fail_row(db, row, f"relay_rejected: {msg}")
         else:
@@ -481,6 +486,7 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
             _set_activity(db, row)
             db.add(row)
         db.commit()
+    announce_final([payment_id])
 
 
 # ---------------------------------------------------------------- following
@@ -579,6 +585,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
     relayer = acct.address.lower()
     w3 = web3_for(chain)
     counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
+    final: list[str] = []  # payment ids that became ok or failed in this pass
     with get_session() as db:
         rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
@@ -625,6 +632,8 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                             )
                     elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
                         counts["replaced"] += 1
+                if before[0] == "pending" and row.status != "pending":
+                    final.append(row.payment_id)
                 if _followed(row) != before:  # a payment still waiting for its block is not rewritten
                     row.updated_at = now_epoch()
                     _set_activity(db, row)
@@ -632,6 +641,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         # One write per pass: receipts are learnt again after a crash, re-sends are of the same
         # raw transaction, and a replacement is persisted before its send (_replace).
         db.commit()
+    announce_final(final)  # after the commit: a woken status read finds it final
     return counts
 
 
