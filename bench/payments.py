@@ -76,6 +76,25 @@ def profile_server_calls(payments, cpu: bool = False) -> None:
         return profiled
 
     payments.execute, payments.status = wrap(payments.execute), wrap(payments.status)
+    from wallet_app.services import relayer
+
+    relayer.send_queued, relayer.reconcile = wrap(relayer.send_queued), wrap(relayer.reconcile)
+
+
+@contextlib.contextmanager
+def relayer_thread():
+    """--profile: the relayer's loop (wallet_app.relayer.run) in a thread of this process, so that
+    its send_queued and reconcile passes are profiled too."""
+    from wallet_app import relayer as relayer_loop
+
+    stop = threading.Event()
+    thread = threading.Thread(target=relayer_loop.run, args=(stop,), daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(30)
 
 
 def write_profile(path: Path) -> None:
@@ -83,14 +102,14 @@ def write_profile(path: Path) -> None:
     import pstats
 
     out = io.StringIO()
-    for name in ("execute", "status"):
+    for name in ("execute", "status", "send_queued", "reconcile"):
         profs = [p for n, p in _profiles if n == name]
         if not profs:
             continue
         stats = pstats.Stats(profs[0], stream=out)
         for p in profs[1:]:
             stats.add(p)
-        out.write(f"==== payments.{name}: {len(profs)} calls (cumulative wall time over all threads)\n")
+        out.write(f"==== {name}: {len(profs)} calls (cumulative time over all threads)\n")
         stats.sort_stats("cumulative").print_stats(35)
     path.write_text(out.getvalue())
     print(f"profile: {path}")
@@ -272,7 +291,7 @@ def run(args, base: str, node, dep: dict) -> int:
     t0 = time.monotonic()
     # The relayer on its own, as `make run` starts it (settings from this process's environment),
     # stopped once every payment is final, before the checks read the rows.
-    with relayer_process(), ThreadPoolExecutor(args.users) as pool:
+    with relayer_thread() if args.profile else relayer_process(), ThreadPoolExecutor(args.users) as pool:
         results = list(pool.map(flow, range(args.users)))
     # The pay phase ends at the last final status a client saw, not once the relayer process has
     # been stopped (its shutdown is no payment's time).

@@ -12,13 +12,14 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
+from sqlalchemy import event
 from sqlmodel import col, select
 from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import _deploy_contract, deploy, fund
 from wallet_app.core.config import REPO_ROOT, get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import get_engine, get_session
 from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
@@ -298,6 +299,34 @@ def test_twenty_concurrent_payments_all_ok_with_contiguous_nonces(client, payer,
     nonces = [r.nonce for r in rows()]
     assert nonces == list(range(start_nonce, start_nonce + 20))
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 20
+
+
+def test_a_pass_reads_its_rows_in_a_few_queries_not_one_per_payment(client, payer, deployed, w3, send_tx, chain):
+    """send_queued and reconcile load a pass's payments and activity entries in one query per
+    table: the session holds them weakly, so a pass that let them go re-read every row by its id
+    (2 round trips a payment, what a pass of 100 spent most of its time on with PostgreSQL)."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    deadline = int(time.time()) + 300
+    for a in (41, 42, 43):
+        q = get_quote(client, token, a)
+        assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, *_):
+        statements.append(" ".join(statement.split()).lower())
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        assert relayer.send_queued(chain)["sent"] == 3
+        assert relayer.reconcile(chain)["ok"] == 3
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    by_id = [s for s in statements if s.startswith("select") and re.search(r"where (payments|activities)\.id = ", s)]
+    assert by_id == []
+    assert len([s for s in statements if s.startswith("select")]) <= 8
+    assert [r.status for r in rows()] == ["ok"] * 3
 
 
 # ---------------------------------------------------------------- the relayer across failures and restarts
