@@ -2,7 +2,7 @@
 
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, func, update
+from sqlalchemy import CursorResult, delete, func, update
 from sqlmodel import Session, col, select
 
 from wallet_app.models import Activity, Payment, User, UserSession, UserToken, now_epoch
@@ -103,6 +103,10 @@ def add_activity(db: Session, **fields: Any) -> Activity:
     db.add(row)
     db.flush()
     return row
+
+
+def delete_activity(db: Session, activity_id: int) -> None:
+    db.execute(delete(Activity).where(col(Activity.id) == activity_id))
 
 
 def get_activity(db: Session, activity_id: int) -> Activity | None:
