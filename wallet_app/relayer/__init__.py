@@ -1,9 +1,10 @@
 """The relayer on its own: `python -m wallet_app.relayer` (started by `make run` next to the web
 server) passes over every payment chain on a timer, and at once when a web worker has queued a
 payment (announced on Redis with REDIS_URL, else seen by a cheap query of the queue): it relays
-the payments the web workers' executes queued (services.relayer.send_queued: nonces in one transaction, the sends in one
-batch), then follows them: receipts -> ok / failed, lost sends re-sent, stuck ones re-priced
-(services.relayer.reconcile). Nobody's status poll drives it.
+the payments the web workers' executes queued (services.relayer.send_queued: nonces in one
+transaction, the sends in one batch), and follows them in a loop of its own: receipts -> ok /
+failed, lost sends re-sent, stuck ones re-priced (services.relayer.reconcile). Nobody's status
+poll drives it.
 
 A process rather than a task leased inside the web workers: it has one clear lifetime and log,
 needs no lease table, and scales apart from the workers. Nonce allocation is safe across
@@ -17,6 +18,7 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 
 import redis
 from redis import RedisError
@@ -27,18 +29,20 @@ from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
 from wallet_app.services import chain as chains
 from wallet_app.services import payment_watch, relayer
+from wallet_app.services.chain import ChainConfig
 
 log = logging.getLogger(__name__)
 
 
-def run_once() -> dict[str, int]:
+def run_once(steps: tuple[Callable[[ChainConfig], dict[str, int]], ...] | None = None) -> dict[str, int]:
     """One pass over every chain with a payment contract: queued payments sent, then every
-    unsettled one followed (the receipts of those just sent included). The summed counters."""
+    unsettled one followed (the receipts of those just sent included), or only `steps` of
+    these. The summed counters."""
     total: dict[str, int] = {}
     for chain in chains.get_chains():
         if not chain.payment_contract:
             continue
-        for step in (relayer.send_queued, relayer.reconcile):
+        for step in steps or (relayer.send_queued, relayer.reconcile):
             try:
                 counts = step(chain)
             except Exception:  # one chain's trouble (a node down, a bad row) must not stop the others
@@ -50,17 +54,38 @@ def run_once() -> dict[str, int]:
 
 
 def run(stop: threading.Event, interval: float | None = None) -> None:
-    """run_once() every `interval` s (settings.relayer_interval_seconds) until `stop` is set, and
-    at once when a payment is queued (_Wake)."""
+    """Until `stop` is set, two loops: sending (send_queued) every `interval` s
+    (settings.relayer_interval_seconds) and at once when a payment is queued (_Wake), and
+    following (reconcile) every `interval` s and at once after a send. Apart, because a payment
+    queued while the receipts of the last ones are collected is sent without waiting for that
+    (on a busy PostgreSQL a pass of each took about half a second). They may overlap: both are
+    safe against another relayer process doing the other (services.relayer), so against a thread."""
     settings = get_settings()
     every = settings.relayer_interval_seconds if interval is None else interval
-    wake = _Wake(stop, settings.redis_url)
+    wake, sent = _Wake(stop, settings.redis_url), threading.Event()
+    follower = threading.Thread(target=_follow, args=(stop, every, sent), name="relayer-follow", daemon=True)
+    follower.start()
     while not stop.is_set():
-        started = time.monotonic()
-        counts = run_once()
-        if any(counts.get(k) for k in ("sent", "ok", "failed", "resent", "replaced")):  # idle passes stay quiet
-            log.info("pass in %.2f s: %s", time.monotonic() - started, counts)
+        counts = _logged("sent", (relayer.send_queued,))
+        if counts.get("sent") or counts.get("failed"):
+            sent.set()
         wake.wait(every)
+    follower.join()
+
+
+def _follow(stop: threading.Event, every: float, sent: threading.Event) -> None:
+    while not stop.is_set():
+        _logged("followed", (relayer.reconcile,))
+        sent.wait(every)
+        sent.clear()
+
+
+def _logged(what: str, steps: tuple) -> dict[str, int]:
+    started = time.monotonic()
+    counts = run_once(steps)
+    if any(counts.get(k) for k in ("sent", "ok", "failed", "resent", "replaced")):  # idle passes stay quiet
+        log.info("%s in %.2f s: %s", what, time.monotonic() - started, counts)
+    return counts
 
 
 QUEUE_CHECK_SECONDS = 0.05  # without Redis: how often the queue is looked at between passes
