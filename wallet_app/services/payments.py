@@ -33,7 +33,7 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypedDict, TypeVar, cast
+from typing import Any, TypedDict, TypeVar
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
@@ -41,7 +41,7 @@ from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import get_engine, get_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch, stored_id
 from wallet_app.services import activity, payment_watch, relayer, tokens
@@ -331,14 +331,15 @@ class _Write:
 
 
 class GroupCommit:
-    """Writes that arrive together are committed together: a thread's write(job) runs job(db) in
-    a transaction shared with the writes queued meanwhile by this process's other threads, and
-    returns once that transaction is committed. One thread at a time writes (the leader) and takes
-    every write queued so far: no thread waits for a batch to fill. A commit is what a burst of
-    executes waited on: on SQLite one writer at a time and a disk sync each (about 6 ms here),
-    so 100 executes queued behind 100 syncs; now behind a handful. A job that raises fails its
-    batch, which is then written again one job per transaction, so only the failing one fails.
-    Jobs must do nothing but database work (they may run twice)."""
+    """Writes that arrive together are committed together (on SQLite: see batched()): a thread's
+    write(job) runs job(db) in a transaction shared with the writes queued meanwhile by this
+    process's other threads, and returns once that transaction is committed. One thread at a
+    time writes (the leader) and takes every write queued so far: no thread waits for a batch to
+    fill. A commit is what a burst of executes waited on: SQLite has one writer at a time and a
+    disk sync per commit (about 6 ms here), so 100 executes queued behind 100 syncs; now behind a
+    handful. A job that raises fails its batch, which is then written again one job per
+    transaction, so only the failing one fails. Jobs must do nothing but database work (they may
+    run twice)."""
 
     def __init__(self) -> None:
         self._queue: list[_Write] = []
@@ -347,6 +348,9 @@ class GroupCommit:
 
     def write(self, job: Callable[[Session], T]) -> T:
         entry = _Write(job)
+        if not self.batched():
+            self._commit([entry])
+            return self._answer(entry)
         with self._queue_lock:
             self._queue.append(entry)
         with self._leader:
@@ -354,9 +358,20 @@ class GroupCommit:
                 with self._queue_lock:
                     batch, self._queue = self._queue, []
                 self._commit(batch)
+        return self._answer(entry)
+
+    @staticmethod
+    def batched() -> bool:
+        """SQLite only. PostgreSQL runs concurrent transactions side by side and syncs their
+        commits together by itself; a batch there only queues each write's round trips behind
+        the others' (a burst of executes answered later with batches than without)."""
+        return get_engine().dialect.name == "sqlite"
+
+    @staticmethod
+    def _answer(entry: _Write) -> Any:
         if entry.error is not None:
             raise entry.error
-        return cast(T, entry.result)
+        return entry.result
 
     @staticmethod
     def _commit(batch: list[_Write]) -> None:
