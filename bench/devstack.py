@@ -92,14 +92,14 @@ def api_factory():
 
 
 @contextmanager
-def api_process(port: int, start_timeout: float = 60.0) -> Iterator[str]:
+def api_process(port: int, start_timeout: float = 60.0, workers: int = 1) -> Iterator[str]:
     """The API in its own process on 127.0.0.1:port, served as in production (reflex run --env
-    prod: granian, one worker without Redis), with this process's settings; yields its /api/v1
-    base URL, and stops it on exit."""
+    prod: granian, one worker without Redis; `workers` with REDIS_URL set), with this process's
+    settings; yields its /api/v1 base URL, and stops it on exit."""
     import httpx
 
     server = subprocess.Popen([sys.executable, "-m", "granian", "--interface", "asgi", "--factory", "--host",
-                               "127.0.0.1", "--port", str(port), "--workers", "1", "--log-level", "warning",
+                               "127.0.0.1", "--port", str(port), "--workers", str(workers), "--log-level", "warning",
                                "bench.devstack:api_factory"], cwd=REPO)
     base = f"http://127.0.0.1:{port}/api/v1"
     try:

@@ -105,6 +105,10 @@ def add_activity(db: Session, **fields: Any) -> Activity:
     return row
 
 
+def delete_activity(db: Session, activity_id: int) -> None:
+    db.execute(delete(Activity).where(col(Activity.id) == activity_id))
+
+
 def get_activity(db: Session, activity_id: int) -> Activity | None:
     return db.get(Activity, activity_id)
 
@@ -127,6 +131,16 @@ def list_activities(db: Session, user_id: int, limit: int) -> list[Activity]:
 def get_payment(db: Session, payment_id: str) -> Payment | None:
     """By the public payment id (0x + 64 lowercase hex)."""
     return db.exec(select(Payment).where(Payment.payment_id == payment_id)).first()
+
+
+def final_payment_ids(db: Session, payment_ids: list[str]) -> set[str]:
+    """Which of these payments are ok or failed (the status waiters' one query)."""
+    found = db.exec(
+        select(Payment.payment_id).where(
+            col(Payment.payment_id).in_(payment_ids), col(Payment.status).in_(("ok", "failed"))
+        )
+    )
+    return set(found)
 
 
 def find_open_quote(

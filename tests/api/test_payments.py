@@ -12,19 +12,20 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
+from sqlalchemy import event
 from sqlmodel import col, select
 from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import _deploy_contract, deploy, fund
 from wallet_app.core.config import REPO_ROOT, get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import get_engine, get_session
 from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
 from wallet_app import relayer as relayer_loop
-from wallet_app.services import payments, relayer
+from wallet_app.services import payment_watch, payments, relayer
 
 API = "/api/v1"
 RELAYER = Account.from_key(DEV_RELAYER_KEY)
@@ -114,6 +115,13 @@ def wait_status(client, pid, timeout=30.0, want=("ok", "failed"), drive=True) ->
             time.sleep(0.05)  # poll interval
 
 
+def wait_until(condition, timeout: float, what: str) -> None:
+    end = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < end, what
+        time.sleep(0.01)
+
+
 def send_queued(chain) -> None:
     """The relayer process's sending half (relayer.send_queued): what execute queued gets its
     nonce and is sent."""
@@ -166,6 +174,38 @@ def test_quote_approve_pay_status_ok(client, payer, deployed, w3):
     with get_session() as s:
         kinds = sorted(a.type for a in s.exec(select(Activity).where(Activity.user_id == act.user_id)))
     assert kinds == ["approve", "payment"]
+
+
+def test_status_wait_is_held_until_the_relayer_settles(client, payer, deployed, w3, send_tx, monkeypatch):
+    """GET /payment/status?wait=N answers pending only after N s, and ok as soon as the relayer
+    has settled the payment. With Redis (TEST_REDIS=1) the relayer's announcement wakes it: the
+    watch's own query is pushed out of the test's reach, so only the message can."""
+    if get_settings().redis_url:
+        monkeypatch.setattr(payment_watch, "REDIS_POLL_SECONDS", 600.0)
+    token, amount, merchant = token_of(deployed), 1_500_000, Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, amount)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    pid = q["payment_id"]
+    assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 0.3}).json() == {"status": "pending"}
+    assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 26}).status_code == 422  # over 25 s
+
+    def relay_once_watched() -> None:
+        wait_until(lambda: any(pid in w.waiters for w in list(payment_watch._watches.values())), 10, "no waiter")
+        relayer_loop.run_once()
+
+    relaying = threading.Thread(target=relay_once_watched)
+    relaying.start()
+    r = client.get(f"{API}/payment/status", params={"id": pid, "wait": 20})
+    relaying.join()
+    assert r.json() == {"status": "ok"}
+    assert balance(w3, token, merchant) == amount
+    # Final answers come at once, and another user's id is still unknown to this one.
+    assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 20}).json() == {"status": "ok"}
+    assert not any(pid in w.waiters for w in list(payment_watch._watches.values()))
+    r = client.get(f"{API}/payment/status", params={"id": "0x" + "cd" * 32, "wait": 20})
+    assert (r.status_code, r.json()["detail"]) == (404, "unknown_payment")
 
 
 def test_short_balance_offers_no_approve(client, payer, deployed):
@@ -265,6 +305,34 @@ def test_twenty_concurrent_payments_all_ok_with_contiguous_nonces(client, payer,
     nonces = [r.nonce for r in rows()]
     assert nonces == list(range(start_nonce, start_nonce + 20))
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 20
+
+
+def test_a_pass_reads_its_rows_in_a_few_queries_not_one_per_payment(client, payer, deployed, w3, send_tx, chain):
+    """send_queued and reconcile load a pass's payments and activity entries in one query per
+    table: the session holds them weakly, so a pass that let them go re-read every row by its id
+    (2 round trips a payment, what a pass of 100 spent most of its time on with PostgreSQL)."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    deadline = int(time.time()) + 300
+    for a in (41, 42, 43):
+        q = get_quote(client, token, a)
+        assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
+    statements: list[str] = []
+
+    def seen(conn, cursor, statement, *_):
+        statements.append(" ".join(statement.split()).lower())
+
+    engine = get_engine()
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        assert relayer.send_queued(chain)["sent"] == 3
+        assert relayer.reconcile(chain)["ok"] == 3
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+    by_id = [s for s in statements if s.startswith("select") and re.search(r"where (payments|activities)\.id = ", s)]
+    assert by_id == []
+    assert len([s for s in statements if s.startswith("select")]) <= 8
+    assert [r.status for r in rows()] == ["ok"] * 3
 
 
 # ---------------------------------------------------------------- the relayer across failures and restarts

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field
 
 from wallet_app.api.deps import CurrentUser
 from wallet_app.core.ratelimit import RESPONSE_429
-from wallet_app.services import accounts, payments
+from wallet_app.services import accounts, payment_watch, payments
 
 router = APIRouter(prefix="/payment", tags=["payment"])
 
@@ -100,5 +100,15 @@ def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
 
 
 @router.get("/status", response_model=StatusOut, response_model_exclude_none=True, responses=_ERRORS)
-def get_status(user: CurrentUser, id: str = Query(max_length=80)) -> dict:  # noqa: A002 (the spec's name)
-    return payments.status(user, id)
+async def get_status(
+    user: CurrentUser,
+    id: str = Query(max_length=80),  # noqa: A002 (the spec's name)
+    wait: float = Query(
+        default=0,
+        ge=0,
+        le=payment_watch.MAX_WAIT_SECONDS,
+        description="hold a pending answer until the payment is ok or failed, at most this many seconds",
+    ),
+) -> dict:
+    # async: a held request waits on the event loop, not on one of the thread pool's threads
+    return await payments.wait_status(user, id, wait)

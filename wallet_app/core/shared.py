@@ -148,6 +148,17 @@ def publish(channel: str, message: str) -> None:
     _client(url).publish(channel, message)
 
 
+def publish_many(channel: str, messages: list[str]) -> None:
+    """publish() of each message, in one round trip (a pipeline)."""
+    url = get_settings().redis_url
+    if not url:
+        raise RuntimeError("publish needs REDIS_URL")
+    pipe = _client(url).pipeline(transaction=False)
+    for message in messages:
+        pipe.publish(channel, message)
+    pipe.execute()
+
+
 @lru_cache(maxsize=1)
 def _client(url: str) -> redis.Redis:
     # Short timeouts: a Redis that hangs must not hold a request's thread for long.

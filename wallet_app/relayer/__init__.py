@@ -1,8 +1,10 @@
 """The relayer on its own: `python -m wallet_app.relayer` (started by `make run` next to the web
-server) passes over every payment chain on a timer: it relays the payments the web workers'
-executes queued (services.relayer.send_queued: nonces in one transaction, the sends in one
-batch), then follows them: receipts -> ok / failed, lost sends re-sent, stuck ones re-priced
-(services.relayer.reconcile). Nobody's status poll drives it.
+server) passes over every payment chain on a timer, and at once when a web worker has queued a
+payment (announced on Redis with REDIS_URL, else seen by a cheap query of the queue): it relays
+the payments the web workers' executes queued (services.relayer.send_queued: nonces in one
+transaction, the sends in one batch), and follows them in a loop of its own: receipts -> ok /
+failed, lost sends re-sent, stuck ones re-priced (services.relayer.reconcile). Nobody's status
+poll drives it.
 
 The same process runs the incoming-transfer indexer in a thread of its own (run_indexer, every
 settings.indexer_interval_seconds; services.indexer): incoming transfers into the activity lists,
@@ -17,25 +19,35 @@ wasteful.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
 
+import redis
+from redis import RedisError
+
+from wallet_app import crud
+from wallet_app.core import shared
 from wallet_app.core.config import get_settings
+from wallet_app.core.db import get_session
 from wallet_app.services import chain as chains
-from wallet_app.services import indexer, relayer
+from wallet_app.services import indexer, payment_watch, relayer
+from wallet_app.services.chain import ChainConfig
 
 log = logging.getLogger(__name__)
 
 
-def run_once() -> dict[str, int]:
+def run_once(steps: tuple[Callable[[ChainConfig], dict[str, int]], ...] | None = None) -> dict[str, int]:
     """One pass over every chain with a payment contract: queued payments sent, then every
-    unsettled one followed (the receipts of those just sent included). The summed counters."""
+    unsettled one followed (the receipts of those just sent included), or only `steps` of
+    these. The summed counters."""
     total: dict[str, int] = {}
     for chain in chains.get_chains():
         if not chain.payment_contract:
             continue
-        for step in (relayer.send_queued, relayer.reconcile):
+        for step in steps or (relayer.send_queued, relayer.reconcile):
             try:
                 counts = step(chain)
             except Exception:  # one chain's trouble (a node down, a bad row) must not stop the others
@@ -47,14 +59,23 @@ def run_once() -> dict[str, int]:
 
 
 def run(stop: threading.Event, interval: float | None = None) -> None:
-    """run_once() every `interval` s (settings.relayer_interval_seconds) until `stop` is set."""
-    every = get_settings().relayer_interval_seconds if interval is None else interval
+    """Until `stop` is set, two loops: sending (send_queued) every `interval` s
+    (settings.relayer_interval_seconds) and at once when a payment is queued (_Wake), and
+    following (reconcile) every `interval` s and at once after a send. Apart, because a payment
+    queued while the receipts of the last ones are collected is sent without waiting for that
+    (on a busy PostgreSQL a pass of each took about half a second). They may overlap: both are
+    safe against another relayer process doing the other (services.relayer), so against a thread."""
+    settings = get_settings()
+    every = settings.relayer_interval_seconds if interval is None else interval
+    wake, sent = _Wake(stop, settings.redis_url), threading.Event()
+    follower = threading.Thread(target=_follow, args=(stop, every, sent), name="relayer-follow", daemon=True)
+    follower.start()
     while not stop.is_set():
-        started = time.monotonic()
-        counts = run_once()
-        if any(counts.get(k) for k in ("sent", "ok", "failed", "resent", "replaced")):  # idle passes stay quiet
-            log.info("pass in %.2f s: %s", time.monotonic() - started, counts)
-        stop.wait(every)
+        counts = _logged("sent", (relayer.send_queued,))
+        if counts.get("sent") or counts.get("failed"):
+            sent.set()
+        wake.wait(every)
+    follower.join()
 
 
 def run_indexer(stop: threading.Event, interval: float | None = None) -> None:
@@ -76,3 +97,73 @@ def run_indexer(stop: threading.Event, interval: float | None = None) -> None:
                 indexer.release_lease(chain.chain_id, owner)
             except Exception:  # the database is gone at shutdown: the lease just expires
                 log.warning("indexer lease of chain %s not released", chain.chain_id)
+
+
+def _follow(stop: threading.Event, every: float, sent: threading.Event) -> None:
+    while not stop.is_set():
+        _logged("followed", (relayer.reconcile,))
+        sent.wait(every)
+        sent.clear()
+
+
+def _logged(what: str, steps: tuple) -> dict[str, int]:
+    started = time.monotonic()
+    counts = run_once(steps)
+    if any(counts.get(k) for k in ("sent", "ok", "failed", "resent", "replaced")):  # idle passes stay quiet
+        log.info("%s in %.2f s: %s", what, time.monotonic() - started, counts)
+    return counts
+
+
+QUEUE_CHECK_SECONDS = 0.05  # without Redis: how often the queue is looked at between passes
+
+
+class _Wake:
+    """Between passes: returns after `every` s, or as soon as a payment is queued. With REDIS_URL
+    a thread listens for execute's announcements (payment_watch.QUEUED_CHANNEL); without Redis,
+    or while it is unreachable, a cheap query of the queue every QUEUE_CHECK_SECONDS stands in
+    (a full pass that often would ask the node for receipts that often)."""
+
+    def __init__(self, stop: threading.Event, redis_url: str | None) -> None:
+        self.stop, self.event, self.subscribed = stop, threading.Event(), False
+        if redis_url:
+            threading.Thread(target=self._listen, args=(redis_url,), name="relayer-wake", daemon=True).start()
+
+    def wait(self, every: float) -> None:
+        end = time.monotonic() + every
+        while (left := end - time.monotonic()) > 0 and not self.stop.is_set():
+            if self.subscribed:
+                if self.event.wait(left):
+                    break
+            elif self.stop.wait(min(left, QUEUE_CHECK_SECONDS)) or _anything_queued():
+                break
+        self.event.clear()
+
+    def _listen(self, url: str) -> None:
+        while not self.stop.is_set():
+            pubsub = redis.Redis.from_url(url, socket_connect_timeout=shared.REDIS_TIMEOUT_SECONDS).pubsub()
+            try:
+                pubsub.subscribe(payment_watch.QUEUED_CHANNEL)
+                while not self.stop.is_set():
+                    message = pubsub.get_message(timeout=1.0)
+                    if message is None:
+                        continue
+                    if message["type"] == "subscribe":
+                        self.subscribed = True
+                    elif message["type"] == "message":
+                        self.event.set()
+            except (RedisError, OSError):
+                log.warning("queue announcements lost (Redis); the queue is read every %s s", QUEUE_CHECK_SECONDS)
+            finally:
+                self.subscribed = False
+                with contextlib.suppress(Exception):
+                    pubsub.close()
+            self.stop.wait(1.0)
+
+
+def _anything_queued() -> bool:
+    try:
+        with get_session() as db:
+            paying = [chain.chain_id for chain in chains.get_chains() if chain.payment_contract]
+            return any(crud.queued_payments(db, chain_id, 1) for chain_id in paying)
+    except Exception:  # the database is down: the next pass logs it
+        return False

@@ -39,25 +39,25 @@ Decisions:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import secrets
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any, TypedDict
+from collections.abc import Callable
+from typing import Any, TypedDict, TypeVar
 
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_engine, get_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch, stored_id
-from wallet_app.services import activity, relayer, tokens
+from wallet_app.services import activity, payment_watch, relayer, tokens
 from wallet_app.services import chain as chains
 from wallet_app.services.eth import (
     checksum,
@@ -335,8 +335,11 @@ def execute(
     sig = parse_signature(signature)
     owner = _user_address(user)
 
-    with get_session() as db:
+    settings = get_settings()
+    now = int(time.time())
+    with get_session() as db:  # both reads in one session (one pooled connection, one round of checks)
         row = crud.get_payment(db, pid)
+        executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
     if row is None or row.user_id != user.id:
         raise AppError("unknown_payment")
     if (row.chain_id, row.token_address, row.amount) != (
@@ -352,8 +355,6 @@ def execute(
     if row.status != "quoted":
         return row.payment_id  # already executed: the same id, nothing sent again
 
-    settings = get_settings()
-    now = int(time.time())
     if dl <= now or row.created_at < now - settings.payment_quote_ttl_seconds:
         raise AppError("expired", "deadline has passed or the quote is too old")
     if dl < now + settings.payment_min_deadline_seconds:
@@ -365,8 +366,6 @@ def execute(
     if signer is None or signer.lower() != owner.lower():
         raise AppError("bad_signer", "the Pay message is not signed by the session's address")
 
-    with get_session() as db:
-        executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
     check_quota(executed, settings.payment_executes_per_hour, 3600, now, "payment_quota_exceeded", "executes per hour")
     signed_permit = None if permit is None else _checked_permit(chain, token, owner, contract, units, permit, now)
 
@@ -380,9 +379,12 @@ def execute(
     info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     row_id = stored_id(row)
-    # Claim the quote and queue the payment, with its activity entry, in one transaction: of two
-    # concurrent executes exactly one wins. The relayer process sends it (relayer.send_queued).
-    with _sqlite_writer(), get_session() as db:
+    stored_permit = json.dumps(signed_permit) if signed_permit else None
+
+    def claim(db: Session) -> tuple[str, str | None] | None:
+        """Claims the quote and queues the payment, with its activity entry, in `db`'s transaction:
+        of two concurrent executes exactly one wins. None when claimed here, else the payment's
+        (payment_id, merchant) as the winner left it."""
         # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
         activity_id = activity.record_activity(
             stored_id(user),
@@ -396,16 +398,20 @@ def execute(
             token_decimals=info.token_decimals if info else None,
             db=db,
         )
-        stored_permit = json.dumps(signed_permit) if signed_permit else None
-        if not crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit):
-            db.rollback()  # the activity entry too
-            again = crud.get_payment(db, pid)
-            if again is None:
-                raise AppError("unknown_payment")
-            if again.merchant_address != merchant.lower():
-                raise AppError("payment_id_used", "this payment_id already paid another merchant")
-            return again.payment_id
-        db.commit()
+        if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit):
+            return None
+        crud.delete_activity(db, activity_id)  # not ours to record: the winner has its own
+        again = crud.get_payment(db, pid)
+        if again is None:
+            raise AppError("unknown_payment")
+        return again.payment_id, again.merchant_address
+
+    lost = _group_commit.write(claim)  # the relayer process sends it (relayer.send_queued)
+    if lost is not None:
+        if lost[1] != merchant.lower():
+            raise AppError("payment_id_used", "this payment_id already paid another merchant")
+        return lost[0]
+    payment_watch.announce_queued(chain.chain_id)
     return row.payment_id
 
 
@@ -443,20 +449,79 @@ def _checked_permit(
     return {"value": value, "deadline": deadline, "signature": "0x" + sig.hex()}
 
 
-_sqlite_write_lock = threading.Lock()
+T = TypeVar("T")
 
 
-@contextlib.contextmanager
-def _sqlite_writer() -> Iterator[None]:
-    """On SQLite (one writer for the whole database), this process's executes take turns for the
-    write lock here: waiting threads queue on a lock instead of polling SQLite's busy handler,
-    which under a burst of executes left some waiting past the busy timeout (database is locked,
-    a 500), and they hold no pooled connection while they wait. Other databases: no-op."""
-    if get_engine().dialect.name != "sqlite":
-        yield
-        return
-    with _sqlite_write_lock:
-        yield
+class _Write:
+    def __init__(self, job: Callable[[Session], Any]) -> None:
+        self.job = job
+        self.result: Any = None
+        self.error: Exception | None = None
+        self.done = False
+
+
+class GroupCommit:
+    """Writes that arrive together are committed together (on SQLite: see batched()): a thread's
+    write(job) runs job(db) in a transaction shared with the writes queued meanwhile by this
+    process's other threads, and returns once that transaction is committed. One thread at a
+    time writes (the leader) and takes every write queued so far: no thread waits for a batch to
+    fill. A commit is what a burst of executes waited on: SQLite has one writer at a time and a
+    disk sync per commit (about 6 ms here), so 100 executes queued behind 100 syncs; now behind a
+    handful. A job that raises fails its batch, which is then written again one job per
+    transaction, so only the failing one fails. Jobs must do nothing but database work (they may
+    run twice)."""
+
+    def __init__(self) -> None:
+        self._queue: list[_Write] = []
+        self._queue_lock = threading.Lock()
+        self._leader = threading.Lock()
+
+    def write(self, job: Callable[[Session], T]) -> T:
+        entry = _Write(job)
+        if not self.batched():
+            self._commit([entry])
+            return self._answer(entry)
+        with self._queue_lock:
+            self._queue.append(entry)
+        with self._leader:
+            if not entry.done:  # not written by the previous leader: lead the next batch
+                with self._queue_lock:
+                    batch, self._queue = self._queue, []
+                self._commit(batch)
+        return self._answer(entry)
+
+    @staticmethod
+    def batched() -> bool:
+        """SQLite only. PostgreSQL runs concurrent transactions side by side and syncs their
+        commits together by itself; a batch there only queues each write's round trips behind
+        the others' (a burst of executes answered later with batches than without)."""
+        return get_engine().dialect.name == "sqlite"
+
+    @staticmethod
+    def _answer(entry: _Write) -> Any:
+        if entry.error is not None:
+            raise entry.error
+        return entry.result
+
+    @staticmethod
+    def _commit(batch: list[_Write]) -> None:
+        try:
+            with get_session() as db:
+                for entry in batch:
+                    entry.result = entry.job(db)
+                db.commit()
+        except Exception as e:
+            if len(batch) == 1:
+                batch[0].error = e
+            else:
+                for entry in batch:  # rolled back: each alone, so one failure fails only itself
+                    GroupCommit._commit([entry])
+        finally:
+            for entry in batch:
+                entry.done = True
+
+
+_group_commit = GroupCommit()
 
 
 # ---------------------------------------------------------------- status
@@ -474,3 +539,10 @@ def status(user: User, payment_id: object) -> dict:
     if row.status == "failed":
         out["reason"] = row.reason or "failed"
     return out
+
+
+async def wait_status(user: User, payment_id: object, wait: float) -> dict:
+    """status(), held while it is pending until the relayer has made the payment final or `wait`
+    seconds have passed (services.payment_watch): the payer sees it settled at once."""
+    pid = parse_payment_id(payment_id)
+    return await payment_watch.until_final(pid, wait, lambda: status(user, pid))

@@ -38,12 +38,14 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
+from eth_abi import encode as abi_encode
 from eth_account import Account
 from eth_account.signers.local import LocalAccount
-from eth_typing import HexStr
+from eth_typing import ABIFunction, HexStr
 from eth_utils import keccak
+from eth_utils.abi import collapse_if_tuple, function_abi_to_4byte_selector
 from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
@@ -68,7 +70,8 @@ from wallet_app.services.chain import (
 )
 from wallet_app.services.chain import receipts as _receipts
 from wallet_app.services.chain import rpc_batch as _batch
-from wallet_app.services.eth import ZERO_ADDRESS, checksum
+from wallet_app.services.eth import ZERO_ADDRESS
+from wallet_app.services.payment_watch import announce_final
 
 log = logging.getLogger(__name__)
 
@@ -287,13 +290,23 @@ def pay_call(
 ) -> str:
     """The calldata of NewblPayment2.pay(Pay, signature), or of payWithPermit(Pay, signature,
     value, deadline, v, r, s) with the payer's permit {value, deadline, signature}."""
-    struct = (checksum(merchant), checksum(token), checksum(owner), amount, bytes.fromhex(payment_id[2:]), deadline)
-    if permit is None:
-        return contract("NewblPayment2").encode_abi("pay", [struct, sig])
-    p_sig = bytes.fromhex(str(permit["signature"])[2:])
-    v = p_sig[64] + 27 if p_sig[64] < 27 else p_sig[64]
-    args = [struct, sig, int(permit["value"]), int(permit["deadline"]), v, p_sig[:32], p_sig[32:64]]
-    return contract("NewblPayment2").encode_abi("payWithPermit", args)
+    struct = (merchant, token, owner, amount, bytes.fromhex(payment_id[2:]), deadline)
+    args: list[Any] = [struct, sig]
+    if permit is not None:
+        p_sig = bytes.fromhex(str(permit["signature"])[2:])
+        v = p_sig[64] + 27 if p_sig[64] < 27 else p_sig[64]
+        args += [int(permit["value"]), int(permit["deadline"]), v, p_sig[:32], p_sig[32:64]]
+    selector, types = _function_abi("pay" if permit is None else "payWithPermit")
+    # eth_abi directly: web3's Contract.encode_abi finds the function and normalises every
+    # argument again on each call, about 20 times the encoding itself (once per execute and
+    # again per relayed payment).
+    return "0x" + (selector + abi_encode(types, args)).hex()
+
+
+@functools.cache
+def _function_abi(name: str) -> tuple[bytes, list[str]]:
+    (fn,) = [f for f in contract("NewblPayment2").abi if f.get("type") == "function" and f.get("name") == name]
+    return function_abi_to_4byte_selector(fn), [collapse_if_tuple(i) for i in cast(ABIFunction, fn)["inputs"]]
 
 
 def _queued_call(row: Payment) -> str:
@@ -339,15 +352,19 @@ def _relayed(row: Payment) -> _Relayed:
     return _Relayed(row.nonce, row.raw_tx, row.gas_price)
 
 
-def _load(db: Session, payment_ids: list[int], activity_ids: list[int] | None = None) -> None:
+def _load(db: Session, payment_ids: list[int], activity_ids: list[int] | None = None) -> list:
     """Loads these payment rows and their activity entries (or these entries) into the session in
     two queries, so that the per-row db.get() of a pass finds them there: a round trip per row
-    and table is what a pass of 100 payments spent on PostgreSQL."""
+    and table is what a pass of 100 payments spent on PostgreSQL. The caller keeps the returned
+    list for the pass: the session's identity map holds unmodified objects only weakly, so once
+    dropped, db.get() would query each row again (it did, 2 queries a payment per pass)."""
+    rows: list = []
     if payment_ids:
         rows = list(db.exec(select(Payment).where(col(Payment.id).in_(payment_ids))))
         activity_ids = [row.activity_id for row in rows if row.activity_id is not None]
     if activity_ids:
-        list(db.exec(select(Activity).where(col(Activity.id).in_(activity_ids))))
+        rows += list(db.exec(select(Activity).where(col(Activity.id).in_(activity_ids))))
+    return rows
 
 
 def _set_activity(db, row: Payment) -> None:
@@ -428,17 +445,19 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
 
     signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
+    failed: list[str] = []  # payment ids
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
         last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
         nonce = max(pending_count, -1 if last is None else last + 1)
-        _load(db, [job.row_id for job in jobs])
+        loaded = _load(db, [job.row_id for job in jobs])  # noqa: F841 (held for the pass, see _load)
         for job in jobs:
             row = _stored_payment(db, job.row_id)
             if row.status != "pending" or row.nonce is not None or row.settled:
                 continue  # another relayer process relayed it meanwhile
             if failure := too_dear or job.failure:
                 _fail_row(db, row, failure)
+                failed.append(row.payment_id)
                 counts["failed"] += 1
                 continue
             raw, tx_hash = _sign(acct, chain, to, job.call, job.gas_limit, price, nonce)
@@ -453,6 +472,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         except IntegrityError:  # a writer that ignores the lock took one of these nonces: next pass
             db.rollback()
             return {"sent": 0, "failed": 0}
+    announce_final(failed)
 
     for (row_id, nonce, _raw), (outcome, msg) in zip(signed, _send_batch(chain, [s[2] for s in signed]), strict=True):
         if outcome == SendOutcome.SENT:
@@ -484,6 +504,7 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, row_id)
         row = _stored_payment(db, row_id)
+        payment_id = row.payment_id
         if crud.max_relayer_nonce(db, chain.chain_id, relayer) == nonce:
             _fail_row(db, row, f"relay_rejected: {msg}")
         else:
@@ -493,6 +514,7 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
             _set_activity(db, row)
             db.add(row)
         db.commit()
+    announce_final([payment_id])
 
 
 # ---------------------------------------------------------------- following
@@ -570,11 +592,12 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
     relayer = acct.address.lower()
     w3 = web3_for(chain)
     counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
+    final: list[str] = []  # payment ids that became ok or failed in this pass
     with get_session() as db:
         rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
             return counts
-        _load(db, [], [row.activity_id for row in rows if row.activity_id is not None])
+        loaded = _load(db, [], [row.activity_id for row in rows if row.activity_id is not None])  # noqa: F841
         try:
             # Order matters: nonce and time first, receipts after (a tx mined in between is seen).
             mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
@@ -616,6 +639,8 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                             )
                     elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
                         counts["replaced"] += 1
+                if before[0] == "pending" and row.status != "pending":
+                    final.append(row.payment_id)
                 if _followed(row) != before:  # a payment still waiting for its block is not rewritten
                     row.updated_at = now_epoch()
                     _set_activity(db, row)
@@ -624,6 +649,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         # raw transaction, and a replacement is persisted before its send (_replace).
         merchant_webhooks.enqueue_paid(db, rows, receipts)  # owed in the same transaction as the settlement
         db.commit()
+    announce_final(final)  # after the commit: a woken status read finds it final
     return counts
 
 

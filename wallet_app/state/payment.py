@@ -3,7 +3,8 @@
 Link: /payment?merchant=<address>&chain_id=<id>&token=<address>&amount=<decimal>[&ref=<0x+64 hex>]&lang=<ko|en>
 (built by services.merchant_links.payment_link; ref: the merchant's order, the payment's paymentRef).
 Flow on submit: quote -> (approve with PIN, submit, poll the quote every 1 s) -> Pay typed data
-signed with PIN in the browser -> execute (the server relays) -> poll the status every 1 s.
+signed with PIN in the browser -> execute (the server relays) -> poll the status every 1 s,
+each poll held until the payment is final (payment_watch).
 Gasless (issue 14): when the quote offers a Permit (the token has EIP-2612), the PIN dialog signs
 the Permit and the Pay message with one PIN entry, both with this page's deadline, and execute
 carries the permit: no approve transaction, no native coin needed.
@@ -436,8 +437,11 @@ class PaymentState(SignedInState):
         async with self:
             self.phase = "pay_in_progress"
         for _ in range(MAX_POLLS):
+            asked = time.monotonic()
             try:
-                status = (await asyncio.to_thread(payments.status, user, pay_id))["status"]
+                # Held up to POLL_SECONDS on the server until the relayer settles it: the page
+                # asks about once a second, and learns of the change the moment it happens.
+                status = (await payments.wait_status(user, pay_id, POLL_SECONDS))["status"]
             except AppError as e:
                 async with self:
                     self._stop(e)
@@ -453,7 +457,8 @@ class PaymentState(SignedInState):
                     self._reset_flow()
                     self._show_dialog("pay_failed", title="error")
                 return None
-            await asyncio.sleep(POLL_SECONDS)  # anything else: keep waiting
+            # anything else: keep waiting (a pending answer given early still waits out the second)
+            await asyncio.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - asked)))
         async with self:
             self._reset_flow()
             self._notify("pay_still_pending")

@@ -107,3 +107,18 @@ def test_check_quota_retry_after(times, limit, retry_after):
     with pytest.raises(AppError) as e:
         payments.check_quota(times, limit, 3600, 1000, "payment_quota_exceeded", "quotes")
     assert (e.value.code, e.value.params) == ("payment_quota_exceeded", {"retry_after": retry_after})
+
+
+@pytest.mark.parametrize("amount, deadline, sig", [
+    (1, 1, b"\x00" * 65), (2**256 - 1, 2**48 - 1, b"\xff" * 65), (1_234_567, 1_700_000_000, bytes(range(65))),
+])
+def test_pay_call_is_what_web3_encodes(amount, deadline, sig):
+    """relayer.pay_call encodes with eth_abi directly (fast); byte for byte web3's Contract.encode_abi."""
+    from wallet_app.services.chain import contract
+    from wallet_app.services.eth import checksum
+
+    merchant, token, owner = (Account.create().address for _ in range(3))
+    pid = "0x" + keccak(text=f"{amount}").hex()
+    struct = (checksum(merchant), checksum(token), checksum(owner), amount, bytes.fromhex(pid[2:]), deadline)
+    expected = contract("NewblPayment2").encode_abi("pay", [struct, sig])
+    assert relayer.pay_call(merchant.lower(), token, owner.lower(), amount, pid, deadline, sig) == expected

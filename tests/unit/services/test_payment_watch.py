@@ -1,0 +1,89 @@
+"""services.payment_watch on the test database: a status wait ends when the payment becomes
+final, through the relayer's Redis announcement or, without Redis or with Redis gone, through
+the watch's own query."""
+
+import socket
+import threading
+import time
+
+import pytest
+from sqlalchemy import update
+
+from tests.conftest import run_async
+from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
+from wallet_app import crud
+from wallet_app.core.config import get_settings
+from wallet_app.core.db import get_session
+from wallet_app.models import Payment, stored_id
+from wallet_app.services import payment_watch
+
+PID = "0x" + "5a" * 32
+
+
+def _pending_payment() -> None:
+    with get_session() as s:
+        user = crud.add_user(s, "sub-w", "w@example.com", "en")
+        row = crud.add_quote(s, PID, stored_id(user), 31337, "0xt", "5", "0xf", None)
+        assert crud.claim_quote(s, stored_id(row), "0xm", 100, "0xsig")
+        s.commit()
+
+
+def _status() -> dict:
+    with get_session() as s:
+        row = crud.get_payment(s, PID)
+    assert row is not None
+    return {"status": row.status if row.status in ("ok", "failed") else "pending"}
+
+
+def _settle(announce: bool) -> None:
+    """What the relayer does once the waiter is there: the row made final, then announced."""
+    deadline = time.monotonic() + 10
+    while not any(PID in w.waiters for w in list(payment_watch._watches.values())):
+        assert time.monotonic() < deadline, "nobody waits"
+        time.sleep(0.01)
+    with get_session() as s:
+        s.execute(update(Payment).where(Payment.payment_id == PID).values(status="ok"))
+        s.commit()
+    if announce:
+        payment_watch.announce_final([PID])
+
+
+def _wait_while(settle: threading.Thread, seconds: float) -> dict:
+    async def wait() -> dict:
+        return await payment_watch.until_final(PID, seconds, _status)
+
+    settle.start()
+    try:
+        return run_async(wait())
+    finally:
+        settle.join()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("redis_state", ["none", "up", "down"])
+def test_a_wait_ends_when_the_payment_is_final(db, monkeypatch, request, redis_state):
+    if redis_state == "up":
+        monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_server").url)
+        # Only the announcement can end the wait in time: the watch's query is pushed out of reach.
+        monkeypatch.setattr(payment_watch, "REDIS_POLL_SECONDS", 600.0)
+    elif redis_state == "down":
+        monkeypatch.setenv("REDIS_URL", f"redis://127.0.0.1:{_closed_port()}/0")
+    else:
+        monkeypatch.setenv("REDIS_URL", "")
+    get_settings.cache_clear()
+    _pending_payment()
+    assert run_async(payment_watch.until_final(PID, 0.2, _status)) == {"status": "pending"}  # held, then pending
+    settle = threading.Thread(target=_settle, args=(redis_state == "up",))
+    assert _wait_while(settle, 30) == {"status": "ok"}
+    assert not any(w.waiters for w in list(payment_watch._watches.values()))
+
+
+def test_a_wait_of_zero_only_reads(db):
+    _pending_payment()
+    assert run_async(payment_watch.until_final(PID, 0, _status)) == {"status": "pending"}
+    assert not payment_watch._watches or not any(w.waiters for w in list(payment_watch._watches.values()))

@@ -1,0 +1,177 @@
+"""Waiting for a payment to become final: GET /payment/status?wait=N and the payment page hold
+their status read until the payment is ok or failed, or N seconds have passed, so the payer
+sees it as soon as the relayer has settled it rather than at the next 1 s poll.
+
+One watch per event loop (a worker's), for every waiter of that process: with REDIS_URL it
+listens on CHANNEL, where the relayer process announces each payment it made final
+(announce_final, called by services.relayer), and wakes that payment's waiters at once; a query of every watched
+payment every REDIS_POLL_SECONDS catches a message lost while (re)subscribing. Without Redis (or
+while it is unreachable) the query runs every DB_POLL_SECONDS instead: one query per process
+for all waiters, never one per waiter. The watch runs only while someone waits.
+
+The other direction, web workers to the relayer process: announce_queued() after execute has
+queued a payment wakes the relayer (wallet_app.relayer) to send it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import weakref
+
+import redis.asyncio
+from redis import RedisError
+from starlette.concurrency import run_in_threadpool
+
+from wallet_app import crud
+from wallet_app.core import shared
+from wallet_app.core.config import get_settings
+from wallet_app.core.db import get_session
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "nb:payments:final"  # message: the payment_id the relayer made final
+QUEUED_CHANNEL = "nb:payments:queued"  # message: a chain id where execute queued a payment (wakes the relayer)
+DB_POLL_SECONDS = 0.1  # without Redis: how soon a final status is seen
+REDIS_POLL_SECONDS = 1.0  # with Redis: the query behind the messages
+MAX_WAIT_SECONDS = 25.0  # GET /payment/status?wait=: under common proxies' 30 s idle timeout
+
+
+def final_payment_ids(payment_ids: list[str]) -> set[str]:
+    with get_session() as db:
+        return crud.final_payment_ids(db, payment_ids)
+
+
+class _Watch:
+    """The waiters of one event loop, by payment_id, and the task that wakes them."""
+
+    def __init__(self) -> None:
+        self.waiters: dict[str, set[asyncio.Event]] = {}
+        self.task: asyncio.Task | None = None
+
+    def add(self, payment_id: str) -> asyncio.Event:
+        event = asyncio.Event()
+        self.waiters.setdefault(payment_id, set()).add(event)
+        if self.task is None:
+            self.task = asyncio.get_running_loop().create_task(self._serve())
+        return event
+
+    def remove(self, payment_id: str, event: asyncio.Event) -> None:
+        events = self.waiters.get(payment_id)
+        if events is not None:
+            events.discard(event)
+            if not events:
+                del self.waiters[payment_id]
+
+    def wake(self, payment_id: str) -> None:
+        for event in self.waiters.get(payment_id, ()):
+            event.set()
+
+    async def _poll(self) -> None:
+        ids = list(self.waiters)
+        if ids:
+            for payment_id in await run_in_threadpool(final_payment_ids, ids):
+                self.wake(payment_id)
+
+    async def _serve(self) -> None:
+        pubsub = await _subscribe()
+        try:
+            last = 0.0  # the first query right away: what became final before the subscription
+            while self.waiters:
+                every = REDIS_POLL_SECONDS if pubsub is not None else DB_POLL_SECONDS
+                if time.monotonic() - last >= every:
+                    last = time.monotonic()
+                    try:
+                        await self._poll()
+                    except Exception:  # a database hiccup: the waiters time out or the next query finds it
+                        log.exception("payment status watch: the query failed")
+                left = max(0.0, every - (time.monotonic() - last))
+                if pubsub is None:
+                    await asyncio.sleep(left)
+                    continue
+                try:
+                    message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=left)
+                except (RedisError, OSError):
+                    log.warning("payment status watch: Redis lost; the database is asked every %s s", DB_POLL_SECONDS)
+                    await _close(pubsub)
+                    pubsub = None
+                    continue
+                if message is not None and isinstance(message.get("data"), bytes):
+                    self.wake(message["data"].decode())
+        finally:
+            # Before any await: a waiter added from here on starts a new task.
+            if self.task is asyncio.current_task():
+                self.task = None
+            await _close(pubsub)
+
+
+async def _subscribe() -> redis.asyncio.client.PubSub | None:
+    url = get_settings().redis_url
+    if not url:
+        return None
+    client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=shared.REDIS_TIMEOUT_SECONDS)
+    pubsub = client.pubsub()
+    try:
+        await asyncio.wait_for(pubsub.subscribe(CHANNEL), 2 * shared.REDIS_TIMEOUT_SECONDS)
+    except (RedisError, OSError, TimeoutError):
+        log.warning("payment status watch: no Redis; the database is asked every %s s", DB_POLL_SECONDS)
+        await _close(pubsub)
+        return None
+    return pubsub
+
+
+async def _close(pubsub: redis.asyncio.client.PubSub | None) -> None:
+    if pubsub is not None:
+        with contextlib.suppress(Exception):
+            await pubsub.aclose()
+            await pubsub.connection_pool.disconnect()
+
+
+_watches: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watch] = weakref.WeakKeyDictionary()
+
+
+def _watch() -> _Watch:
+    return _watches.setdefault(asyncio.get_running_loop(), _Watch())
+
+
+async def until_final(payment_id: str, wait: float, read):
+    """read() (a blocking status read, run in a thread) now and, while it answers pending, again
+    once the payment is final or `wait` seconds have passed. -> read()'s last answer."""
+    if wait <= 0:
+        return await run_in_threadpool(read)
+    watch = _watch()
+    event = watch.add(payment_id)  # before the first read: a change right after it still wakes us
+    try:
+        out = await run_in_threadpool(read)
+        if out.get("status") != "pending":
+            return out
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), min(wait, MAX_WAIT_SECONDS))
+        return await run_in_threadpool(read) if event.is_set() else out
+    finally:
+        watch.remove(payment_id, event)
+
+
+def announce_final(payment_ids: list[str]) -> None:
+    """The relayer's side: these payments became final (after its commit). Published on CHANNEL
+    with REDIS_URL (one pipeline); without Redis the watches' query finds them."""
+    url = get_settings().redis_url
+    if not url or not payment_ids:
+        return
+    try:
+        shared.publish_many(CHANNEL, payment_ids)
+    except RedisError:  # the waiters' query finds them within REDIS_POLL_SECONDS
+        log.warning("final payments not announced (Redis): %s", len(payment_ids))
+
+
+def announce_queued(chain_id: int) -> None:
+    """execute's side: a payment is queued (after its commit), so the relayer process sends it
+    now rather than at its next pass (wallet_app.relayer listens with REDIS_URL)."""
+    if not get_settings().redis_url:
+        return
+    try:
+        shared.publish(QUEUED_CHANNEL, str(chain_id))
+    except RedisError:  # the relayer's next pass sends it
+        log.warning("queued payment not announced (Redis)")
