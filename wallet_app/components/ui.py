@@ -35,3 +35,20 @@ def error_callout(texts: rx.Var, id_: str, **props) -> rx.Component:
             **props,
         ),
     )
+
+
+def amount_input(id_: str, value: rx.Var | str, on_change, **props) -> rx.Component:
+    """A decimal amount field (Send's amount, Receive's requested amount): the numeric keypad,
+    no autofill, tabular digits."""
+    return rx.input(
+        id=id_,
+        value=value,
+        on_change=on_change,
+        placeholder="0.0",
+        input_mode="decimal",
+        size="3",
+        auto_complete="off",
+        width="100%",
+        style={"font-variant-numeric": "tabular-nums"},
+        **props,
+    )

@@ -7,7 +7,7 @@ from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.token_list import token_list
-from wallet_app.components.ui import error_callout
+from wallet_app.components.ui import amount_input, error_callout
 from wallet_app.i18n import error_messages, t
 from wallet_app.routes import NavEntry, Page
 from wallet_app.state.home import ADDRESS_ONLY, HomeState, TokenListState
@@ -49,17 +49,7 @@ def _receive_request() -> rx.Component:
             h.receive_token != ADDRESS_ONLY,
             rx.vstack(
                 rx.el.label(t("receive_amount"), html_for="receive-amount", style=label_style),
-                rx.input(
-                    id="receive-amount",
-                    value=h.receive_amount,
-                    on_change=h.set_receive_amount,
-                    placeholder="0.0",
-                    input_mode="decimal",
-                    size="3",
-                    auto_complete="off",
-                    width="100%",
-                    style={"font-variant-numeric": "tabular-nums"},
-                ),
+                amount_input("receive-amount", h.receive_amount, h.set_receive_amount),
                 spacing="1",
                 width="100%",
             ),

@@ -5,7 +5,7 @@ import reflex as rx
 from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import error_callout, form_skeleton
+from wallet_app.components.ui import amount_input, error_callout, form_skeleton
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.state.send import SendState
@@ -87,18 +87,7 @@ def _form() -> rx.Component:
             ),
             rx.vstack(
                 _label("send_amount", "send-amount"),
-                rx.input(
-                    id="send-amount",
-                    value=s.amount,
-                    on_change=s.set_amount,
-                    placeholder="0.0",
-                    aria_label=t("send_amount"),
-                    input_mode="decimal",
-                    size="3",
-                    auto_complete="off",
-                    width="100%",
-                    style={"font-variant-numeric": "tabular-nums"},
-                ),
+                amount_input("send-amount", s.amount, s.set_amount, aria_label=t("send_amount")),
                 spacing="1",
                 width="100%",
             ),
