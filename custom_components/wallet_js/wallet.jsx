@@ -306,6 +306,22 @@ export function usePin() {
 export function PinModal({ open, busy, ready = true, working, title, description, hint, summary, error, testId,
                            pin, messages, onConfirm, onClose }) {
   const canConfirm = !busy && pin.length === PIN_LENGTH && ready;
+  // Enter pressed before the dialog is ready (its signing code still loading): confirmed once it
+  // is, unless the digits change meanwhile. Keyboard and screen-reader users cannot see Confirm
+  // turn on, so their Enter must not be lost.
+  const enterWaiting = useRef(false);
+  const enter = () => {
+    if (busy || pin.pinRef.current.length !== PIN_LENGTH) return;
+    if (ready) onConfirm();
+    else enterWaiting.current = true;
+  };
+  useEffect(() => {
+    if (!open) enterWaiting.current = false;
+    if (ready && enterWaiting.current) {
+      enterWaiting.current = false;
+      if (!busy && pin.pinRef.current.length === PIN_LENGTH) onConfirm();
+    }
+  }, [ready, open]);
   // The field is disabled while busy (and loses focus): a failed attempt gives it focus back.
   const wasBusy = useRef(false);
   useEffect(() => {
@@ -329,9 +345,9 @@ export function PinModal({ open, busy, ready = true, working, title, description
         ) : null}
         <div>
           <PinInput inputRef={pin.inputRef} pinRef={pin.pinRef} label={messages.pin_label} disabled={busy}
-            onLength={pin.setLength}
+            onLength={(n) => { enterWaiting.current = false; pin.setLength(n); }}
             // The digits' ref, not pin.length: an Enter right after the sixth digit comes before the re-render.
-            onEnter={() => { if (!busy && ready && pin.pinRef.current.length === PIN_LENGTH) onConfirm(); }} />
+            onEnter={enter} />
           <PinProgress count={pin.length} messages={messages} />
           {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
           {working ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}

@@ -363,3 +363,28 @@ def test_onboard_send_and_pay_with_the_keyboard_only(page, app_server, browser_i
 
     assert pointer == [], pointer
     browser_issues.assert_clean()
+
+
+def test_an_enter_before_the_pin_dialog_is_ready_confirms_once_it_is(page, app_server, browser_issues):
+    """The PIN typed and Enter pressed while the dialog's signing code still loads (held here):
+    nothing happens until it has loaded, then the Enter confirms; it is not lost."""
+    create_wallet(page, new_email("early-enter"))
+    plain = deployed_token(app_server, "tEUR")  # no permit: the approve dialog
+    wait_for_chain_balance(chain_web3(app_server), plain, me_address(page), 1_500_000)
+    held = []
+    page.route("**/assets/keyring-*.js", lambda route: held.append(route))  # routing also turns the HTTP cache off
+    page.goto(merchant_link(Account.create().address, plain, "1.5"))
+    tab_to(page, page.get_by_role("button", name="Pay", exact=True))
+    page.keyboard.press("Enter")
+    dialog = page.get_by_role("dialog", name="Approve the token")
+    expect(dialog.get_by_label("PIN", exact=True)).to_be_focused(timeout=30_000)
+    page.keyboard.type(PIN)
+    page.keyboard.press("Enter")
+    expect(dialog.get_by_role("button", name="Confirm")).to_be_disabled()  # not ready: the code is held
+    assert held, "the signing code was not requested"
+    for route in held:
+        route.continue_()
+    page.unroute("**/assets/keyring-*.js")
+    expect(dialog).to_have_count(0, timeout=KDF_TIMEOUT_MS)  # the early Enter confirmed
+    expect(page.get_by_role("dialog", name="Sign the payment")).to_be_visible(timeout=KDF_TIMEOUT_MS)
+    browser_issues.assert_clean()
