@@ -34,9 +34,16 @@ def allowed_words(page: Page, app_server) -> set[str]:
     return words
 
 
+# The page's text and, read in the same moment, its loading skeletons' placeholder text, which no
+# one can read (Radix draws it transparent): a list refreshed on a revisit may show one any time.
+_TEXT_AND_SKELETONS = """() => [document.body.innerText,
+  [...document.querySelectorAll('.rt-Skeleton')].map((e) => e.innerText).join(' ')]"""
+
+
 def english_on_screen(page: Page, allowed: set[str]) -> list[str]:
-    text = HEX.sub(" ", page.locator("body").inner_text())
-    return sorted({w for w in LATIN_WORD.findall(text) if w not in allowed})
+    text, skeletons = page.evaluate(_TEXT_AND_SKELETONS)
+    placeholders = set(LATIN_WORD.findall(skeletons))
+    return sorted({w for w in LATIN_WORD.findall(HEX.sub(" ", text)) if w not in allowed | placeholders})
 
 
 def settled(page: Page, heading: str) -> None:
