@@ -15,6 +15,7 @@ A failing test also leaves test-results/screenshots/FAILED-<test>.png.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -170,3 +171,39 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     setattr(item, f"rep_{rep.when}", rep)
+
+
+# A browser test that fails is run once more, and the run says so: on a shared 2-core CI machine a
+# handful of these tests have failed once in several whole runs for reasons of timing (each one
+# found so far was fixed: an Enter lost before the PIN dialog was ready, a skeleton read as text).
+# A test that fails twice fails the run; every retried test is listed at the end (E2E_RETRIES=0: none).
+E2E_RETRIES = int(os.environ.get("E2E_RETRIES", "1"))
+E2E_DIR = Path(__file__).resolve().parent
+RETRIED: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    from _pytest.runner import runtestprotocol
+
+    if E2E_RETRIES <= 0 or E2E_DIR not in item.path.parents:  # hooks of a conftest see every test
+        return None
+    item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
+    for attempt in range(E2E_RETRIES + 1):
+        reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        failed = any(r.failed for r in reports)
+        if not failed or attempt == E2E_RETRIES:
+            break
+        RETRIED.append(item.nodeid)
+        item._initrequest()  # fresh fixture requests for the next attempt
+    for report in reports:
+        item.ihook.pytest_runtest_logreport(report=report)
+    item.ihook.pytest_runtest_logfinish(nodeid=item.nodeid, location=item.location)
+    return True
+
+
+def pytest_terminal_summary(terminalreporter):
+    if RETRIED:
+        terminalreporter.write_sep("=", f"e2e tests run again after a failure: {len(RETRIED)}")
+        for nodeid in RETRIED:
+            terminalreporter.write_line(nodeid)
