@@ -134,7 +134,13 @@ class SessionState(rx.State):
 
     @rx.var
     def dialog_shown(self) -> bool:
-        return self.dialog_open and self.dialog_route == routes.normalize_path(self.router.url.path)
+        # An alert raised with a redirect shows once its page's check_session has taken it (not
+        # pending): shown before that, a reload at that moment would show it a second time.
+        return (
+            self.dialog_open
+            and not self._dialog_pending
+            and self.dialog_route == routes.normalize_path(self.router.url.path)
+        )
 
     @rx.var
     def short_address(self) -> str:
