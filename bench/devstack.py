@@ -81,14 +81,25 @@ def api_factory():
     """The API as in development (dev sign-in, anvil's relayer key), for granian (--factory)."""
     import httpx
 
-    from wallet_app import dev
     from wallet_app.api import build_api
     from wallet_app.services import google
 
     api = build_api()
-    dev.install(api)
+    install_dev_without_faucet(api)
     google.set_transport(httpx.ASGITransport(app=api))  # dev ID tokens are verified against itself
     return api
+
+
+def install_dev_without_faucet(api) -> None:
+    """The development stand-ins (sign-in, anvil's relayer key) but not the faucet: the benches fund
+    their users themselves, and the faucet's sends for each registered address (a thread of the
+    API) would still be running, and mining, in the timed phase."""
+    from wallet_app import dev
+    from wallet_app.core import extensions
+    from wallet_app.dev import faucet
+
+    dev.install(api)
+    extensions.remove_address_hook(faucet.on_address_registered)
 
 
 @contextmanager

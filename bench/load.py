@@ -388,7 +388,7 @@ def measure_stack(name: str, server: helpers.Server, workdir: Path, args, wrk: s
     )
     results = []
     with tempfile.TemporaryDirectory() as tmp:
-        for route in (CEILING_PATH, "/api/v1/me", "/api/v1/assets"):
+        for route in (CEILING_PATH, "/api/v1/me") if args.me_only else (CEILING_PATH, "/api/v1/me", "/api/v1/assets"):
             # A short warm-up: first requests open DB connections and import lazily. Its errors count
             # (the first requests at once are where races show).
             warm = run_wrk(wrk, base, route, cookies, args.clients, 2, Path(tmp))
@@ -409,6 +409,8 @@ def measure_stack(name: str, server: helpers.Server, workdir: Path, args, wrk: s
                 )
             )
             print(f"[{name}] {fmt(results[-1])}", flush=True)
+    if args.me_only:
+        return results, {}
     cpu0, t0 = tree_cpu(server.proc.pid), time.monotonic()
     ws = run_page_loads(base, server.base_url, script, cookies, args.clients, args.seconds, args.ws_procs)
     elapsed = time.monotonic() - t0
@@ -451,6 +453,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--ws-procs", type=int, default=2, help="processes running the page loads")
     parser.add_argument("--only", choices=("sqlite", "pg"), help="one stack (no worker ratio)")
+    parser.add_argument("--me-only", action="store_true", help="the ceiling and /me only (the targets' route)")
     args = parser.parse_args()
     wrk = ensure_wrk()
     RESULTS.mkdir(parents=True, exist_ok=True)

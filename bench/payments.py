@@ -36,7 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bench.devstack import api_process, dev_stack, sign_in  # noqa: E402
+from bench.devstack import api_process, dev_stack, install_dev_without_faucet, sign_in  # noqa: E402
 
 RESULTS = REPO / "bench" / "results"
 POLL = 0.1  # local waits (server start)
@@ -155,13 +155,12 @@ def in_process_api(port: int, cpu: bool = False):
     import httpx
     import uvicorn
 
-    from wallet_app import dev
     from wallet_app.api import build_api
     from wallet_app.services import google, payments
 
     profile_server_calls(payments, cpu)
     api = build_api()
-    dev.install(api)  # development mode: the dev identity provider and anvil's relayer key
+    install_dev_without_faucet(api)  # development mode: the dev identity provider and anvil's relayer key
     google.set_transport(httpx.ASGITransport(app=api))  # the server verifies dev ID tokens against itself
     server = uvicorn.Server(uvicorn.Config(api, host="127.0.0.1", port=port, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()

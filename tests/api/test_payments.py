@@ -416,6 +416,52 @@ def test_stuck_transaction_is_replaced_with_the_same_nonce(client, payer, deploy
     assert balance(w3, token, merchant) == 77
 
 
+def test_a_mined_payment_whose_receipt_is_late_stays_pending_then_ok(client, payer, deployed, w3, send_tx, chain,
+                                                                    monkeypatch):
+    """A node may answer the relayer's new nonce before the receipt (anvil under load, a provider's
+    lagging replica): that is no dropped payment. It once marked paid payments failed 'dropped'."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 31)
+    client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 31, int(time.time()) + 300))
+    send_queued(chain)
+    assert balance(w3, token, merchant) == 31  # mined (automine)
+    real_receipts = relayer._receipts
+    monkeypatch.setattr(relayer, "_receipts", lambda w3_, hashes: {})  # the node has no receipt yet
+    assert relayer.reconcile(chain)["pending"] == 1
+    monkeypatch.setattr(relayer, "_known_hashes", lambda w3_, hashes: set())  # nor the transaction
+    assert relayer.reconcile(chain)["pending"] == 1
+    (row,) = rows()
+    assert (row.status, row.settled) == ("pending", False)
+    monkeypatch.setattr(relayer, "_receipts", real_receipts)
+    assert relayer.reconcile(chain)["ok"] == 1
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+
+
+def test_a_nonce_taken_by_another_transaction_fails_the_payment_as_dropped(client, payer, deployed, w3, send_tx,
+                                                                          chain, monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 32)
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 32, int(time.time()) + 300))
+        send_queued(chain)
+        (row,) = rows()
+        # Someone else with the relayer's key: a transfer to itself, same nonce, higher price.
+        foreign = RELAYER.sign_transaction({"chainId": 31337, "to": RELAYER.address, "value": 0, "gas": 21_000,
+                                            "nonce": row.nonce, "gasPrice": int(row.gas_price) * 2})
+        w3.eth.send_raw_transaction(foreign.raw_transaction)
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    assert relayer.reconcile(chain)["pending"] == 1  # gone, but not for DROPPED_AFTER_SECONDS yet
+    monkeypatch.setattr(relayer, "DROPPED_AFTER_SECONDS", 0.0)
+    assert relayer.reconcile(chain)["failed"] == 1
+    assert wait_status(client, q["payment_id"]) == {"status": "failed", "reason": "dropped"}
+    assert balance(w3, token, merchant) == 0
+
+
 def test_deadline_passing_before_mining_ends_failed(client, login, tmp_path, monkeypatch):
     """On its own chain: time travel would break the shared node's clock for other tests."""
     with Anvil(port=0, start_timeout=20) as node:

@@ -3,6 +3,7 @@ user longer than documented: at once after a change made through this process, a
 worker with REDIS_URL (the user's version in Redis), and within SESSION_CACHE_SECONDS after a
 change this process cannot hear of."""
 
+import threading
 import time
 
 import redis
@@ -86,6 +87,35 @@ def test_a_change_this_process_cannot_hear_of_is_seen_within_the_bound(monkeypat
     while me(client, cookie).status_code != 401:
         assert time.monotonic() - revoked_at < 1.0 + 0.5, "a revoked session served past SESSION_CACHE_SECONDS"
         time.sleep(0.05)  # polling interval, not a fixed wait
+
+
+def test_past_its_refresh_point_the_cache_answers_at_once_and_reads_again_behind(
+    monkeypatch, settings_env, client, login
+):
+    """Entries cached in one burst must not all be read again in one (a stall of every request of
+    the worker): past a random point in the bound's second half, a hit still answers from the
+    cache, and the database read runs in the background."""
+    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    monkeypatch.setattr(sessions, "REFRESH_AFTER", (0.0, 0.0))  # refresh on every hit
+    cookie = signed_in(client, login)
+    cached(client, cookie)
+    reading, release = threading.Event(), threading.Event()
+    lookup = sessions._lookup_with_expiry
+
+    def held_lookup(key):
+        reading.set()
+        assert release.wait(10), "the held read was never released"
+        return lookup(key)
+
+    monkeypatch.setattr(sessions, "_lookup_with_expiry", held_lookup)
+    revoke_behind_the_cache(cookie)
+    assert me(client, cookie).status_code == 200  # answered while its read is held
+    assert reading.wait(5), "no background read started"
+    release.set()
+    deadline = time.monotonic() + 5
+    while me(client, cookie).status_code != 401:  # well within the 60 s bound
+        assert time.monotonic() < deadline, "the background read did not replace the entry"
+        time.sleep(0.02)  # polling interval, not a fixed wait
 
 
 def test_with_redis_a_change_on_another_worker_is_seen_at_once(

@@ -51,6 +51,11 @@ def add_address_hook(hook: Callable[[str], object]) -> None:
         _address_hooks.append(hook)
 
 
+def remove_address_hook(hook: Callable[[str], object]) -> None:
+    if hook in _address_hooks:
+        _address_hooks.remove(hook)
+
+
 def address_registered(address: str) -> None:
     for hook in list(_address_hooks):
         try:

@@ -192,6 +192,24 @@ def _payable_token(chain: chains.ChainConfig, token_address: object) -> str:
     return token
 
 
+PAYABLE_INFO_SECONDS = 600.0
+_payable_infos: dict[tuple[int, str], tuple[float, chains.TokenInfo]] = {}
+
+
+def _payable_token_info(user: User, chain: chains.ChainConfig, token: str) -> chains.TokenInfo | None:
+    """tokens.token_info of an allow-listed payment token, kept for PAYABLE_INFO_SECONDS: its
+    symbol and decimals do not change, and a token outside the configured list costs two chain
+    reads per execute. Bounded by the allow-list, so no input can grow it."""
+    key = (chain.chain_id, token)
+    kept = _payable_infos.get(key)
+    if kept is not None and time.monotonic() < kept[0]:
+        return kept[1]
+    info = tokens.token_info(user, chain, token)
+    if info is not None:
+        _payable_infos[key] = (time.monotonic() + PAYABLE_INFO_SECONDS, info)
+    return info
+
+
 def check_quota(times: list[int], limit: int, window: int, now: int, code: str, what: str) -> None:
     """Refuses (code, 429) when `times` (the counted entries, oldest first, each counted for
     `window` s) reach `limit`; retry_after: seconds until enough of them leave the window for
@@ -376,7 +394,7 @@ def execute(
     gas = relayer.ready_and_estimate(chain, call)
     if relayer.pay_gas_limit(chain, gas) is None:
         raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
-    info = tokens.token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
+    info = _payable_token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     row_id = stored_id(row)
     stored_permit = json.dumps(signed_permit) if signed_permit else None

@@ -22,7 +22,9 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
 reconcile(chain) runs in the relayer process (wallet_app.relayer, every
 settings.relayer_interval_seconds; /payment/status only reads) and walks the rows whose nonce is
 not yet consumed on chain: receipt -> ok / failed(reason);
-nonce consumed by another tx -> failed 'dropped'; unknown to the node -> re-send; pending
+nonce consumed by another tx (the node knows none of its hashes for DROPPED_AFTER_SECONDS: a
+node may answer the new nonce before the receipt, e.g. anvil under load or a provider's lagging
+replica) -> failed 'dropped'; unknown to the node -> re-send; pending
 longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price,
 never above the chain's caps (max_gas_price_wei, max_gas_price_multiple x the node's price; no
 room left: kept as it is, with a warning). A pay() of ours that reverted because someone else
@@ -37,6 +39,7 @@ import functools
 import json
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, cast
 
@@ -604,7 +607,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
             latest = w3.eth.get_block("latest")
             gas_price_now = w3.eth.gas_price
             receipts = _receipts(w3, [h for row in rows for h in _hashes(row)])
-            unmined = [row.tx_hash for row in rows if row.tx_hash and not any(h in receipts for h in _hashes(row))]
+            unmined = [h for row in rows if not any(h in receipts for h in _hashes(row)) for h in _hashes(row)]
             known = _known_hashes(w3, unmined)
         except (*_NETWORK_ERRORS, Web3RPCError):
             return counts
@@ -619,11 +622,16 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                     _apply_receipt(db, row, w3, tx_hash, receipt)
                     counts[row.status] += 1
                 elif _relayed(row).nonce < mined_nonce:
-                    # Its nonce went to a transaction that is none of ours: this payment never ran.
-                    row.settled = True
-                    if row.status == "pending":
-                        row.status, row.reason = "failed", "dropped"
-                    counts["failed"] += 1
+                    seen = any(h in known for h in _hashes(row))
+                    if seen or not _vanished_for(row.payment_id, DROPPED_AFTER_SECONDS):
+                        counts["pending"] += 1  # mined (its receipt comes later), or not gone for long yet
+                    else:
+                        # Its nonce went to a transaction that is none of ours: this payment never ran.
+                        _vanished.pop(row.payment_id, None)
+                        row.settled = True
+                        if row.status == "pending":
+                            row.status, row.reason = "failed", "dropped"
+                        counts["failed"] += 1
                 else:
                     if row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
                         row.status, row.reason = "failed", "expired"
@@ -651,6 +659,18 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         db.commit()
     announce_final(final)  # after the commit: a woken status read finds it final
     return counts
+
+
+DROPPED_AFTER_SECONDS = 30.0
+_vanished: dict[str, float] = {}  # payment id -> time.monotonic() it was first seen consumed and unknown
+
+
+def _vanished_for(payment_id: str, seconds: float) -> bool:
+    """Whether this payment's nonce has been seen consumed, with none of its transactions known to
+    the node, for `seconds` (counted from the first such pass of this process)."""
+    if len(_vanished) >= 10_000:
+        _vanished.clear()
+    return time.monotonic() - _vanished.setdefault(payment_id, time.monotonic()) >= seconds
 
 
 def _followed(row: Payment) -> tuple:

@@ -6,14 +6,18 @@ session and SESSION_CACHE_SECONDS, not once per request. A change of the user or
 this process and, with REDIS_URL, in every worker: it is published on a Redis channel each
 worker listens to (no Redis call per request; while a worker is not subscribed, it reads the
 database every time). A change this process cannot hear of (Redis hanging; no Redis and another
-process writing) is seen within SESSION_CACHE_SECONDS. The Reflex handlers read the database
-every time (`lookup_user`).
+process writing) is seen within SESSION_CACHE_SECONDS. An entry past a random point in the second
+half of that time is read again in the background while the cache still answers, so a request
+waits for the database only on a session's first use (entries cached in one burst, e.g. after a
+restart, would otherwise all expire and be read again in one burst, a stall of every request of
+that worker). The Reflex handlers read the database every time (`lookup_user`).
 """
 
 import asyncio
 import contextlib
 import hashlib
 import logging
+import random
 import secrets
 import threading
 import time
@@ -88,6 +92,7 @@ def lookup_user(raw_token: str | None) -> User | None:
 CACHE_MAX = 10_000  # sessions per process; beyond, the cache starts afresh
 CHANGES_CHANNEL = "nb:user_changed"  # Redis pub/sub: the id of each user changed by any process
 LISTEN_RETRY_SECONDS = 1.0
+REFRESH_AFTER = (0.5, 0.9)  # shares of SESSION_CACHE_SECONDS: when a hit starts a background read
 
 
 @dataclass(frozen=True)
@@ -96,11 +101,13 @@ class _Cached:
     fields: dict  # the User row's columns: each request gets its own User (never a shared ORM object)
     session_expires_at: int  # epoch seconds
     until: float  # time.monotonic() after which the database is asked again
+    refresh_at: float  # time.monotonic() after which a hit also reads it again in the background
 
 
 _cache: dict[str, _Cached] = {}
 _changed_at: dict[int, float] = {}  # user id -> time.monotonic() of the last change heard of
 _lock = threading.Lock()
+_refreshing: dict[str, asyncio.Task] = {}  # token hash -> its background read
 # With REDIS_URL: the change feed's listener (on this process's event loop) and since when it is
 # subscribed (None: not subscribed, nothing is served from the cache).
 _listener: tuple[str, asyncio.Task] | None = None
@@ -176,21 +183,59 @@ async def api_user(raw_token: str | None) -> User | None:
     cached = _cache.get(key)
     now = time.monotonic()
     if cached and now < cached.until and cached.session_expires_at > now_epoch():
+        if now >= cached.refresh_at:
+            _refresh_in_background(key)
         return User(**cached.fields)
+    return await _read(key)
+
+
+async def _read(key: str) -> User | None:
+    """The session's user from the database, cached when nothing can have changed meanwhile."""
+    settings = get_settings()
+    started = time.monotonic()
     found = await run_in_threadpool(_lookup_with_expiry, key)
     if found is None:
+        with _lock:
+            _cache.pop(key, None)
         return None
     user, expires_at = found
     with _lock:
         # Cached only when no change can have slipped between the read and now: none heard of
         # since the read began, and (with Redis) subscribed to the change feed before it began.
-        heard = _changed_at.get(stored_id(user), 0.0) >= now
-        subscribed = not settings.redis_url or (_listening_since is not None and _listening_since <= now)
+        heard = _changed_at.get(stored_id(user), 0.0) >= started
+        subscribed = not settings.redis_url or (_listening_since is not None and _listening_since <= started)
         if not heard and subscribed:
             if len(_cache) >= CACHE_MAX:
                 _cache.clear()
-            _cache[key] = _Cached(stored_id(user), user.model_dump(), expires_at, now + settings.session_cache_seconds)
+            bound = settings.session_cache_seconds
+            _cache[key] = _Cached(
+                stored_id(user),
+                user.model_dump(),
+                expires_at,
+                until=started + bound,
+                refresh_at=started + bound * random.uniform(*REFRESH_AFTER),
+            )
     return user
+
+
+def _refresh_in_background(key: str) -> None:
+    loop = asyncio.get_running_loop()
+    running = _refreshing.get(key)
+    if running is not None and not running.done() and running.get_loop() is loop:
+        return
+    if len(_refreshing) >= CACHE_MAX:
+        _refreshing.clear()
+    _refreshing[key] = loop.create_task(_refresh(key))
+
+
+async def _refresh(key: str) -> None:
+    try:
+        await _read(key)
+    except Exception:  # the entry stays until its bound; the next read after that asks again
+        log.exception("session cache: background read failed")
+    finally:
+        if _refreshing.get(key) is asyncio.current_task():
+            del _refreshing[key]
 
 
 def _lookup_with_expiry(token_hash: str) -> tuple[User, int] | None:
