@@ -16,9 +16,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
-def use_dev_environment(tmp: Path, port: int, database_url: str | None = None) -> None:
+def use_dev_environment(tmp: Path, port: int = 80, database_url: str | None = None, **extra: str) -> None:
     """Settings for a server on 127.0.0.1:port in development mode, with its files in tmp (and
-    its SQLite database, unless database_url is given)."""
+    its SQLite database, unless database_url is given); `extra`: more variables."""
     from wallet_app.core.config import get_settings
 
     os.environ.update({
@@ -26,8 +26,16 @@ def use_dev_environment(tmp: Path, port: int, database_url: str | None = None) -
         "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
         "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
         "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),
+        **extra,
     })
     get_settings.cache_clear()
+
+
+def write_chains_file(tmp: Path, rpc_urls: dict[int, str]) -> None:
+    """tmp/chains.json: chains.dev.json's chain once per chain id, at its node's rpc_url."""
+    base = json.loads((REPO / "chains.dev.json").read_text())[0]
+    chains = [{**base, "chain_id": cid, "chain_name": f"Bench {cid}", "rpc_url": url} for cid, url in rpc_urls.items()]
+    (tmp / "chains.json").write_text(json.dumps(chains))
 
 
 def deploy_dev_chain(tmp: Path, rpc_url: str) -> dict:
@@ -36,10 +44,7 @@ def deploy_dev_chain(tmp: Path, rpc_url: str) -> dict:
     from contracts.deploy import deploy
     from wallet_app.core.db import get_engine, upgrade_schema
 
-    entries = json.loads((REPO / "chains.dev.json").read_text())
-    for e in entries:
-        e["rpc_url"] = rpc_url
-    (tmp / "chains.json").write_text(json.dumps(entries))
+    write_chains_file(tmp, {31337: rpc_url})
     deployed = deploy(rpc_url, tmp)
     upgrade_schema()
     if get_engine().dialect.name != "sqlite":

@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
-import os
 import random
 import sys
 import tempfile
@@ -40,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eth_account import Account  # noqa: E402
 from web3 import Web3  # noqa: E402
 
+from bench.devstack import use_dev_environment, write_chains_file  # noqa: E402
 from contracts.artifacts import artifact  # noqa: E402
 from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract, _send, _w3, deploy  # noqa: E402
 from wallet_app.dev.anvil import Anvil  # noqa: E402
@@ -88,7 +88,8 @@ def make_history(w3: Web3, deployed: dict, users: list[str], blocks: int, every:
     erc20 = Web3().eth.contract(abi=artifact("TestToken")["abi"])
     accounts = rpc(w3, "eth_accounts", [])
     senders = [Web3.to_checksum_address(accounts[i]) for i in SENDERS]
-    tokens = list(deployed["tokens"].values())
+    # The tokens in every user's list (chains.dev.json's `tokens`); tEUR, a payment token only, is not.
+    tokens = [deployed["tokens"][symbol] for symbol in ("tUSD", "tKRW")]
     for token in tokens:  # the senders' tokens, minted by the deployer (the tokens' owner)
         for s in senders:
             _send(w3, DEV_DEPLOYER_KEY, {"to": token, "data": erc20.encode_abi("mint", [s, 10**15])})
@@ -168,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="bench-indexer-"))
     users = [Web3.to_checksum_address("0x" + rnd.randbytes(20).hex()) for _ in range(args.users)]
-    cache = RESULTS / f"indexer-history-{args.users}-{args.blocks}-{args.every}-{args.per_block}-{args.seed}.json"
+    cache = RESULTS / f"indexer-history-v2-{args.users}-{args.blocks}-{args.every}-{args.per_block}-{args.seed}.json"
     history = load_history(cache) if not args.fresh_history else None
     # Mining slows down with the chain's height on anvil (about 4 us x height per block here):
     # 10,000 blocks take minutes, so the history is made once and kept (anvil_dumpState).
@@ -197,20 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"history: blocks {first}..{last} ({last - first + 1}), {sum(expected.values())} transfers to users,"
               f" {made}")
 
-        chains = json.loads((Path(__file__).resolve().parents[1] / "chains.dev.json").read_text())
-        chains[0]["rpc_url"] = node.url
-        (work / "chains.json").write_text(json.dumps(chains))
-        os.environ.update({
-            "DATABASE_URL": f"sqlite:///{work / 'bench.db'}", "CHAINS_FILE": str(work / "chains.json"),
-            "DEPLOYMENTS_DIR": str(work), "PUBLIC_BASE_URL": "http://localhost",
-            "DEV_IDP_KEY_FILE": str(work / "idp.json"),
-            # Development settings, but dev.install is never called: no faucet, no hidden sender.
-            "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
-            "RATE_LIMIT_ADDRESS": "1000/minute",
-        })
-        from wallet_app.core.config import get_settings
-
-        get_settings.cache_clear()
+        write_chains_file(work, {31337: node.url})
+        # Development settings, but dev.install is never called: no faucet, no hidden sender.
+        use_dev_environment(work, RATE_LIMIT_ADDRESS="1000/minute")
         from sqlmodel import select
 
         from wallet_app.core.db import get_session, upgrade_schema
@@ -264,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     ratio = naive_per_k / per_k
     sampled_fast = Counter({k: v for k, v in found.items() if k[0] in sample})
     ok_found = found == expected
+    if not ok_found:  # what differs, by token
+        for label, c in (("expected", expected), ("found", found)):
+            print(f"{label} by token: {dict(Counter(k[1] for k in c.elements()))}")
     ok_naive = naive_found == sampled_fast
     result = {
         "users": args.users, "blocks": blocks, "transfers": sum(expected.values()), "received": received,

@@ -96,6 +96,15 @@ class Auditor:
         self.page.emulate_media(color_scheme=theme)  # type: ignore[arg-type]
         self.page.wait_for_function("(t) => document.documentElement.classList.contains(t)", arg=theme)
 
+    def check_sign_pin_dialog(self, where: str) -> None:
+        """/sign's Confirm opens the PIN dialog: audited, then cancelled (focus back on the page)."""
+        self.page.get_by_role("button", name=self.t("confirm"), exact=True).click()
+        dialog = self.page.get_by_role("dialog", name=self.t("pin_dialog_title"))
+        expect(dialog).to_be_visible()
+        self.check(where)
+        dialog.get_by_role("button", name=self.t("cancel")).click()
+        expect(dialog).to_have_count(0)
+
     def check(self, where: str) -> None:
         """axe on the page as shown, in both themes; screenshots; violations into `found`."""
         for theme in THEMES:
@@ -311,12 +320,7 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor, app_server):
         page.get_by_role("button", name=a.t("sign_details")).click()
         expect(page.locator("#sign-data")).to_be_visible()
         a.check("sign-details")
-        page.get_by_role("button", name=a.t("confirm"), exact=True).click()
-        dialog = page.get_by_role("dialog", name=a.t("pin_dialog_title"))
-        expect(dialog).to_be_visible()
-        a.check("sign-pin-dialog")
-        dialog.get_by_role("button", name=a.t("cancel")).click()
-        expect(dialog).to_have_count(0)
+        a.check_sign_pin_dialog("sign-pin-dialog")
         a.goto(merchant_link(Account.create().address, token, "1.5", lang=lang), "payment_title")
         a.check("payment")
         a.goto(merchant_link(None, token, "1.5", lang=lang), "payment_title")  # its error, Pay disabled
@@ -396,12 +400,7 @@ def test_speed_up_buttons_sign_page_and_pin_dialog(auditor: Auditor, app_server)
             expect(page.locator("#sign-replacing")).to_be_visible()
             a.settled("sign_title")
             a.check("sign-speed-up")
-            page.get_by_role("button", name=a.t("confirm"), exact=True).click()
-            dialog = page.get_by_role("dialog", name=a.t("pin_dialog_title"))
-            expect(dialog).to_be_visible()
-            a.check("sign-speed-up-pin-dialog")
-            dialog.get_by_role("button", name=a.t("cancel")).click()
-            expect(dialog).to_have_count(0)
+            a.check_sign_pin_dialog("sign-speed-up-pin-dialog")
             a.goto("/activity", "activity_title")
             expect(page.get_by_role("button", name=a.t("activity_cancel_tx"))).to_be_visible()
             a.check("activity-pending")
