@@ -102,3 +102,38 @@ def test_unreachable_redis_does_not_refuse_users(settings_env, monkeypatch):
     use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="1/minute")
     for _ in range(3):
         ratelimit.hit("sign_in", "127.0.0.1")
+
+
+def test_the_memory_storage_cleans_up_at_most_once_a_second_and_still_limits(monkeypatch):
+    """limits' own clean-up ran every 10 ms after a hit, each time in a new thread walking every
+    key: a growing share of a loaded worker. Once a second frees the memory as well; the window
+    never needed it (it counts only the events inside it)."""
+    use(monkeypatch, RATE_LIMIT_TOKEN_ADD="2/second")
+    store = ratelimit._current().storage
+    assert isinstance(store, ratelimit.MemoryStorage)
+    passes: list[float] = []
+    clean_up = MemoryStorage._MemoryStorage__expire_events  # type: ignore[attr-defined]
+    monkeypatch.setattr(MemoryStorage, "_MemoryStorage__expire_events", lambda s: (passes.append(1), clean_up(s)))
+    started = time.monotonic()
+    refused = 0
+    while time.monotonic() - started < 0.5:  # 0.5 s of hits by many keys
+        for key in range(20):
+            try:
+                ratelimit.hit("token_add", key)
+            except AppError:
+                refused += 1
+        time.sleep(0.005)  # pacing, not a wait for a condition
+    assert len(passes) <= 1, f"{len(passes)} clean-up passes in 0.5 s"
+    assert refused > 0  # 2 a second per key: the window still limits
+    deadline = time.monotonic() + 5
+    while True:  # allowed again once the window has moved on
+        try:
+            ratelimit.hit("token_add", 0)
+            break
+        except AppError:
+            assert time.monotonic() < deadline, "still refused after the window"
+            time.sleep(0.05)  # polling interval
+    # That hit scheduled the next pass: it frees every expired event, keeping only that hit's.
+    while sum(len(events) for events in store.events.values()) != 1:
+        assert time.monotonic() < deadline, "expired events never freed"
+        time.sleep(0.05)  # polling interval
