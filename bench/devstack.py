@@ -34,7 +34,8 @@ def use_dev_environment(tmp: Path, port: int = 80, database_url: str | None = No
 def write_chains_file(tmp: Path, rpc_urls: dict[int, str]) -> None:
     """tmp/chains.json: chains.dev.json's chain once per chain id, at its node's rpc_url."""
     base = json.loads((REPO / "chains.dev.json").read_text())[0]
-    chains = [{**base, "chain_id": cid, "chain_name": f"Bench {cid}", "rpc_url": url} for cid, url in rpc_urls.items()]
+    chains = [{**base, "chain_id": cid, "chain_name": f"Bench {cid}", "rpc_url": url}
+              for cid, url in rpc_urls.items()]
     (tmp / "chains.json").write_text(json.dumps(chains))
 
 
