@@ -140,16 +140,9 @@ def _text(value: object) -> str | None:
 Marks = MemoryMarks | RedisMarks
 
 
-def publish(channel: str, message: str) -> None:
-    """PUBLISH on the current settings' Redis (REDIS_URL must be set); redis.RedisError when it fails."""
-    url = get_settings().redis_url
-    if not url:
-        raise RuntimeError("publish needs REDIS_URL")
-    _client(url).publish(channel, message)
-
-
-def publish_many(channel: str, messages: list[str]) -> None:
-    """publish() of each message, in one round trip (a pipeline)."""
+def publish(channel: str, *messages: str) -> None:
+    """PUBLISH each message on the current settings' Redis, all in one round trip (a pipeline);
+    REDIS_URL must be set; redis.RedisError when it fails."""
     url = get_settings().redis_url
     if not url:
         raise RuntimeError("publish needs REDIS_URL")

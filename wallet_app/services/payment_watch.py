@@ -161,7 +161,7 @@ def announce_final(payment_ids: list[str]) -> None:
     if not url or not payment_ids:
         return
     try:
-        shared.publish_many(CHANNEL, payment_ids)
+        shared.publish(CHANNEL, *payment_ids)
     except RedisError:  # the waiters' query finds them within REDIS_POLL_SECONDS
         log.warning("final payments not announced (Redis): %s", len(payment_ids))
 
