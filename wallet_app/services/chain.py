@@ -38,7 +38,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import requests
 import rlp
 from eth_abi import decode as abi_decode
 from eth_abi import encode as abi_encode
@@ -65,6 +64,7 @@ from wallet_app.services.eth import (
     parse_address,
     parse_uint256,
 )
+from wallet_app.services.rpc_http import RpcOverHttp
 
 log = logging.getLogger(__name__)
 
@@ -266,18 +266,15 @@ def get_chain(chain_id: int, chains: list[ChainConfig] | None = None) -> ChainCo
 # ---------------------------------------------------------------- clients and reads
 
 _clients: dict[tuple[int, str], Web3] = {}
-_NETWORK_ERRORS = (requests.ConnectionError, requests.Timeout, ProviderConnectionError, RequestTimedOut)
+_NETWORK_ERRORS = (ProviderConnectionError, RequestTimedOut)  # services.rpc_http's failures
 
 
 def web3_for(chain: ChainConfig) -> Web3:
     key = (chain.chain_id, chain.rpc_url)
     with _cache_lock:
         if key not in _clients:
-            # web3's own retry would also resend eth_sendRawTransaction; we retry reads ourselves.
-            provider = Web3.HTTPProvider(
-                chain.rpc_url, request_kwargs={"timeout": RPC_TIMEOUT_SECONDS}, exception_retry_configuration=None
-            )
-            w3 = Web3(provider)
+            # Without retries (a send must not go twice; we retry reads ourselves).
+            w3 = Web3(RpcOverHttp(chain.rpc_url, RPC_TIMEOUT_SECONDS))
             # The validation middleware asks eth_chainId before every call; the chain id is
             # configuration here, and signed transactions carry their own (checked below).
             w3.middleware_onion.remove("validation")

@@ -39,6 +39,7 @@ Decisions:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import secrets
@@ -48,7 +49,8 @@ from collections.abc import Callable
 from typing import Any, TypedDict, TypeVar
 
 from eth_account import Account
-from eth_account.messages import encode_typed_data
+from eth_account.messages import SignableMessage, encode_typed_data
+from eth_utils import keccak
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
@@ -69,6 +71,7 @@ from wallet_app.services.eth import (
 UINT48_MAX = 2**48 - 1
 PERMIT_DEADLINE_SECONDS = 300  # the quote's permit: as short as the Pay deadline (specification section 9)
 
+PAY_DOMAIN_NAME, PAY_DOMAIN_VERSION = "NewblPayment2", "1"
 PAY_TYPES = [
     {"name": "merchant", "type": "address"},
     {"name": "token", "type": "address"},
@@ -113,8 +116,8 @@ def pay_typed_data(chain_id: int, verifying_contract: str, message: dict) -> dic
         "types": {"EIP712Domain": DOMAIN_TYPES, "Pay": PAY_TYPES},
         "primaryType": "Pay",
         "domain": {
-            "name": "NewblPayment2",
-            "version": "1",
+            "name": PAY_DOMAIN_NAME,
+            "version": PAY_DOMAIN_VERSION,
             "chainId": chain_id,
             "verifyingContract": verifying_contract,
         },
@@ -122,11 +125,53 @@ def pay_typed_data(chain_id: int, verifying_contract: str, message: dict) -> dic
     }
 
 
+def _type_hash(name: str, fields: list[dict[str, str]]) -> bytes:
+    return keccak(text=f"{name}(" + ",".join(f"{f['type']} {f['name']}" for f in fields) + ")")
+
+
+def _word(kind: str, value: Any) -> bytes:
+    """One static EIP-712 field as its 32-byte encoding (the only kinds Pay and its domain use)."""
+    if kind == "address":
+        raw = bytes.fromhex(str(value)[2:])
+        if len(raw) != 20:
+            raise ValueError("address")
+        return bytes(12) + raw
+    if kind == "bytes32":
+        raw = bytes.fromhex(str(value)[2:])
+        if len(raw) != 32:
+            raise ValueError("bytes32")
+        return raw
+    bits = int(kind.removeprefix("uint"))
+    if not isinstance(value, int) or not 0 <= value < 2**bits:
+        raise ValueError(kind)
+    return value.to_bytes(32, "big")
+
+
+_PAY_TYPE_HASH = _type_hash("Pay", PAY_TYPES)
+
+
+@functools.lru_cache(maxsize=64)
+def _pay_domain_separator(chain_id: int, verifying_contract: str) -> bytes:
+    return keccak(
+        _type_hash("EIP712Domain", DOMAIN_TYPES)
+        + keccak(text=PAY_DOMAIN_NAME)
+        + keccak(text=PAY_DOMAIN_VERSION)
+        + _word("uint256", chain_id)
+        + _word("address", verifying_contract)
+    )
+
+
+def pay_signable(chain_id: int, verifying_contract: str, message: dict) -> SignableMessage:
+    """What encode_typed_data(pay_typed_data(...)) gives, in a tenth of its time: Pay's fields are
+    all static, so its struct hash is one keccak over fixed words (execute checks one per call)."""
+    body = keccak(_PAY_TYPE_HASH + b"".join(_word(f["type"], message[f["name"]]) for f in PAY_TYPES))
+    return SignableMessage(b"\x01", _pay_domain_separator(chain_id, verifying_contract), body)
+
+
 def recover_pay_signer(chain_id: int, verifying_contract: str, message: dict, signature: bytes) -> str | None:
     """The address that signed the Pay message, or None for a signature that does not recover."""
     try:
-        signable = encode_typed_data(full_message=pay_typed_data(chain_id, verifying_contract, message))
-        return Account.recover_message(signable, signature=signature)
+        return Account.recover_message(pay_signable(chain_id, verifying_contract, message), signature=signature)
     except Exception:  # noqa: BLE001 (malformed v/r/s in many shapes)
         return None
 

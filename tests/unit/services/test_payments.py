@@ -122,3 +122,28 @@ def test_pay_call_is_what_web3_encodes(amount, deadline, sig):
     struct = (checksum(merchant), checksum(token), checksum(owner), amount, bytes.fromhex(pid[2:]), deadline)
     expected = contract("NewblPayment2").encode_abi("pay", [struct, sig])
     assert relayer.pay_call(merchant.lower(), token, owner.lower(), amount, pid, deadline, sig) == expected
+
+
+_MESSAGE = {"merchant": "0x" + "22" * 20, "token": "0x" + "33" * 20, "from": "0x" + "aB" * 20, "amount": 10,
+            "paymentRef": "0x" + "44" * 32, "deadline": 1_900_000_000}
+
+
+@pytest.mark.parametrize("chain_id, contract, changes", [
+    (31337, "0x" + "11" * 20, {}),
+    (1, "0x" + "Ab" * 20, {"amount": 0, "deadline": 0}),
+    (2**64, "0x" + "00" * 20, {"amount": 2**256 - 1, "deadline": 2**48 - 1, "paymentRef": "0x" + "ff" * 32}),
+    (11155111, "0x" + "fE" * 20, {"merchant": "0x" + "00" * 20, "from": "0x" + "Ff" * 20}),
+])
+def test_pay_signable_is_what_eth_account_encodes(chain_id, contract, changes):
+    message = {**_MESSAGE, **changes}
+    expected = encode_typed_data(full_message=payments.pay_typed_data(chain_id, contract, message))
+    assert payments.pay_signable(chain_id, contract, message) == expected
+
+
+@pytest.mark.parametrize("changes", [
+    {"amount": 2**256}, {"amount": -1}, {"amount": "10"}, {"deadline": 2**48}, {"paymentRef": "0x" + "44" * 31},
+    {"merchant": "0x" + "22" * 19}, {"token": "0x" + "zz" * 20},
+])
+def test_pay_signable_refuses_what_the_types_cannot_hold(changes):
+    with pytest.raises(ValueError):
+        payments.pay_signable(31337, "0x" + "11" * 20, {**_MESSAGE, **changes})
