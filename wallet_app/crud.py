@@ -133,14 +133,15 @@ def get_payment(db: Session, payment_id: str) -> Payment | None:
     return db.exec(select(Payment).where(Payment.payment_id == payment_id)).first()
 
 
-def final_payment_ids(db: Session, payment_ids: list[str]) -> set[str]:
-    """Which of these payments are ok or failed (the status waiters' one query)."""
+def final_payments(db: Session, payment_ids: list[str]) -> dict[str, tuple[str, str | None]]:
+    """Those of these payments that are ok or failed: payment_id -> (status, reason) (the status
+    waiters' one query)."""
     found = db.exec(
-        select(Payment.payment_id).where(
+        select(Payment.payment_id, Payment.status, Payment.reason).where(
             col(Payment.payment_id).in_(payment_ids), col(Payment.status).in_(("ok", "failed"))
         )
     )
-    return set(found)
+    return {payment_id: (status, reason) for payment_id, status, reason in found}
 
 
 def find_open_quote(

@@ -506,7 +506,9 @@ def chains_with(monkeypatch, tmp_path, rpc_url, deployments_path, **fields):
     entries = json.loads((REPO_ROOT / "chains.dev.json").read_text())
     for e in entries:
         e.update(rpc_url=rpc_url, **fields)
-    path = tmp_path / "chains-limits.json"
+    # A new file each time: the settings then name another file, which get_chains reads at once
+    # (a file rewritten in place is seen within CHAINS_CHECK_SECONDS).
+    path = tmp_path / f"chains-limits-{len(list(tmp_path.glob('chains-limits-*.json')))}.json"
     path.write_text(json.dumps(entries))
     use_chain(monkeypatch, path, deployments_path)
     return chain_svc.get_chain(31337)

@@ -1,5 +1,6 @@
 import json
 import shutil
+import time
 
 import pytest
 from eth_account import Account
@@ -211,7 +212,11 @@ def test_get_chains_follows_settings_and_deployments(
     try:
         assert chain_mod.get_chains() == []  # nothing deployed there yet
         shutil.copy(deployments_path(31337, deployments_dir), tmp_path)
-        (only,) = chain_mod.get_chains()  # picked up without a restart
+        # picked up without a restart, once the files are looked at again (every CHAINS_CHECK_SECONDS)
+        end = time.monotonic() + 2 * chain_mod.CHAINS_CHECK_SECONDS
+        while not chain_mod.get_chains() and time.monotonic() < end:
+            time.sleep(0.05)
+        (only,) = chain_mod.get_chains()
         assert only.payment_contract == deployed["payment"]
         assert get_chain(31337) == only
     finally:

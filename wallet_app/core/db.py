@@ -13,6 +13,7 @@ from sqlmodel import Session, create_engine
 from wallet_app.core.config import REPO_ROOT, get_settings
 
 _engines: list[Engine] = []
+SQLITE_POOL_SIZE = 40  # anyio's default thread limiter: the sync routes' threads at once
 
 
 def _forget_pools_in_child() -> None:
@@ -29,13 +30,22 @@ os.register_at_fork(after_in_child=_forget_pools_in_child)
 @lru_cache
 def _engine_for(url: str) -> Engine:
     parsed = make_url(url)
-    connect_args = {}
     if parsed.get_backend_name() == "sqlite":
-        # FastAPI runs sync routes in a thread pool; Reflex handlers run in other threads.
-        connect_args["check_same_thread"] = False
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url, connect_args=connect_args, pool_pre_ping=True)
+        # FastAPI runs sync routes in a thread pool; Reflex handlers run in other threads. As
+        # many connections kept as that pool has threads: a burst of payments otherwise opened
+        # (and set up) connections past the default 5 and closed them again, every burst. A
+        # file has no server that could drop a connection: no ping before each use.
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False},
+            pool_size=SQLITE_POOL_SIZE,
+            max_overflow=SQLITE_POOL_SIZE,
+        )
+    else:
+        # A server restart or failover leaves dead connections in the pool: each is tried first.
+        engine = create_engine(url, pool_pre_ping=True)
     _engines.append(engine)
     if parsed.get_backend_name() == "sqlite":
         # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the

@@ -3,11 +3,12 @@ their status read until the payment is ok or failed, or N seconds have passed, s
 sees it as soon as the relayer has settled it rather than at the next 1 s poll.
 
 One watch per event loop (a worker's), for every waiter of that process: with REDIS_URL it
-listens on CHANNEL, where the relayer process announces each payment it made final
-(announce_final, called by services.relayer), and wakes that payment's waiters at once; a query of every watched
-payment every REDIS_POLL_SECONDS catches a message lost while (re)subscribing. Without Redis (or
-while it is unreachable) the query runs every DB_POLL_SECONDS instead: one query per process
-for all waiters, never one per waiter. The watch runs only while someone waits.
+listens on CHANNEL, where the relayer process announces each payment it made final with its
+status (announce_final, called by services.relayer), and wakes that payment's waiters at once; a
+query of every watched payment every REDIS_POLL_SECONDS catches a message lost while
+(re)subscribing. Without Redis (or while it is unreachable) the query runs every DB_POLL_SECONDS
+instead: one query per process for all waiters, never one per waiter. Either way the waiter is
+handed the final answer and does not read the row again. The watch runs only while someone waits.
 
 The other direction, web workers to the relayer process: announce_queued() after execute has
 queued a payment wakes the relayer (wallet_app.relayer) to send it at once.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import weakref
@@ -29,51 +31,81 @@ from wallet_app import crud
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
+from wallet_app.models import Payment
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "nb:payments:final"  # message: the payment_id the relayer made final
+CHANNEL = "nb:payments:final"  # message: JSON {id, status, reason} of a payment the relayer made final
 QUEUED_CHANNEL = "nb:payments:queued"  # message: a chain id where execute queued a payment (wakes the relayer)
 DB_POLL_SECONDS = 0.1  # without Redis: how soon a final status is seen
 REDIS_POLL_SECONDS = 1.0  # with Redis: the query behind the messages
 MAX_WAIT_SECONDS = 25.0  # GET /payment/status?wait=: under common proxies' 30 s idle timeout
 
 
-def final_payment_ids(payment_ids: list[str]) -> set[str]:
+def status_answer(status: str, reason: str | None) -> dict:
+    """What GET /payment/status answers for a payment row in this state."""
+    if status == "ok":
+        return {"status": "ok"}
+    if status == "failed":
+        return {"status": "failed", "reason": reason or "failed"}
+    return {"status": "pending"}
+
+
+def final_answers(payment_ids: list[str]) -> dict[str, dict]:
     with get_session() as db:
-        return crud.final_payment_ids(db, payment_ids)
+        return {pid: status_answer(*row) for pid, row in crud.final_payments(db, payment_ids).items()}
+
+
+def parse_announcement(data: bytes) -> tuple[str, dict | None]:
+    """A CHANNEL message -> (payment_id, its answer); a bare payment_id (an older relayer's
+    message) -> (it, None): the waiter reads the row."""
+    text = data.decode()
+    try:
+        fields = json.loads(text)
+        return str(fields["id"]), status_answer(str(fields["status"]), fields.get("reason"))
+    except (ValueError, TypeError, KeyError):
+        return text, None
+
+
+class _Waiter:
+    __slots__ = ("event", "answer")
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.answer: dict | None = None  # the final status, when the watch knows it
 
 
 class _Watch:
     """The waiters of one event loop, by payment_id, and the task that wakes them."""
 
     def __init__(self) -> None:
-        self.waiters: dict[str, set[asyncio.Event]] = {}
+        self.waiters: dict[str, set[_Waiter]] = {}
         self.task: asyncio.Task | None = None
 
-    def add(self, payment_id: str) -> asyncio.Event:
-        event = asyncio.Event()
-        self.waiters.setdefault(payment_id, set()).add(event)
+    def add(self, payment_id: str) -> _Waiter:
+        waiter = _Waiter()
+        self.waiters.setdefault(payment_id, set()).add(waiter)
         if self.task is None:
             self.task = asyncio.get_running_loop().create_task(self._serve())
-        return event
+        return waiter
 
-    def remove(self, payment_id: str, event: asyncio.Event) -> None:
-        events = self.waiters.get(payment_id)
-        if events is not None:
-            events.discard(event)
-            if not events:
+    def remove(self, payment_id: str, waiter: _Waiter) -> None:
+        waiters = self.waiters.get(payment_id)
+        if waiters is not None:
+            waiters.discard(waiter)
+            if not waiters:
                 del self.waiters[payment_id]
 
-    def wake(self, payment_id: str) -> None:
-        for event in self.waiters.get(payment_id, ()):
-            event.set()
+    def wake(self, payment_id: str, answer: dict | None) -> None:
+        for waiter in self.waiters.get(payment_id, ()):
+            waiter.answer = answer
+            waiter.event.set()
 
     async def _poll(self) -> None:
         ids = list(self.waiters)
         if ids:
-            for payment_id in await run_in_threadpool(final_payment_ids, ids):
-                self.wake(payment_id)
+            for payment_id, answer in (await run_in_threadpool(final_answers, ids)).items():
+                self.wake(payment_id, answer)
 
     async def _serve(self) -> None:
         pubsub = await _subscribe()
@@ -99,7 +131,7 @@ class _Watch:
                     pubsub = None
                     continue
                 if message is not None and isinstance(message.get("data"), bytes):
-                    self.wake(message["data"].decode())
+                    self.wake(*parse_announcement(message["data"]))
         finally:
             # Before any await: a waiter added from here on starts a new task.
             if self.task is asyncio.current_task():
@@ -137,33 +169,37 @@ def _watch() -> _Watch:
 
 
 async def until_final(payment_id: str, wait: float, read):
-    """read() (a blocking status read, run in a thread) now and, while it answers pending, again
-    once the payment is final or `wait` seconds have passed. -> read()'s last answer."""
+    """read() (a blocking status read, run in a thread) now and, while it answers pending, the
+    final answer the watch is handed once the payment is ok or failed, or read()'s pending answer
+    after `wait` seconds."""
     if wait <= 0:
         return await run_in_threadpool(read)
     watch = _watch()
-    event = watch.add(payment_id)  # before the first read: a change right after it still wakes us
+    waiter = watch.add(payment_id)  # before the first read: a change right after it still wakes us
     try:
         out = await run_in_threadpool(read)
         if out.get("status") != "pending":
             return out
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), min(wait, MAX_WAIT_SECONDS))
-        return await run_in_threadpool(read) if event.is_set() else out
+            await asyncio.wait_for(waiter.event.wait(), min(wait, MAX_WAIT_SECONDS))
+        if not waiter.event.is_set():
+            return out
+        return waiter.answer if waiter.answer is not None else await run_in_threadpool(read)
     finally:
-        watch.remove(payment_id, event)
+        watch.remove(payment_id, waiter)
 
 
-def announce_final(payment_ids: list[str]) -> None:
+def announce_final(rows: list[Payment]) -> None:
     """The relayer's side: these payments became final (after its commit). Published on CHANNEL
-    with REDIS_URL (one pipeline); without Redis the watches' query finds them."""
+    with their status, with REDIS_URL (one pipeline); without Redis the watches' query finds them."""
     url = get_settings().redis_url
-    if not url or not payment_ids:
+    if not url or not rows:
         return
+    messages = [json.dumps({"id": r.payment_id, "status": r.status, "reason": r.reason}) for r in rows]
     try:
-        shared.publish(CHANNEL, *payment_ids)
+        shared.publish(CHANNEL, *messages)
     except RedisError:  # the waiters' query finds them within REDIS_POLL_SECONDS
-        log.warning("final payments not announced (Redis): %s", len(payment_ids))
+        log.warning("final payments not announced (Redis): %s", len(rows))
 
 
 def announce_queued(chain_id: int) -> None:

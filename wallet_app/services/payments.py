@@ -598,10 +598,7 @@ def status(user: User, payment_id: object) -> dict:
         row = crud.get_payment(db, pid)
     if row is None or row.user_id != user.id or row.status == "quoted":
         raise AppError("unknown_payment")
-    out = {"status": row.status if row.status in ("ok", "failed") else "pending"}
-    if row.status == "failed":
-        out["reason"] = row.reason or "failed"
-    return out
+    return payment_watch.status_answer(row.status, row.reason)
 
 
 async def wait_status(user: User, payment_id: object, wait: float) -> dict:

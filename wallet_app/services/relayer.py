@@ -448,7 +448,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
 
     signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
-    failed: list[str] = []  # payment ids
+    failed: list[Payment] = []
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
         last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
@@ -460,7 +460,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
                 continue  # another relayer process relayed it meanwhile
             if failure := too_dear or job.failure:
                 _fail_row(db, row, failure)
-                failed.append(row.payment_id)
+                failed.append(row)
                 counts["failed"] += 1
                 continue
             raw, tx_hash = _sign(acct, chain, to, job.call, job.gas_limit, price, nonce)
@@ -507,7 +507,6 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, row_id)
         row = _stored_payment(db, row_id)
-        payment_id = row.payment_id
         if crud.max_relayer_nonce(db, chain.chain_id, relayer) == nonce:
             _fail_row(db, row, f"relay_rejected: {msg}")
         else:
@@ -517,7 +516,7 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
             _set_activity(db, row)
             db.add(row)
         db.commit()
-    announce_final([payment_id])
+    announce_final([row])
 
 
 # ---------------------------------------------------------------- following
@@ -595,7 +594,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
     relayer = acct.address.lower()
     w3 = web3_for(chain)
     counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
-    final: list[str] = []  # payment ids that became ok or failed in this pass
+    final: list[Payment] = []  # the rows that became ok or failed in this pass
     with get_session() as db:
         rows = crud.unsettled_payments(db, chain.chain_id, relayer)
         if not rows:
@@ -648,7 +647,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                     elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
                         counts["replaced"] += 1
                 if before[0] == "pending" and row.status != "pending":
-                    final.append(row.payment_id)
+                    final.append(row)
                 if _followed(row) != before:  # a payment still waiting for its block is not rewritten
                     row.updated_at = now_epoch()
                     _set_activity(db, row)
@@ -657,7 +656,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         # raw transaction, and a replacement is persisted before its send (_replace).
         merchant_webhooks.enqueue_paid(db, rows, receipts)  # owed in the same transaction as the settlement
         db.commit()
-    announce_final(final)  # after the commit: a woken status read finds it final
+    announce_final(final)  # after the commit: the waiters are handed the committed status
     return counts
 
 

@@ -28,24 +28,29 @@ def _pending_payment() -> None:
         s.commit()
 
 
+READS: list[dict] = []  # what each _status() call answered
+
+
 def _status() -> dict:
     with get_session() as s:
         row = crud.get_payment(s, PID)
     assert row is not None
-    return {"status": row.status if row.status in ("ok", "failed") else "pending"}
+    READS.append(payment_watch.status_answer(row.status, row.reason))
+    return READS[-1]
 
 
-def _settle(announce: bool) -> None:
+def _settle(announce: bool, status: str = "ok", reason: str | None = None) -> None:
     """What the relayer does once the waiter is there: the row made final, then announced."""
     deadline = time.monotonic() + 10
     while not any(PID in w.waiters for w in list(payment_watch._watches.values())):
         assert time.monotonic() < deadline, "nobody waits"
         time.sleep(0.01)
     with get_session() as s:
-        s.execute(update(Payment).where(Payment.payment_id == PID).values(status="ok"))
+        s.execute(update(Payment).where(Payment.payment_id == PID).values(status=status, reason=reason))
         s.commit()
+        row = crud.get_payment(s, PID)
     if announce:
-        payment_watch.announce_final([PID])
+        payment_watch.announce_final([row])
 
 
 def _wait_while(settle: threading.Thread, seconds: float) -> dict:
@@ -65,8 +70,12 @@ def _closed_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.parametrize("final, answer", [
+    (("ok", None), {"status": "ok"}),
+    (("failed", "expired"), {"status": "failed", "reason": "expired"}),
+])
 @pytest.mark.parametrize("redis_state", ["none", "up", "down"])
-def test_a_wait_ends_when_the_payment_is_final(db, monkeypatch, request, redis_state):
+def test_a_wait_ends_when_the_payment_is_final(db, monkeypatch, request, redis_state, final, answer):
     if redis_state == "up":
         monkeypatch.setenv("REDIS_URL", request.getfixturevalue("redis_server").url)
         # Only the announcement can end the wait in time: the watch's query is pushed out of reach.
@@ -78,8 +87,11 @@ def test_a_wait_ends_when_the_payment_is_final(db, monkeypatch, request, redis_s
     get_settings.cache_clear()
     _pending_payment()
     assert run_async(payment_watch.until_final(PID, 0.2, _status)) == {"status": "pending"}  # held, then pending
-    settle = threading.Thread(target=_settle, args=(redis_state == "up",))
-    assert _wait_while(settle, 30) == {"status": "ok"}
+    READS.clear()
+    settle = threading.Thread(target=_settle, args=(redis_state == "up", *final))
+    assert _wait_while(settle, 30) == answer
+    # The watch hands the waiter the final answer (the announcement's, or its query's): one read.
+    assert READS == [{"status": "pending"}]
     assert not any(w.waiters for w in list(payment_watch._watches.values()))
 
 
@@ -87,3 +99,14 @@ def test_a_wait_of_zero_only_reads(db):
     _pending_payment()
     assert run_async(payment_watch.until_final(PID, 0, _status)) == {"status": "pending"}
     assert not payment_watch._watches or not any(w.waiters for w in list(payment_watch._watches.values()))
+
+
+@pytest.mark.parametrize("data, parsed", [
+    (b'{"id": "0xab", "status": "ok", "reason": null}', ("0xab", {"status": "ok"})),
+    (b'{"id": "0xab", "status": "failed", "reason": "dropped"}', ("0xab", {"status": "failed", "reason": "dropped"})),
+    (b'{"id": "0xab", "status": "failed"}', ("0xab", {"status": "failed", "reason": "failed"})),
+    (b"0xab", ("0xab", None)),  # an older relayer's bare id: the waiter reads the row
+    (b'{"status": "ok"}', ('{"status": "ok"}', None)),
+])
+def test_announcements_are_parsed(data, parsed):
+    assert payment_watch.parse_announcement(data) == parsed
