@@ -14,6 +14,8 @@ from wallet_app.core.config import REPO_ROOT, get_settings
 
 _engines: list[Engine] = []
 SQLITE_POOL_SIZE = 40  # anyio's default thread limiter: the sync routes' threads at once
+# PostgreSQL, per process: at most 30 connections each (README: max_connections).
+SERVER_POOL_SIZE, SERVER_POOL_OVERFLOW = 20, 10
 
 
 def _forget_pools_in_child() -> None:
@@ -45,7 +47,9 @@ def _engine_for(url: str) -> Engine:
         )
     else:
         # A server restart or failover leaves dead connections in the pool: each is tried first.
-        engine = create_engine(url, pool_pre_ping=True)
+        # Kept: SERVER_POOL_SIZE (a new PostgreSQL connection is a new server process: a burst
+        # past the default 5 opened and closed them by the dozen).
+        engine = create_engine(url, pool_pre_ping=True, pool_size=SERVER_POOL_SIZE, max_overflow=SERVER_POOL_OVERFLOW)
     _engines.append(engine)
     if parsed.get_backend_name() == "sqlite":
         # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the
@@ -65,6 +69,19 @@ def _engine_for(url: str) -> Engine:
 def get_engine() -> Engine:
     """The engine for the current settings (a new DATABASE_URL gets its own engine)."""
     return _engine_for(get_settings().database_url)
+
+
+@lru_cache
+def _autocommit(engine: Engine) -> Engine:
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
+
+
+def read_session() -> Session:
+    """A session that only reads: on PostgreSQL each statement commits by itself, sparing the
+    BEGIN and ROLLBACK round trips around them (two of a status read's five). Its reads are not
+    one snapshot; write with get_session(). SQLite starts no transaction for reads anyway."""
+    engine = get_engine()
+    return Session(engine if engine.dialect.name == "sqlite" else _autocommit(engine), expire_on_commit=False)
 
 
 def get_session() -> Session:

@@ -30,7 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from wallet_app import crud
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import read_session
 from wallet_app.models import Payment
 
 log = logging.getLogger(__name__)
@@ -52,7 +52,7 @@ def status_answer(status: str, reason: str | None) -> dict:
 
 
 def final_answers(payment_ids: list[str]) -> dict[str, dict]:
-    with get_session() as db:
+    with read_session() as db:
         return {pid: status_answer(*row) for pid, row in crud.final_payments(db, payment_ids).items()}
 
 

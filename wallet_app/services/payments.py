@@ -56,7 +56,7 @@ from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_engine, get_session
+from wallet_app.core.db import get_engine, get_session, read_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch, stored_id
 from wallet_app.services import activity, payment_watch, relayer, tokens
@@ -400,7 +400,7 @@ def execute(
 
     settings = get_settings()
     now = int(time.time())
-    with get_session() as db:  # both reads in one session (one pooled connection, one round of checks)
+    with read_session() as db:  # both reads on one pooled connection
         row = crud.get_payment(db, pid)
         executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
     if row is None or row.user_id != user.id:
@@ -594,7 +594,7 @@ def status(user: User, payment_id: object) -> dict:
     """{status: 'ok' | 'failed' | 'pending', reason?}. Only reads: the relayer process
     (wallet_app.relayer) follows the chain and settles the row."""
     pid = parse_payment_id(payment_id)
-    with get_session() as db:
+    with read_session() as db:
         row = crud.get_payment(db, pid)
     if row is None or row.user_id != user.id or row.status == "quoted":
         raise AppError("unknown_payment")

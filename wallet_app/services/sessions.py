@@ -30,7 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from wallet_app import crud
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import get_session, read_session
 from wallet_app.models import User, now_epoch, stored_id
 
 log = logging.getLogger(__name__)
@@ -239,7 +239,7 @@ async def _refresh(key: str) -> None:
 
 
 def _lookup_with_expiry(token_hash: str) -> tuple[User, int] | None:
-    with get_session() as db:
+    with read_session() as db:
         return crud.active_session_user(db, token_hash, now_epoch())
 
 
