@@ -54,7 +54,7 @@ def test_of_two_concurrent_claims_exactly_one_wins(db):
 
 def test_group_commit_writes_a_burst_in_few_transactions_and_fails_only_the_bad_write(db):
     """payments.GroupCommit: threads claiming quotes at once each get their answer once their
-    write is committed, on SQLite in far fewer transactions than writes; a write that raises
+    write is committed, in far fewer transactions than writes; a write that raises
     fails alone (its batch is rolled back and written again one write at a time)."""
     from sqlalchemy import event
 
@@ -91,7 +91,7 @@ def test_group_commit_writes_a_burst_in_few_transactions_and_fails_only_the_bad_
         return results
 
     assert burst(ids[:40], None) == {i: True for i in ids[:40]}
-    assert len(commits) <= 10 if GroupCommit.batched() else len(commits) == 40  # PostgreSQL: one each
+    assert len(commits) <= 10
     assert burst(ids[40:], ids[45]) == {i: ("bad write" if i == ids[45] else True) for i in ids[40:]}
     with get_session() as s:
         statuses = {stored_id(p): p.status for p in s.exec(select(Payment))}
