@@ -25,10 +25,7 @@ def test_deploy_is_idempotent(anvil_node, deployed, deployments_dir, w3):
     assert len(set([deployed["multicall"], deployed["payment"], *deployed["tokens"].values()])) == 5
     assert sorted(deployed["tokens"]) == ["tEUR", "tKRW", "tUSD"]
     assert deployed["token_code_hashes"] == {
-        "tUSD": code_hash("TestToken"),
-        "tKRW": code_hash("TestToken"),
-        "tEUR": code_hash("PlainTestToken"),
-    }
+        "tUSD": code_hash("TestToken"), "tKRW": code_hash("TestToken"), "tEUR": code_hash("PlainTestToken")}
 
 
 def test_permit_is_detected_per_token(chain, deployed, anvil_node):
@@ -87,9 +84,7 @@ def test_config_placeholders_resolve_from_deployments(chain, deployed, anvil_nod
     assert chain.multicall_address == deployed["multicall"]
     assert chain.payment_contract == deployed["payment"]
     assert [(t.token_symbol, t.token_address, t.token_decimals) for t in chain.tokens] == [
-        ("tUSD", deployed["tokens"]["tUSD"], 6),
-        ("tKRW", deployed["tokens"]["tKRW"], 6),
-    ]
+        ("tUSD", deployed["tokens"]["tUSD"], 6), ("tKRW", deployed["tokens"]["tKRW"], 6)]
     assert chain.native_token().token_address == ZERO_ADDRESS
     with pytest.raises(AppError) as exc:
         get_chain(1, [chain])
@@ -98,26 +93,13 @@ def test_config_placeholders_resolve_from_deployments(chain, deployed, anvil_nod
 
 def test_chain_without_deployments_is_left_out_and_literal_chains_load(chains_file, tmp_path):
     entries = json.loads(chains_file.read_text())
-    entries.append(
-        {
-            "chain_id": 8453,
-            "chain_name": "Base",
-            "rpc_url": "https://mainnet.base.org",
-            "multicall_address": "0xcA11bde05977b3631167028862bE2a173976CA11",
-            "payment_contract": None,
-            "native_symbol": "ETH",
-            "native_decimals": 18,
-            "explorer_url": "https://basescan.org",
-            "tokens": [
-                {
-                    "token_address": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913",
-                    "token_symbol": "USDC",
-                    "token_name": "USD Coin",
-                    "token_decimals": 6,
-                }
-            ],
-        }
-    )
+    entries.append({
+        "chain_id": 8453, "chain_name": "Base", "rpc_url": "https://mainnet.base.org",
+        "multicall_address": "0xcA11bde05977b3631167028862bE2a173976CA11", "payment_contract": None,
+        "native_symbol": "ETH", "native_decimals": 18, "explorer_url": "https://basescan.org",
+        "tokens": [{"token_address": "0x833589fcd6edb6e08f4c7c32d4f71b54bda02913", "token_symbol": "USDC",
+                    "token_name": "USD Coin", "token_decimals": 6}],
+    })
     path = tmp_path / "chains.json"
     path.write_text(json.dumps(entries))
     chains = load_chains(path, tmp_path / "no-deployments-here")
@@ -125,38 +107,21 @@ def test_chain_without_deployments_is_left_out_and_literal_chains_load(chains_fi
     assert chains[0].tokens[0].token_address == "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913"
     # No relayer limits written: nothing is payable, the caps and floor are the defaults.
     assert chains[0].payment_tokens == ()
-    assert (
-        chains[0].max_pay_gas,
-        chains[0].max_gas_price_wei,
-        chains[0].max_gas_price_multiple,
-        chains[0].relayer_min_balance_wei,
-    ) == (300_000, 500 * 10**9, 3.0, 10**16)
+    assert (chains[0].max_pay_gas, chains[0].max_gas_price_wei, chains[0].max_gas_price_multiple,
+            chains[0].relayer_min_balance_wei) == (300_000, 500 * 10**9, 3.0, 10**16)
     assert chains[0].index_confirmations == 5  # the indexer's default distance from the head
 
-    entries[-1].update(
-        payment_tokens=["0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"],
-        max_pay_gas=150_000,
-        max_gas_price_wei=10**11,
-        max_gas_price_multiple=1.5,
-        relayer_min_balance_wei=10**17,
-        index_confirmations=12,
-    )
+    entries[-1].update(payment_tokens=["0x833589fcd6edb6e08f4c7c32d4f71b54bda02913"], max_pay_gas=150_000,
+                       max_gas_price_wei=10**11, max_gas_price_multiple=1.5, relayer_min_balance_wei=10**17,
+                       index_confirmations=12)
     path.write_text(json.dumps(entries))
     (base,) = load_chains(path, tmp_path / "no-deployments-here")
     assert base.index_confirmations == 12
     assert base.payment_tokens == ("0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",)
     assert (base.max_pay_gas, base.max_gas_price_wei, base.max_gas_price_multiple, base.relayer_min_balance_wei) == (
-        150_000,
-        10**11,
-        1.5,
-        10**17,
-    )
-    for bad in (
-        {"max_gas_price_multiple": 0.5},
-        {"max_pay_gas": 0},
-        {"payment_tokens": ["0x12"]},
-        {"index_confirmations": -1},
-    ):
+        150_000, 10**11, 1.5, 10**17)
+    for bad in ({"max_gas_price_multiple": 0.5}, {"max_pay_gas": 0}, {"payment_tokens": ["0x12"]},
+                {"index_confirmations": -1}):
         path.write_text(json.dumps([{**entries[-1], **bad}]))
         with pytest.raises(AppError) as exc:
             load_chains(path, tmp_path)
@@ -201,9 +166,8 @@ def test_unreachable_rpc_gives_rpc_unavailable(chain):
     assert exc.value.code == "rpc_unavailable"
 
 
-def test_get_chains_follows_settings_and_deployments(
-    settings_env, chains_file, deployments_dir, deployed, tmp_path, monkeypatch
-):
+def test_get_chains_follows_settings_and_deployments(settings_env, chains_file, deployments_dir, deployed, tmp_path,
+                                                     monkeypatch):
     from wallet_app.core.config import get_settings
 
     monkeypatch.setenv("CHAINS_FILE", str(chains_file))
