@@ -37,3 +37,12 @@ def test_a_forked_worker_opens_its_own_connections(db):
     if ON_PG:
         assert child_backend != parent[1]
     assert _connection() == parent  # the parent's connection still works, still pooled
+
+
+def test_an_in_memory_sqlite_database_gets_an_engine():
+    """File databases get a sized pool; SQLite in memory (one connection per thread) takes no size."""
+    from wallet_app.core.db import _engine_for
+
+    for url in ("sqlite://", "sqlite:///:memory:"):
+        with _engine_for(url).connect() as conn:
+            assert conn.execute(text("PRAGMA foreign_keys")).scalar() == 1

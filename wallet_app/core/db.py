@@ -32,36 +32,36 @@ os.register_at_fork(after_in_child=_forget_pools_in_child)
 @lru_cache
 def _engine_for(url: str) -> Engine:
     parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        # FastAPI runs sync routes in a thread pool; Reflex handlers run in other threads. As
-        # many connections kept as that pool has threads: a burst of payments otherwise opened
-        # (and set up) connections past the default 5 and closed them again, every burst. A
-        # file has no server that could drop a connection: no ping before each use.
-        engine = create_engine(
-            url,
-            connect_args={"check_same_thread": False},
-            pool_size=SQLITE_POOL_SIZE,
-            max_overflow=SQLITE_POOL_SIZE,
-        )
-    else:
+    if parsed.get_backend_name() != "sqlite":
         # A server restart or failover leaves dead connections in the pool: each is tried first.
         # Kept: SERVER_POOL_SIZE (a new PostgreSQL connection is a new server process: a burst
         # past the default 5 opened and closed them by the dozen).
         engine = create_engine(url, pool_pre_ping=True, pool_size=SERVER_POOL_SIZE, max_overflow=SERVER_POOL_OVERFLOW)
+        _engines.append(engine)
+        return engine
+
+    file_backed = bool(parsed.database) and parsed.database != ":memory:"
+    if file_backed:
+        Path(str(parsed.database)).parent.mkdir(parents=True, exist_ok=True)
+    # FastAPI runs sync routes in a thread pool; Reflex handlers run in other threads. A file's
+    # pool keeps as many connections as that pool has threads: a burst of payments otherwise
+    # opened (and set up) connections past the default 5 and closed them again, every burst. A
+    # file has no server that could drop a connection: no ping before each use. (In memory,
+    # SQLAlchemy keeps one connection per thread, with no size to set.)
+    sizes = {"pool_size": SQLITE_POOL_SIZE, "max_overflow": SQLITE_POOL_SIZE} if file_backed else {}
+    engine = create_engine(url, connect_args={"check_same_thread": False}, **sizes)
     _engines.append(engine)
-    if parsed.get_backend_name() == "sqlite":
-        # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the
-        # one writer proceed together (concurrent payments otherwise hit "database is locked").
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):
-            cur = dbapi_conn.cursor()
-            cur.execute("PRAGMA foreign_keys=ON")
-            if parsed.database and parsed.database != ":memory:":
-                cur.execute("PRAGMA journal_mode=WAL")
-                cur.execute("PRAGMA busy_timeout=5000")
-            cur.close()
+
+    # SQLite ignores foreign keys unless asked, per connection. WAL lets readers and the
+    # one writer proceed together (concurrent payments otherwise hit "database is locked").
+    @event.listens_for(engine, "connect")
+    def _sqlite_pragmas(dbapi_conn, _record):
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA foreign_keys=ON")
+        if file_backed:
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA busy_timeout=5000")
+        cur.close()
 
     return engine
 
