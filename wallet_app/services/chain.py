@@ -253,15 +253,15 @@ def get_chains() -> list[ChainConfig]:
     global _chains_cache, _chains_checked
     settings = get_settings()
     path, deployments_dir = Path(settings.chains_file), Path(settings.deployments_dir)
-    now = time.monotonic()
+    checked = (path, deployments_dir, time.monotonic() // CHAINS_CHECK_SECONDS)
     with _cache_lock:
-        if _chains_cache is not None and _chains_checked == (path, deployments_dir, now // CHAINS_CHECK_SECONDS):
+        if _chains_cache is not None and _chains_checked == checked:
             return _chains_cache[1]
         files = [path, *sorted(deployments_dir.glob("deployments-*.json"))]
         stamp = (str(deployments_dir), *((str(f), f.stat().st_mtime_ns) for f in files if f.exists()))
         if _chains_cache is None or _chains_cache[0] != stamp:
             _chains_cache = (stamp, load_chains(path, deployments_dir))
-        _chains_checked = (path, deployments_dir, now // CHAINS_CHECK_SECONDS)
+        _chains_checked = checked
         return _chains_cache[1]
 
 

@@ -131,16 +131,11 @@ def _type_hash(name: str, fields: list[dict[str, str]]) -> bytes:
 
 def _word(kind: str, value: Any) -> bytes:
     """One static EIP-712 field as its 32-byte encoding (the only kinds Pay and its domain use)."""
-    if kind == "address":
+    if kind in ("address", "bytes32"):  # 0x hex of 20 or 32 bytes, left-padded to a word
         raw = bytes.fromhex(str(value)[2:])
-        if len(raw) != 20:
-            raise ValueError("address")
-        return bytes(12) + raw
-    if kind == "bytes32":
-        raw = bytes.fromhex(str(value)[2:])
-        if len(raw) != 32:
-            raise ValueError("bytes32")
-        return raw
+        if len(raw) != (20 if kind == "address" else 32):
+            raise ValueError(kind)
+        return raw.rjust(32, b"\0")
     bits = int(kind.removeprefix("uint"))
     if not isinstance(value, int) or not 0 <= value < 2**bits:
         raise ValueError(kind)
