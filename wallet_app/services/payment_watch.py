@@ -59,11 +59,12 @@ def final_answers(payment_ids: list[str]) -> dict[str, dict]:
 def parse_announcement(data: bytes) -> tuple[str, dict | None]:
     """A CHANNEL message -> (payment_id, its answer); a bare payment_id (an older relayer's
     message) -> (it, None): the waiter reads the row."""
-    text = data.decode()
+    text = data.decode(errors="replace")
     try:
         fields = json.loads(text)
-        return str(fields["id"]), status_answer(str(fields["status"]), fields.get("reason"))
-    except (ValueError, TypeError, KeyError):
+        reason = fields.get("reason")
+        return str(fields["id"]), status_answer(str(fields["status"]), reason if isinstance(reason, str) else None)
+    except (ValueError, TypeError, KeyError, AttributeError):
         return text, None
 
 

@@ -107,6 +107,10 @@ def test_a_wait_of_zero_only_reads(db):
     (b'{"id": "0xab", "status": "failed"}', ("0xab", {"status": "failed", "reason": "failed"})),
     (b"0xab", ("0xab", None)),  # an older relayer's bare id: the waiter reads the row
     (b'{"status": "ok"}', ('{"status": "ok"}', None)),
+    (b'["0xab", "ok"]', ('["0xab", "ok"]', None)),
+    (b'"0xab"', ('"0xab"', None)),
+    (b'{"id": "0xab", "status": "failed", "reason": 5}', ("0xab", {"status": "failed", "reason": "failed"})),
+    (b"\xff\xfe", ("\ufffd\ufffd", None)),  # not UTF-8: no waiter has that id
 ])
 def test_announcements_are_parsed(data, parsed):
     assert payment_watch.parse_announcement(data) == parsed
