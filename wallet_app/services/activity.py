@@ -182,11 +182,11 @@ def record_activity(
         replaces_id=replaces_id,
     )
     if db is not None:
-        return stored_id(crud.add_activity(db, **fields))
+        return crud.add_activity(db, **fields)
     with get_session() as own:
-        row = crud.add_activity(own, **fields)
+        activity_id = crud.add_activity(own, **fields)
         own.commit()
-        return stored_id(row)
+        return activity_id
 
 
 def get_entry(activity_id: int) -> Activity | None:

@@ -234,6 +234,7 @@ def _payable_token(chain: chains.ChainConfig, token_address: object) -> str:
 
 PAYABLE_INFO_SECONDS = 600.0
 _payable_infos: dict[tuple[int, str], tuple[float, chains.TokenInfo]] = {}
+_payable_infos_lock = threading.Lock()
 
 
 def _payable_token_info(user: User, chain: chains.ChainConfig, token: str) -> chains.TokenInfo | None:
@@ -244,10 +245,16 @@ def _payable_token_info(user: User, chain: chains.ChainConfig, token: str) -> ch
     kept = _payable_infos.get(key)
     if kept is not None and time.monotonic() < kept[0]:
         return kept[1]
-    info = tokens.token_info(user, chain, token)
-    if info is not None:
-        _payable_infos[key] = (time.monotonic() + PAYABLE_INFO_SECONDS, info)
-    return info
+    # One lookup at a time: a burst of executes after a start (or an expiry) all missed the cache
+    # and each read the database and the chain for the same answer.
+    with _payable_infos_lock:
+        kept = _payable_infos.get(key)
+        if kept is not None and time.monotonic() < kept[0]:
+            return kept[1]
+        info = tokens.token_info(user, chain, token)
+        if info is not None:
+            _payable_infos[key] = (time.monotonic() + PAYABLE_INFO_SECONDS, info)
+        return info
 
 
 def check_quota(times: list[int], limit: int, window: int, now: int, code: str, what: str) -> None:
@@ -396,7 +403,7 @@ def execute(
     settings = get_settings()
     now = int(time.time())
     with read_session() as db:  # both reads on one pooled connection
-        row = crud.get_payment(db, pid)
+        row = crud.payment_columns(db, pid)
         executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
     if row is None or row.user_id != user.id:
         raise AppError("unknown_payment")
@@ -436,7 +443,7 @@ def execute(
         raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
     info = _payable_token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
-    row_id = stored_id(row)
+    row_id = int(row.id)
     stored_permit = json.dumps(signed_permit) if signed_permit else None
 
     def claim(db: Session) -> tuple[str, str | None] | None:
@@ -583,7 +590,7 @@ def status(user: User, payment_id: object) -> dict:
     (wallet_app.relayer) follows the chain and settles the row."""
     pid = parse_payment_id(payment_id)
     with read_session() as db:
-        row = crud.get_payment(db, pid)
+        row = crud.payment_columns(db, pid)
     if row is None or row.user_id != user.id or row.status == "quoted":
         raise AppError("unknown_payment")
     return payment_watch.status_answer(row.status, row.reason)
