@@ -416,6 +416,44 @@ def test_stuck_transaction_is_replaced_with_the_same_nonce(client, payer, deploy
     assert balance(w3, token, merchant) == 77
 
 
+def test_a_transaction_the_node_left_out_is_replaced_once_without_waiting_to_be_stuck(client, payer, deployed, w3,
+                                                                                   send_tx, chain, monkeypatch):
+    """anvil, sent a batch, now and then keeps one transaction as known while it is in none of its
+    pools (eth_getTransactionByHash answers it, the pending count stops before it, a re-send is
+    'already imported'), and mines neither it nor the later nonces queued behind it: the payments
+    waited for relayer_stuck_seconds (30 s). Seen in bench/payments; the node's state here is its
+    pending count (read through _pool_nonce) as anvil answered it then."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 78)
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 78, int(time.time()) + 300))
+        send_queued(chain)
+        (first,) = rows()
+        monkeypatch.setattr(relayer, "LEFT_OUT_SECONDS", 0.0)
+        # In the pool as a ready transaction (the pending count is past it): waiting is right.
+        assert w3.eth.get_transaction_count(RELAYER.address, "pending") == first.nonce + 1
+        assert relayer.reconcile(chain) == {"ok": 0, "failed": 0, "resent": 0, "replaced": 0, "pending": 1}
+        # Known, but the pending count stops before it: replaced now, not after relayer_stuck_seconds.
+        monkeypatch.setattr(relayer, "_pool_nonce", lambda w3_, address: w3_.eth.get_transaction_count(address))
+        monkeypatch.setattr(relayer, "LEFT_OUT_SECONDS", 5.0)
+        assert relayer.reconcile(chain)["replaced"] == 0  # sent less than LEFT_OUT_SECONDS ago
+        monkeypatch.setattr(relayer, "LEFT_OUT_SECONDS", 0.0)
+        assert relayer.reconcile(chain)["replaced"] == 1
+        (second,) = rows()
+        assert (second.nonce, second.old_tx_hashes) == (first.nonce, first.tx_hash)
+        assert int(second.gas_price) > int(first.gas_price)
+        # Once: a pending count that keeps lagging does not re-price it pass after pass.
+        assert relayer.reconcile(chain)["replaced"] == 0
+        w3.provider.make_request("evm_mine", [])
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert rows()[0].tx_hash == second.tx_hash
+    assert balance(w3, token, merchant) == 78
+
+
 def test_a_mined_payment_whose_receipt_is_late_stays_pending_then_ok(client, payer, deployed, w3, send_tx, chain,
                                                                     monkeypatch):
     """A node may answer the relayer's new nonce before the receipt (anvil under load, a provider's

@@ -25,7 +25,8 @@ not yet consumed on chain: receipt -> ok / failed(reason);
 nonce consumed by another tx (the node knows none of its hashes for DROPPED_AFTER_SECONDS: a
 node may answer the new nonce before the receipt, e.g. anvil under load or a provider's lagging
 replica) -> failed 'dropped'; unknown to the node -> re-send; pending
-longer than settings.relayer_stuck_seconds -> replaced with the same nonce at a higher gas price,
+longer than settings.relayer_stuck_seconds, or left out by the node (the next nonce, known to it
+but not among its ready transactions, _left_out) -> replaced with the same nonce at a higher gas price,
 never above the chain's caps (max_gas_price_wei, max_gas_price_multiple x the node's price; no
 room left: kept as it is, with a warning). A pay() of ours that reverted because someone else
 got the same signed payment mined first (Paid for exactly it) is the user's payment made: ok.
@@ -603,6 +604,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         try:
             # Order matters: nonce and time first, receipts after (a tx mined in between is seen).
             mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
+            pool_nonce = _pool_nonce(w3, acct.address)
             latest = w3.eth.get_block("latest")
             gas_price_now = w3.eth.gas_price
             receipts = _receipts(w3, [h for row in rows for h in _hashes(row)])
@@ -644,7 +646,9 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                             log.warning(
                                 "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
                             )
-                    elif now() - row.sent_at >= stuck_after and _replace(chain, acct, row, gas_price_now, now):
+                    elif (
+                        now() - row.sent_at >= stuck_after or _left_out(row, mined_nonce, pool_nonce, now())
+                    ) and _replace(chain, acct, row, gas_price_now, now):
                         counts["replaced"] += 1
                 if before[0] == "pending" and row.status != "pending":
                     final.append(row)
@@ -658,6 +662,27 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         db.commit()
     announce_final(final)  # after the commit: the waiters are handed the committed status
     return counts
+
+
+LEFT_OUT_SECONDS = 2.0
+
+
+def _pool_nonce(w3, address: str) -> int:
+    """The relayer's next nonce counting the node's pool of ready transactions."""
+    return int(w3.eth.get_transaction_count(address, "pending"))
+
+
+def _left_out(row: Payment, mined_nonce: int, pool_nonce: int, now: int) -> bool:
+    """Whether the node has left this payment's transaction out: the next nonce to be mined, sent
+    LEFT_OUT_SECONDS ago, known to the node (else it is re-sent) and yet not among its ready
+    transactions (its pending count stops before it). Such a node never mines it: anvil loses one
+    of a batch of sends now and then, with the later nonces queued behind it, until a replacement
+    comes (relayer_stuck_seconds). Replaced at once, but only the first time: a provider whose
+    pending count lags must not drive the price up on every pass."""
+    sent_at = row.sent_at if row.sent_at is not None else now
+    return (
+        _relayed(row).nonce == mined_nonce == pool_nonce and not row.old_tx_hashes and now - sent_at >= LEFT_OUT_SECONDS
+    )
 
 
 DROPPED_AFTER_SECONDS = 30.0
