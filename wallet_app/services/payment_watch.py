@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "nb:payments:final"  # message: JSON {id, status, reason} of a payment the relayer made final
 QUEUED_CHANNEL = "nb:payments:queued"  # message: a chain id where execute queued a payment (wakes the relayer)
-DB_POLL_SECONDS = 0.1  # without Redis: how soon a final status is seen
+DB_POLL_SECONDS = 0.05  # without Redis: how soon a final status is seen (as often as the relayer looks for queued ones)
 REDIS_POLL_SECONDS = 1.0  # with Redis: the query behind the messages
 MAX_WAIT_SECONDS = 25.0  # GET /payment/status?wait=: under common proxies' 30 s idle timeout
 
