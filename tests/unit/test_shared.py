@@ -102,6 +102,32 @@ def test_redis_keys_are_seen_by_another_worker(redis_server, settings_env, monke
     assert run_async(ratelimit.refused_for(("POST", "/api/v1/x", "10.0.0.3"))) == 0
 
 
+def test_the_app_s_redis_clients_skip_client_setinfo(redis_server, settings_env, monkeypatch):  # noqa: F811
+    """redis-py sends two CLIENT SETINFO on every new connection unless told not to (two more
+    commands, and its own version looked up among the installed packages each time): the app's
+    command clients (sync and asyncio) and the rate limiter's connect without them. Seen in the
+    server's statistics: Debian's Redis 7.0 refuses the command (two ERR each connection), a
+    newer one counts it."""
+    use(monkeypatch, REDIS_URL=redis_server.url)
+
+    def setinfos(stats: redis.Redis) -> int:
+        errors = stats.info("errorstats").get("errorstat_ERR", {}).get("count", 0)
+        return errors + stats.info("commandstats").get("cmdstat_client|setinfo", {}).get("calls", 0)
+
+    stats = redis.Redis.from_url(redis_server.url, driver_info=None)
+    stats.config_resetstat()
+    redis.Redis.from_url(redis_server.url).ping()  # redis-py's default, to show what is counted
+    assert setinfos(stats) == 2
+    stats.config_resetstat()
+    connections = stats.info("stats")["total_connections_received"]
+    shared._client.cache_clear()
+    shared.publish("nb:test", "x")
+    run_async(ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.9"), 30))
+    ratelimit.hit("payment_execute", "setinfo-test")
+    assert stats.info("stats")["total_connections_received"] - connections >= 3  # new connections, all three
+    assert setinfos(stats) == 0
+
+
 def test_a_login_attempt_spent_on_one_worker_is_refused_on_another(redis_server, settings_env, monkeypatch):  # noqa: F811
     use(monkeypatch, REDIS_URL=redis_server.url)
     attempt = google.new_login_attempt()

@@ -89,13 +89,9 @@ def _current() -> strategies.RateLimiter:
     settings = get_settings()
     if _state is None or _state[0] is not settings:
         uri = storage_uri(settings)
-        # Redis: the same short timeouts as core.shared (the default waits for ever on a hung Redis).
-        timeouts = (
-            {"socket_timeout": shared.REDIS_TIMEOUT_SECONDS, "socket_connect_timeout": shared.REDIS_TIMEOUT_SECONDS}
-            if settings.redis_url
-            else {}
-        )
-        store = MemoryStorage() if uri == "memory://" else storage.storage_from_string(uri, **timeouts)
+        # Redis: core.shared's client options (the default waits for ever on a hung Redis).
+        options = shared.CLIENT_OPTIONS if settings.redis_url else {}
+        store = MemoryStorage() if uri == "memory://" else storage.storage_from_string(uri, **options)
         limiter = strategies.MovingWindowRateLimiter(store)
         _state = (settings, limiter)
     return _state[1]

@@ -146,7 +146,7 @@ class _Wake:
 
     def _listen(self, url: str) -> None:
         while not self.stop.is_set():
-            pubsub = redis.Redis.from_url(url, socket_connect_timeout=shared.REDIS_TIMEOUT_SECONDS).pubsub()
+            pubsub = redis.Redis.from_url(url, **shared.LISTEN_OPTIONS).pubsub()
             try:
                 pubsub.subscribe(payment_watch.QUEUED_CHANNEL)
                 while not self.stop.is_set():

@@ -144,7 +144,7 @@ async def _subscribe() -> redis.asyncio.client.PubSub | None:
     url = get_settings().redis_url
     if not url:
         return None
-    client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=shared.REDIS_TIMEOUT_SECONDS)
+    client = redis.asyncio.Redis.from_url(url, **shared.LISTEN_OPTIONS)
     pubsub = client.pubsub()
     try:
         await asyncio.wait_for(pubsub.subscribe(CHANNEL), 2 * shared.REDIS_TIMEOUT_SECONDS)

@@ -142,7 +142,7 @@ async def _listen(url: str) -> None:
     subscribed (Redis gone, reconnecting) the cache is empty and unused."""
     global _listening_since
     while True:
-        client = redis.asyncio.Redis.from_url(url, socket_connect_timeout=shared.REDIS_TIMEOUT_SECONDS)
+        client = redis.asyncio.Redis.from_url(url, **shared.LISTEN_OPTIONS)
         pubsub = client.pubsub()
         try:
             await pubsub.subscribe(CHANGES_CHANNEL)
