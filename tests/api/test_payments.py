@@ -1,5 +1,6 @@
 """Merchant payments through /api/v1/payment against a real anvil with the contracts deployed."""
 
+import contextlib
 import json
 import os
 import re
@@ -135,6 +136,22 @@ def balance(w3_, token, who) -> int:
 def rows() -> list[Payment]:
     with get_session() as s:
         return list(s.exec(select(Payment).where(Payment.status != "quoted").order_by(col(Payment.nonce).nulls_first())))
+
+
+@contextlib.contextmanager
+def sent_unmined(client, w3_, chain, payer, q, merchant, token, amount):
+    """The payment executed and sent by the relayer with anvil's automine off (on again at the
+    end): its row, its transaction in the node's pool and not mined."""
+    w3_.provider.make_request("evm_setAutomine", [False])
+    try:
+        r = client.post(f"{API}/payment/execute",
+                        json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
+        assert r.status_code == 200, r.text
+        send_queued(chain)
+        (row,) = rows()
+        yield row
+    finally:
+        w3_.provider.make_request("evm_setAutomine", [True])
 
 
 # ---------------------------------------------------------------- the flow
@@ -395,12 +412,8 @@ def test_stuck_transaction_is_replaced_with_the_same_nonce(client, payer, deploy
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 77)
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
-        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 77, int(time.time()) + 300))
-        send_queued(chain)
+    with sent_unmined(client, w3, chain, payer, q, merchant, token, 77) as first:
         assert wait_status(client, q["payment_id"], want=("pending",)) == {"status": "pending"}
-        (first,) = rows()
         monkeypatch.setenv("RELAYER_STUCK_SECONDS", "0")
         get_settings.cache_clear()
         assert relayer.reconcile(chain)["replaced"] == 1
@@ -408,8 +421,6 @@ def test_stuck_transaction_is_replaced_with_the_same_nonce(client, payer, deploy
         assert (second.nonce, second.old_tx_hashes) == (first.nonce, first.tx_hash)
         assert second.tx_hash != first.tx_hash and int(second.gas_price) > int(first.gas_price)
         w3.provider.make_request("evm_mine", [])
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
     assert wait_status(client, q["payment_id"]) == {"status": "ok"}
     (done,) = rows()
     assert done.tx_hash == second.tx_hash  # the replacement was mined, the original dropped
@@ -426,11 +437,7 @@ def test_a_transaction_the_node_left_out_is_replaced_once_without_waiting_to_be_
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 78)
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
-        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 78, int(time.time()) + 300))
-        send_queued(chain)
-        (first,) = rows()
+    with sent_unmined(client, w3, chain, payer, q, merchant, token, 78) as first:
         monkeypatch.setattr(relayer, "LEFT_OUT_SECONDS", 0.0)
         # In the pool as a ready transaction (the pending count is past it): waiting is right.
         assert w3.eth.get_transaction_count(RELAYER.address, "pending") == first.nonce + 1
@@ -447,8 +454,6 @@ def test_a_transaction_the_node_left_out_is_replaced_once_without_waiting_to_be_
         # Once: a pending count that keeps lagging does not re-price it pass after pass.
         assert relayer.reconcile(chain)["replaced"] == 0
         w3.provider.make_request("evm_mine", [])
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
     assert wait_status(client, q["payment_id"]) == {"status": "ok"}
     assert rows()[0].tx_hash == second.tx_hash
     assert balance(w3, token, merchant) == 78
@@ -481,18 +486,12 @@ def test_a_nonce_taken_by_another_transaction_fails_the_payment_as_dropped(clien
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 32)
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
-        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 32, int(time.time()) + 300))
-        send_queued(chain)
-        (row,) = rows()
+    with sent_unmined(client, w3, chain, payer, q, merchant, token, 32) as row:
         # Someone else with the relayer's key: a transfer to itself, same nonce, higher price.
         foreign = RELAYER.sign_transaction({"chainId": 31337, "to": RELAYER.address, "value": 0, "gas": 21_000,
                                             "nonce": row.nonce, "gasPrice": int(row.gas_price) * 2})
         w3.eth.send_raw_transaction(foreign.raw_transaction)
         w3.provider.make_request("evm_mine", [])
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
     assert relayer.reconcile(chain)["pending"] == 1  # gone, but not for DROPPED_AFTER_SECONDS yet
     monkeypatch.setattr(relayer, "DROPPED_AFTER_SECONDS", 0.0)
     assert relayer.reconcile(chain)["failed"] == 1
@@ -638,11 +637,7 @@ def test_re_pricing_a_stuck_transaction_stays_under_the_caps(client, payer, depl
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 88)
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
-        client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 88, int(time.time()) + 300))
-        send_queued(chain_svc.get_chain(31337))
-        (first,) = rows()
+    with sent_unmined(client, w3, chain_svc.get_chain(31337), payer, q, merchant, token, 88) as first:
         old = int(first.gas_price)
         set_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
         # An absolute cap 5% above the stuck price: no room for the +10% nodes require.
@@ -663,8 +658,6 @@ def test_re_pricing_a_stuck_transaction_stays_under_the_caps(client, payer, depl
         assert int(second.gas_price) == min(int(now_price * 1.2), chain.max_gas_price_wei)
         assert old * 110 // 100 < int(second.gas_price) < old * 125 // 100
         w3.provider.make_request("evm_mine", [])
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
     assert wait_status(client, q["payment_id"]) == {"status": "ok"}
 
 
@@ -790,15 +783,9 @@ def test_front_running_the_ref_with_a_junk_token_changes_nothing_for_the_user(cl
     pay_abi = Web3().eth.contract(abi=artifact("NewblPayment2")["abi"])
     relayer_before = w3.eth.get_balance(RELAYER.address)
 
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
-        r = client.post(f"{API}/payment/execute",
-                        json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
-        assert r.status_code == 200, r.text
-        send_queued(chain)
+    with sent_unmined(client, w3, chain, payer, q, merchant, token, amount) as row:
         # Watching the mempool: the relayer's pending pay() shows the ref; the attacker pays
         # 1 wei of junk with it, signed and sent by itself, at a higher gas price.
-        (row,) = rows()
         pending = w3.eth.get_transaction(row.tx_hash)
         _fn, args = pay_abi.decode_function_input(pending["input"])
         ref = args["p"]["paymentRef"]
@@ -809,8 +796,6 @@ def test_front_running_the_ref_with_a_junk_token_changes_nothing_for_the_user(cl
         data = pay_abi.encode_abi("pay", [(merchant, junk, attacker.address, 1, ref, theirs["deadline"]), sig])
         attack = send_from_mempool_watcher(w3, attacker, deployed["payment"], data, pending["gasPrice"] * 2)
         w3.provider.make_request("evm_mine", [])
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
     attack_receipt = w3.eth.get_transaction_receipt(attack)
     ours = w3.eth.get_transaction_receipt(row.tx_hash)
     assert attack_receipt["status"] == 1 and attack_receipt["blockNumber"] == ours["blockNumber"]
@@ -832,19 +817,11 @@ def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, p
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, amount)
     copier = Account.from_key(ANVIL_KEY_2)
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
-        r = client.post(f"{API}/payment/execute",
-                        json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
-        assert r.status_code == 200, r.text
-        send_queued(chain)
-        (row,) = rows()
+    with sent_unmined(client, w3, chain, payer, q, merchant, token, amount) as row:
         pending = w3.eth.get_transaction(row.tx_hash)
         copy = send_from_mempool_watcher(w3, copier, deployed["payment"], pending["input"].to_0x_hex(),
                                          pending["gasPrice"] * 2)
         w3.provider.make_request("evm_mine", [])
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
     assert w3.eth.get_transaction_receipt(row.tx_hash)["status"] == 0  # ours: Replayed
     assert wait_status(client, q["payment_id"]) == {"status": "ok"}
     assert balance(w3, token, merchant) == amount
