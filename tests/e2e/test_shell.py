@@ -8,6 +8,9 @@ from tests.e2e import helpers
 from tests.e2e.flows import create_wallet, expect_alert, me, new_email, sign_in, sign_in_to_onboarding
 
 NAV_LABELS = ["Home", "Card", "Activity", "Settings"]
+# The login page itself: "/$" alone also matches the pages' own URLs ("/onboarding/", "/home/"),
+# so a wait for it passed before any navigation.
+LOGIN_URL = re.compile(r"^https?://[^/]+/$")
 
 
 def nav(page):
@@ -36,7 +39,7 @@ def test_sign_in_through_dev_provider_lands_on_onboarding(page, browser_issues, 
 def test_logged_out_visits_go_to_login(page):
     for path in ["/home", "/settings", "/onboarding", "/no-such-page"]:
         page.goto(path)
-        page.wait_for_url(re.compile(r"^[^?#]*://[^/]+/?$"))
+        page.wait_for_url(LOGIN_URL)
         expect(page.get_by_role("button", name="Continue with Google")).to_be_visible()
     assert page.request.get("/api/v1/me").status == 401
 
@@ -121,11 +124,6 @@ def test_settings_language_change_saves_to_server(page):
     assert me(page)["locale"] == "ko"
     page.reload()
     expect(page.get_by_role("heading", name="설정")).to_be_visible()
-
-
-# The login page itself: "/$" alone also matched the pages' own URLs ("/onboarding/", "/home/"), so
-# these waits passed before any navigation (and the context was closed in the middle of one).
-LOGIN_URL = re.compile(r"^https?://[^/]+/$")
 
 
 def test_logout_revokes_session(page):
