@@ -242,9 +242,6 @@ def _payable_token_info(user: User, chain: chains.ChainConfig, token: str) -> ch
     symbol and decimals do not change, and a token outside the configured list costs two chain
     reads per execute. Bounded by the allow-list, so no input can grow it."""
     key = (chain.chain_id, token)
-    kept = _payable_infos.get(key)
-    if kept is not None and time.monotonic() < kept[0]:
-        return kept[1]
     # One lookup at a time: a burst of executes after a start (or an expiry) all missed the cache
     # and each read the database and the chain for the same answer.
     with _payable_infos_lock:

@@ -647,7 +647,8 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                                 "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
                             )
                     elif (
-                        now() - row.sent_at >= stuck_after or _left_out(row, mined_nonce, pool_nonce, now())
+                        (waited := now() - row.sent_at) >= stuck_after
+                        or _left_out(row, mined_nonce, pool_nonce, waited)
                     ) and _replace(chain, acct, row, gas_price_now, now):
                         counts["replaced"] += 1
                 if before[0] == "pending" and row.status != "pending":
@@ -672,17 +673,14 @@ def _pool_nonce(w3, address: str) -> int:
     return int(w3.eth.get_transaction_count(address, "pending"))
 
 
-def _left_out(row: Payment, mined_nonce: int, pool_nonce: int, now: int) -> bool:
+def _left_out(row: Payment, mined_nonce: int, pool_nonce: int, waited: int) -> bool:
     """Whether the node has left this payment's transaction out: the next nonce to be mined, sent
     LEFT_OUT_SECONDS ago, known to the node (else it is re-sent) and yet not among its ready
     transactions (its pending count stops before it). Such a node never mines it: anvil loses one
     of a batch of sends now and then, with the later nonces queued behind it, until a replacement
     comes (relayer_stuck_seconds). Replaced at once, but only the first time: a provider whose
-    pending count lags must not drive the price up on every pass."""
-    sent_at = row.sent_at if row.sent_at is not None else now
-    return (
-        _relayed(row).nonce == mined_nonce == pool_nonce and not row.old_tx_hashes and now - sent_at >= LEFT_OUT_SECONDS
-    )
+    pending count lags must not drive the price up on every pass. `waited`: seconds since it was sent."""
+    return _relayed(row).nonce == mined_nonce == pool_nonce and not row.old_tx_hashes and waited >= LEFT_OUT_SECONDS
 
 
 DROPPED_AFTER_SECONDS = 30.0
