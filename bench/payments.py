@@ -101,18 +101,22 @@ def profile_server_calls(payments, cpu: bool = False) -> None:
 
 @contextlib.contextmanager
 def relayer_thread():
-    """--profile: the relayer's loop (wallet_app.relayer.run) in a thread of this process, so that
-    its send_queued and reconcile passes are profiled too."""
+    """--profile: the relayer process's loops (wallet_app.relayer: run, and run_indexer, which
+    follows the set-up's approves) in threads of this process, so that its send_queued and
+    reconcile passes are profiled too."""
     from wallet_app import relayer as relayer_loop
 
     stop = threading.Event()
-    thread = threading.Thread(target=relayer_loop.run, args=(stop,), daemon=True)
-    thread.start()
+    threads = [threading.Thread(target=loop, args=(stop,), daemon=True)
+               for loop in (relayer_loop.run, relayer_loop.run_indexer)]
+    for thread in threads:
+        thread.start()
     try:
         yield
     finally:
         stop.set()
-        thread.join(30)
+        for thread in threads:
+            thread.join(30)
 
 
 def write_profile(path: Path) -> None:
