@@ -18,9 +18,11 @@ for the last receipt). Printed with the figures: the CPU seconds each process of
 the pay phase (api, relayer, anvil, postgresql, redis, and this process's clients).
 
 Checks (exit 1 when missed): every payment ok, none lost (every row final), relayer nonces
-contiguous and equal to the chain's count (no gaps), nothing left unsettled (no stuck txs).
+contiguous and equal to the chain's count (no gaps), nothing left unsettled (no stuck txs), in
+every round; and the median ratio of --rounds whole runs (default 3, each on a fresh stack) at
+least 0.5.
 
-    source env.sh && python bench/payments.py [--db sqlite|pg] [--users 100] [--transfers 100]
+    source env.sh && python bench/payments.py [--db sqlite|pg] [--rounds 3] [--users 100] [--transfers 100]
 """
 
 from __future__ import annotations
@@ -144,14 +146,36 @@ def main() -> int:
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--transfers", type=int, default=100)
     parser.add_argument("--poll", type=float, default=1.0, help="quote/status poll interval (the browser's: 1 s)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="whole runs, each on a fresh stack; the verdict is on their median ratio (one run's "
+                             "plain-transfer rate alone moved by a quarter from run to run)")
     parser.add_argument("--profile", action="store_true",
                         help="cProfile the server's execute and status calls (results/payments_profile.txt)")
     parser.add_argument("--profile-cpu", action="store_true",
                         help="with --profile: each call's CPU time (thread_time) instead of its wall time")
     args = parser.parse_args()
+    if args.profile:
+        args.rounds = 1  # the profiled calls are wrapped once, in this process
 
     # Every simulated user signs in from 127.0.0.1: the per-IP sign-in limit would refuse most.
     os.environ["RATE_LIMIT_SIGN_IN"] = f"{2 * args.users}/minute"
+    rounds = [one_round(args) for _ in range(args.rounds)]
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "payments.json").write_text(json.dumps(rounds, indent=2) + "\n")
+    ratios = [r["ratio"] for r in rounds]
+    ratio = statistics.median(ratios)
+    correct = all(r["correct"] for r in rounds)
+    verdict = "PASS" if correct and ratio >= TARGET_RATIO else "FAIL"
+    print(f"payments: db={args.db} rounds={args.rounds} all_correct={correct} "
+          f"pps={'/'.join(str(r['payments_per_second']) for r in rounds)} "
+          f"transfers_ps={'/'.join(str(r['transfers_per_second']) for r in rounds)} "
+          f"ratios={'/'.join(f'{x:.2f}' for x in ratios)} median_ratio={ratio:.2f} "
+          f"(target >= {TARGET_RATIO}) {verdict}")
+    return 0 if verdict == "PASS" else 1
+
+
+def one_round(args) -> dict:
+    """One whole run on a fresh stack (chain, database, Redis, server, relayer): its figures."""
     with contextlib.ExitStack() as stack:
         database_url, workers = None, 1
         if args.db == "pg":
@@ -193,7 +217,7 @@ def in_process_api(port: int, cpu: bool = False):
         server.should_exit = True
 
 
-def run(args, base: str, node, dep: dict) -> int:
+def run(args, base: str, node, dep: dict) -> dict:
     import httpx
     from eth_account import Account
     from eth_account.messages import encode_typed_data
@@ -381,18 +405,16 @@ def run(args, base: str, node, dep: dict) -> int:
                "pay_phase_cpu_seconds": {role: round(cpu_end[role] - marks.get("cpu_start", {}).get(role, 0.0), 2)
                                          for role in sorted(cpu_end)},
                "database": args.db, "workers": args.workers, "load_average": [round(x, 2) for x in os.getloadavg()]}
-    RESULTS.mkdir(exist_ok=True)
     if args.profile:
+        RESULTS.mkdir(exist_ok=True)
         write_profile(RESULTS / "payments_profile.txt")
-    (RESULTS / "payments.json").write_text(json.dumps(figures, indent=2) + "\n")
     for k, v in figures.items():
         print(f"{k}: {v}")
-    correct = ok == args.users and lost == 0 and gaps == 0 and stuck == 0 and merchant_ok
-    verdict = "PASS" if correct and ratio >= TARGET_RATIO else "FAIL"
-    print(f"payments: db={args.db} ok={ok}/{args.users} nonce_gaps={gaps} stuck={stuck} pps={pps:.1f} "
-          f"transfers_ps={transfers_ps:.1f} ratio={ratio:.2f} settled_ratio={settled_ratio:.2f} "
-          f"(target ratio >= {TARGET_RATIO}) {verdict}")
-    return 0 if verdict == "PASS" else 1
+    figures["ratio"] = round(ratio, 3)
+    figures["correct"] = ok == args.users and lost == 0 and gaps == 0 and stuck == 0 and merchant_ok
+    print(f"round: db={args.db} ok={ok}/{args.users} nonce_gaps={gaps} stuck={stuck} pps={pps:.1f} "
+          f"transfers_ps={transfers_ps:.1f} ratio={ratio:.2f} settled_ratio={settled_ratio:.2f}", flush=True)
+    return figures
 
 
 if __name__ == "__main__":
