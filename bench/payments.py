@@ -410,7 +410,7 @@ def run(args, base: str, node, dep: dict) -> dict:
         write_profile(RESULTS / "payments_profile.txt")
     for k, v in figures.items():
         print(f"{k}: {v}")
-    figures["ratio"] = round(ratio, 3)
+    figures["ratio"] = ratio
     figures["correct"] = ok == args.users and lost == 0 and gaps == 0 and stuck == 0 and merchant_ok
     print(f"round: db={args.db} ok={ok}/{args.users} nonce_gaps={gaps} stuck={stuck} pps={pps:.1f} "
           f"transfers_ps={transfers_ps:.1f} ratio={ratio:.2f} settled_ratio={settled_ratio:.2f}", flush=True)
