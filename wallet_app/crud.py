@@ -105,7 +105,6 @@ _INSERT_ACTIVITY = insert(Activity.__table__)  # type: ignore[attr-defined]
 def add_activity(db: Session, **fields: Any) -> int:
     """The new entry's id. One INSERT on the session's connection, no ORM object: the unit of
     work's flush cost an execute's write (services.payments) more than the statement."""
-    fields.setdefault("created_at", now_epoch())
     inserted = db.connection().execute(_INSERT_ACTIVITY, fields).inserted_primary_key
     assert inserted is not None  # a single-row INSERT always has one
     return int(inserted[0])
