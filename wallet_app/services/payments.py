@@ -234,7 +234,8 @@ def _payable_token(chain: chains.ChainConfig, token_address: object) -> str:
 
 PAYABLE_INFO_SECONDS = 600.0
 _payable_infos: dict[tuple[int, str], tuple[float, chains.TokenInfo]] = {}
-_payable_infos_lock = threading.Lock()
+_payable_info_locks: dict[tuple[int, str], threading.Lock] = {}  # one per payable token (the allow-list bounds it)
+_payable_info_locks_lock = threading.Lock()
 
 
 def _payable_token_info(user: User, chain: chains.ChainConfig, token: str) -> chains.TokenInfo | None:
@@ -242,9 +243,12 @@ def _payable_token_info(user: User, chain: chains.ChainConfig, token: str) -> ch
     symbol and decimals do not change, and a token outside the configured list costs two chain
     reads per execute. Bounded by the allow-list, so no input can grow it."""
     key = (chain.chain_id, token)
-    # One lookup at a time: a burst of executes after a start (or an expiry) all missed the cache
-    # and each read the database and the chain for the same answer.
-    with _payable_infos_lock:
+    # One lookup at a time per token: a burst of executes after a start (or an expiry) all missed
+    # the cache and each read the database and the chain for the same answer. Per token: the
+    # other tokens' executes are not held behind a chain read that hangs.
+    with _payable_info_locks_lock:
+        lock = _payable_info_locks.setdefault(key, threading.Lock())
+    with lock:
         kept = _payable_infos.get(key)
         if kept is not None and time.monotonic() < kept[0]:
             return kept[1]

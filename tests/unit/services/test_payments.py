@@ -1,5 +1,8 @@
 """Pure parts of payments and the relayer: table tests, no chain (amounts and addresses: test_eth.py)."""
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
@@ -7,7 +10,7 @@ from eth_utils import keccak
 
 from wallet_app.errors import AppError
 from wallet_app.services import payments, relayer
-from wallet_app.services.chain import ChainConfig
+from wallet_app.services.chain import ChainConfig, TokenInfo
 from wallet_app.state.session import texts_for
 
 
@@ -147,3 +150,32 @@ def test_pay_signable_is_what_eth_account_encodes(chain_id, contract, changes):
 def test_pay_signable_refuses_what_the_types_cannot_hold(changes):
     with pytest.raises(ValueError):
         payments.pay_signable(31337, "0x" + "11" * 20, {**_MESSAGE, **changes})
+
+
+def test_payable_token_info_is_looked_up_once_per_token_and_one_token_never_waits_on_another(monkeypatch):
+    """A burst of executes that miss the cache together reads the token once; while that read
+    hangs (a slow node), executes of another token, cached already, answer at once."""
+    chain = ChainConfig(1, "c", "http://127.0.0.1:1", "0x" + "11" * 20, None, "ETH", "Ether", 18, None, ())
+    slow, cached = "0x" + "aa" * 20, "0x" + "bb" * 20
+    monkeypatch.setattr(payments, "_payable_infos", {})
+    monkeypatch.setattr(payments, "_payable_info_locks", {})
+    reading, release, reads = threading.Event(), threading.Event(), []
+
+    def token_info(_user, _chain, token):
+        reads.append(token)
+        if token == slow:
+            reading.set()
+            assert release.wait(10)
+        return TokenInfo(token, "T", "Token", 6)
+
+    monkeypatch.setattr(payments.tokens, "token_info", token_info)
+    assert payments._payable_token_info(None, chain, cached).token_address == cached
+    with ThreadPoolExecutor(4) as pool:
+        waiting = [pool.submit(payments._payable_token_info, None, chain, slow) for _ in range(3)]
+        assert reading.wait(10)
+        # The slow token's read is in progress: the cached one answers without waiting for it.
+        assert pool.submit(payments._payable_token_info, None, chain, cached).result(timeout=5).token_address == cached
+        assert not any(f.done() for f in waiting)
+        release.set()
+        assert [f.result(timeout=10).token_address for f in waiting] == [slow] * 3
+    assert reads == [cached, slow]  # one read per token, however many executes asked
