@@ -159,8 +159,8 @@ def main() -> int:
 
     # Every simulated user signs in from 127.0.0.1: the per-IP sign-in limit would refuse most.
     os.environ["RATE_LIMIT_SIGN_IN"] = f"{2 * args.users}/minute"
-    rounds = [one_round(args) for _ in range(args.rounds)]
     RESULTS.mkdir(exist_ok=True)
+    rounds = [one_round(args) for _ in range(args.rounds)]
     (RESULTS / "payments.json").write_text(json.dumps(rounds, indent=2) + "\n")
     ratios = [r["ratio"] for r in rounds]
     ratio = statistics.median(ratios)
@@ -406,7 +406,6 @@ def run(args, base: str, node, dep: dict) -> dict:
                                          for role in sorted(cpu_end)},
                "database": args.db, "workers": args.workers, "load_average": [round(x, 2) for x in os.getloadavg()]}
     if args.profile:
-        RESULTS.mkdir(exist_ok=True)
         write_profile(RESULTS / "payments_profile.txt")
     for k, v in figures.items():
         print(f"{k}: {v}")
