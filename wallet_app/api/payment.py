@@ -7,6 +7,7 @@ from pydantic import BaseModel, Field
 
 from wallet_app.api.deps import CurrentUser
 from wallet_app.core.ratelimit import RESPONSE_429
+from wallet_app.core.threads import in_payment_thread
 from wallet_app.services import accounts, payment_watch, payments
 
 router = APIRouter(prefix="/payment", tags=["payment"])
@@ -64,7 +65,7 @@ class StatusOut(BaseModel):
 @router.get(
     "/available", response_model=QuoteOut, response_model_exclude_none=False, responses={**_ERRORS, **RESPONSE_429}
 )
-def get_available(
+async def get_available(
     user: CurrentUser,
     chain_id: str = Query(max_length=20),
     token_address: str = Query(max_length=64),
@@ -77,15 +78,18 @@ def get_available(
         "409 payment_ref_used when another quote or payment holds it",
     ),
 ) -> dict:
-    accounts.hit("payment_quote", user)
-    return payments.quote(user, chain_id, token_address, amount, merchant, ref)
+    def quote() -> dict:
+        accounts.hit("payment_quote", user)
+        return payments.quote(user, chain_id, token_address, amount, merchant, ref)
+
+    return await in_payment_thread(quote)
 
 
 @router.post("/execute", response_model=ExecuteOut, responses={**_ERRORS, **RESPONSE_429})
-def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
-    accounts.hit("payment_execute", user)
-    return {
-        "id": payments.execute(
+async def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
+    def execute() -> str:
+        accounts.hit("payment_execute", user)
+        return payments.execute(
             user,
             body.chain_id,
             body.merchant_address,
@@ -96,7 +100,8 @@ def post_execute(body: ExecuteIn, user: CurrentUser) -> dict:
             body.signature,
             body.permit.model_dump() if body.permit else None,
         )
-    }
+
+    return {"id": await in_payment_thread(execute)}
 
 
 @router.get("/status", response_model=StatusOut, response_model_exclude_none=True, responses=_ERRORS)

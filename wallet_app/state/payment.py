@@ -24,6 +24,7 @@ from enum import StrEnum
 import reflex as rx
 
 from wallet_app import routes
+from wallet_app.core.threads import in_payment_thread
 from wallet_app.errors import AppError
 from wallet_app.i18n import normalize_lang
 from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers
@@ -276,8 +277,8 @@ class PaymentState(SignedInState):
         async with self:
             args = (self.chain_id, self.token, str(self._units), self.merchant, self._ref or None)
         try:
-            await asyncio.to_thread(accounts.hit, "payment_quote", user)
-            return await asyncio.to_thread(payments.quote, user, *args)
+            await in_payment_thread(accounts.hit, "payment_quote", user)
+            return await in_payment_thread(payments.quote, user, *args)
         except AppError as e:
             async with self:
                 self._stop(e)
@@ -428,8 +429,8 @@ class PaymentState(SignedInState):
             )
         try:
             # The server answers the same id for a repeat of this payment_id and sends nothing twice.
-            await asyncio.to_thread(accounts.hit, "payment_execute", user)
-            pay_id = await asyncio.to_thread(payments.execute, user, *args)
+            await in_payment_thread(accounts.hit, "payment_execute", user)
+            pay_id = await in_payment_thread(payments.execute, user, *args)
         except AppError as e:
             async with self:
                 self._stop(e)
