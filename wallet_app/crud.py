@@ -48,19 +48,18 @@ def active_user_for_hash(db: Session, token_hash: str, now: int) -> User | None:
     return db.exec(stmt).first()
 
 
-def active_session_user(db: Session, token_hash: str, now: int) -> tuple[User, int] | None:
-    """active_user_for_hash with the session's expires_at."""
+def active_session_users(db: Session, token_hashes: list[str], now: int) -> dict[str, tuple[User, int]]:
+    """The live sessions (not revoked, not expired) among these: token hash -> (user, expires_at)."""
     stmt = (
-        select(User, UserSession.expires_at)
+        select(UserSession.token_hash, User, UserSession.expires_at)
         .join(UserSession, col(UserSession.user_id) == col(User.id))
         .where(
-            UserSession.token_hash == token_hash,
+            col(UserSession.token_hash).in_(token_hashes),
             UserSession.revoked == False,  # noqa: E712 (SQL expression)
             UserSession.expires_at > now,
         )
     )
-    row = db.exec(stmt).first()
-    return (row[0], row[1]) if row else None
+    return {token_hash: (user, expires_at) for token_hash, user, expires_at in db.exec(stmt)}
 
 
 # ---------------------------------------------------------------- tokens

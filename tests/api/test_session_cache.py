@@ -38,9 +38,9 @@ def revoke_behind_the_cache(raw_token: str) -> int:
         return row.user_id
 
 
-def signed_in(client, login) -> str:
+def signed_in(client, login, email: str = EMAIL) -> str:
     """Signs in; the session cookie, which every request below names itself."""
-    login(EMAIL, "en")
+    login(email, "en")
     cookie = client.cookies["nb_session"]
     client.cookies.clear()
     return cookie
@@ -102,10 +102,10 @@ def test_past_its_refresh_point_the_cache_answers_at_once_and_reads_again_behind
     reading, release = threading.Event(), threading.Event()
     lookup = sessions._lookup_with_expiry
 
-    def held_lookup(key):
+    def held_lookup(keys):
         reading.set()
         assert release.wait(10), "the held read was never released"
-        return lookup(key)
+        return lookup(keys)
 
     monkeypatch.setattr(sessions, "_lookup_with_expiry", held_lookup)
     revoke_behind_the_cache(cookie)
@@ -116,6 +116,39 @@ def test_past_its_refresh_point_the_cache_answers_at_once_and_reads_again_behind
     while me(client, cookie).status_code != 401:  # well within the 60 s bound
         assert time.monotonic() < deadline, "the background read did not replace the entry"
         time.sleep(0.02)  # polling interval, not a fixed wait
+
+
+def refresher_idle() -> None:
+    deadline = time.monotonic() + 5
+    while sessions._refresher is not None and not sessions._refresher.done():
+        assert time.monotonic() < deadline, "the background reads never ended"
+        time.sleep(0.02)  # polling interval, not a fixed wait
+
+
+def test_entries_falling_due_together_are_read_again_in_one_query(monkeypatch, settings_env, client, login):
+    """One background read per session every few seconds was a sixth of a worker's CPU under a
+    payment burst: the hits of one REFRESH_BATCH_SECONDS are read again together."""
+    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    monkeypatch.setattr(sessions, "REFRESH_AFTER", (0.0, 0.0))  # due on every hit
+    monkeypatch.setattr(sessions, "REFRESH_BATCH_SECONDS", 1.0)  # three requests well inside it
+    cookies = [signed_in(client, login, f"batch{i}@example.com") for i in range(3)]
+    for cookie in cookies:
+        cached(client, cookie)
+    refresher_idle()
+    reads: list[list[str]] = []
+    lookup = sessions._lookup_with_expiry
+
+    def counted_lookup(keys):
+        reads.append(sorted(keys))
+        return lookup(keys)
+
+    monkeypatch.setattr(sessions, "_lookup_with_expiry", counted_lookup)
+    revoke_behind_the_cache(cookies[0])
+    for cookie in cookies:
+        assert me(client, cookie).status_code == 200  # all three answered from the cache
+    refresher_idle()
+    assert reads == [sorted(sessions.hash_token(c) for c in cookies)]
+    assert [me(client, c).status_code for c in cookies] == [401, 200, 200]  # what the one read found
 
 
 def test_with_redis_a_change_on_another_worker_is_seen_at_once(
