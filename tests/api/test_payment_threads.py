@@ -1,8 +1,9 @@
 """The payment routes run their blocking work in PAYMENT_THREADS threads per worker (core.threads),
 not in the pool every other sync route shares: a burst of them waits for those threads (40 of
-them passing one interpreter lock cost a fifth of the worker's CPU), and payment work held up,
-e.g. by a hanging node, leaves the other routes their threads."""
+them passing one interpreter lock cost a fifth of the worker's CPU), and quotes and executes held
+up, e.g. by a hanging node, leave the other routes their threads and status reads theirs."""
 
+import asyncio
 import threading
 import time
 
@@ -11,6 +12,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.services import payments
 
 PARAMS = {"chain_id": "31337", "token_address": "0x" + "11" * 20, "amount": "1"}
+QUOTE = {"available": True, "transaction": None, "verifying_contract": "0x" + "22" * 20, "payment_id": "0x" + "33" * 32}
 
 
 def wait_for(cond, what: str) -> None:
@@ -30,12 +32,7 @@ def test_payment_work_waits_for_its_own_threads_and_leaves_the_others_free(monke
     def held_quote(*_args):
         inside.append(threading.get_ident())
         assert release.wait(10), "the held quote was never released"
-        return {
-            "available": True,
-            "transaction": None,
-            "verifying_contract": "0x" + "22" * 20,
-            "payment_id": "0x" + "33" * 32,
-        }
+        return QUOTE
 
     monkeypatch.setattr(payments, "quote", held_quote)
     answers: list[int] = []
@@ -45,20 +42,26 @@ def test_payment_work_waits_for_its_own_threads_and_leaves_the_others_free(monke
         )
         for _ in range(2)
     ]
-    for quote in quotes:
-        quote.start()
-    wait_for(
-        lambda: (
-            len(inside) == 1
-            and threads._limiters
-            and all(limiter.statistics().tasks_waiting == 1 for limiter in threads._limiters.values())
-        ),
-        "one quote in the one payment thread, the other waiting for it",
-    )
-    assert client.get("/api/v1/chains").status_code == 200  # a sync route of the shared pool meanwhile
-    assert len(inside) == 1
-    release.set()
-    for quote in quotes:
-        quote.join(10)
+    loop = client.portal.call(asyncio.get_running_loop)  # the app's loop, whose limiters these are
+    try:
+        for quote in quotes:
+            quote.start()
+        wait_for(
+            lambda: (
+                len(inside) == 1
+                and "payment" in threads._limiters.get(loop, {})
+                and threads._limiters[loop]["payment"].statistics().tasks_waiting == 1
+            ),
+            "one quote in the one payment thread, the other waiting for it",
+        )
+        assert client.get("/api/v1/chains").status_code == 200  # a sync route of the shared pool meanwhile
+        # Status reads have threads of their own (an unknown payment: read, and refused, at once).
+        unknown = client.get("/api/v1/payment/status", params={"id": "0x" + "44" * 32, "wait": "1"})
+        assert (unknown.status_code, unknown.json()["detail"]) == (404, "unknown_payment")
+        assert len(inside) == 1
+    finally:
+        release.set()  # also when an assertion failed: nothing is left held for the teardown
+        for quote in quotes:
+            quote.join(10)
     assert answers == [200, 200]
     assert len(inside) == 2

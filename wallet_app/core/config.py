@@ -124,10 +124,10 @@ class Settings(BaseSettings):
     payment_executes_per_hour: int = 30
     # Open quotes (unused, younger than payment_quote_ttl_seconds) at a time.
     payment_open_quotes_max: int = 10
-    # Threads per worker for the payment routes' work (quote, execute, status reads; core.threads).
-    # A burst of executes on the pool of 40 every sync route shares spent a fifth of the worker's
-    # CPU passing one interpreter lock between 40 threads; a slow node now holds only these. 8
-    # keeps about 50 executes/s per worker with a node 150 ms away.
+    # Threads per worker for quotes and executes, and as many again for payment status reads
+    # (core.threads). A burst of executes on the pool of 40 every sync route shares spent a fifth
+    # of the worker's CPU passing one interpreter lock between 40 threads; a slow node now holds
+    # only these. 8 keeps about 50 executes/s per worker with a node 150 ms away.
     payment_threads: int = Field(default=8, ge=1, le=64)
 
     # ---- merchants (issue 14 item 6, services/merchant_webhooks.py): when a relayed payment settles ok,

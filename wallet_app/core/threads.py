@@ -1,6 +1,7 @@
-"""The payment routes' own threads: quote, execute and status reads run their blocking work
-(database, chain, signature checks) in PAYMENT_THREADS threads per worker, not in the 40 that
-every other sync route shares (Settings.payment_threads says why)."""
+"""The payment routes' own threads. Quote and execute (database, chain, signature checks) run in
+PAYMENT_THREADS threads per worker, and status reads (database only) in as many of their own,
+not in the 40 that every other sync route shares (Settings.payment_threads says why). Apart, so
+that a hanging node, which holds every quote and execute thread, delays no status read."""
 
 from __future__ import annotations
 
@@ -17,14 +18,26 @@ from wallet_app.core.config import get_settings
 
 T = TypeVar("T")
 
-# One limiter per event loop (a worker's; tests run several loops): anyio's limiters belong to one.
-_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
+# The limiters of each event loop (a worker's; tests run several loops), by pool: anyio's
+# limiters belong to one loop.
+_limiters: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, anyio.CapacityLimiter]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+async def _in_thread(pool: str, fn: Callable[..., T], *args: Any) -> T:
+    limiters = _limiters.setdefault(asyncio.get_running_loop(), {})
+    limiter = limiters.get(pool)
+    if limiter is None:
+        limiter = limiters[pool] = anyio.CapacityLimiter(get_settings().payment_threads)
+    return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=limiter)
 
 
 async def in_payment_thread(fn: Callable[..., T], *args: Any) -> T:
-    """fn(*args) in one of this worker's payment threads; waits for a free one."""
-    loop = asyncio.get_running_loop()
-    limiter = _limiters.get(loop)
-    if limiter is None:
-        limiter = _limiters[loop] = anyio.CapacityLimiter(get_settings().payment_threads)
-    return await anyio.to_thread.run_sync(functools.partial(fn, *args), limiter=limiter)
+    """fn(*args) (a quote or an execute) in one of this worker's payment threads; waits for a free one."""
+    return await _in_thread("payment", fn, *args)
+
+
+async def in_status_thread(fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args) (a payment's status read) in one of this worker's status threads."""
+    return await _in_thread("status", fn, *args)

@@ -31,7 +31,7 @@ from wallet_app import crud
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import read_session
-from wallet_app.core.threads import in_payment_thread
+from wallet_app.core.threads import in_status_thread
 from wallet_app.models import Payment
 
 log = logging.getLogger(__name__)
@@ -171,22 +171,22 @@ def _watch() -> _Watch:
 
 
 async def until_final(payment_id: str, wait: float, read):
-    """read() (a blocking status read, run in a payment thread) now and, while it answers pending, the
+    """read() (a blocking status read, run in a status thread) now and, while it answers pending, the
     final answer the watch is handed once the payment is ok or failed, or read()'s pending answer
     after `wait` seconds."""
     if wait <= 0:
-        return await in_payment_thread(read)
+        return await in_status_thread(read)
     watch = _watch()
     waiter = watch.add(payment_id)  # before the first read: a change right after it still wakes us
     try:
-        out = await in_payment_thread(read)
+        out = await in_status_thread(read)
         if out.get("status") != "pending":
             return out
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(waiter.event.wait(), min(wait, MAX_WAIT_SECONDS))
         if not waiter.event.is_set():
             return out
-        return waiter.answer if waiter.answer is not None else await in_payment_thread(read)
+        return waiter.answer if waiter.answer is not None else await in_status_thread(read)
     finally:
         watch.remove(payment_id, waiter)
 
