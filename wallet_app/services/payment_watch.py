@@ -25,7 +25,6 @@ import weakref
 
 import redis.asyncio
 from redis import RedisError
-from starlette.concurrency import run_in_threadpool
 
 from wallet_app import crud
 from wallet_app.core import shared
@@ -106,7 +105,7 @@ class _Watch:
     async def _poll(self) -> None:
         ids = list(self.waiters)
         if ids:
-            for payment_id, answer in (await run_in_threadpool(final_answers, ids)).items():
+            for payment_id, answer in (await in_status_thread(final_answers, ids)).items():
                 self.wake(payment_id, answer)
 
     async def _serve(self) -> None:
