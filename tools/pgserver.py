@@ -243,6 +243,17 @@ class PgServer:
     def drop_database(self, name: str) -> None:
         self._admin(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
+    def refuse_connections(self, name: str, refuse: bool = True) -> None:
+        """The database `name` out of reach, as while a server restarts or fails over (for the
+        tests of what the app does then): new connections refused and the open ones ended.
+        refuse=False lets connections in again."""
+        self._admin(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS {str(not refuse).lower()}')
+        if refuse:
+            self._admin(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                f" WHERE datname = '{name}' AND pid <> pg_backend_pid()"
+            )
+
     def ensure_database(self, name: str = USER) -> str:
         """The database `name`, created when missing; returns its DATABASE_URL."""
         import psycopg

@@ -147,6 +147,9 @@ REGISTRY: dict[str, ErrorSpec] = {
     "too_many_open_quotes": _server(429, "err_too_many_open_quotes"),  # params: retry_after (Retry-After)
     # ---- a request whose body or parameters fail the route's schema (api.__init__)
     "invalid_request": _server(422, "err_invalid_request"),
+    # ---- what no route refuses: the database out of reach, or a fault (unexpected_code)
+    "database_unavailable": _server(503, "err_database_unavailable"),
+    "internal_error": _server(500, "err_internal_error"),
     # ---- the browser's own (custom_components/wallet_js/*.js{,x}; tests/unit/test_errors.py finds them)
     "UNKNOWN": _client("err_UNKNOWN"),  # errors.js errorText() for a code not in this registry
     # PIN, local materials, signing (errors.js ERRORS: vault.js, keyring.js)
@@ -200,3 +203,17 @@ REGISTRY: dict[str, ErrorSpec] = {
 def error_texts(catalogue: dict[str, str]) -> dict[str, str]:
     """code -> text in one language, for the JS units (they show codes through this map)."""
     return {code: catalogue[spec.key] for code, spec in REGISTRY.items()}
+
+
+def unexpected_code(exc: BaseException) -> str:
+    """The code shown for an exception no route or handler turned into an AppError:
+    database_unavailable when the database could not be reached or used for now (a server
+    restarting or failing over, no pooled connection free in time, SQLite's writer busy past its
+    timeout), which is worth trying again in a moment; internal_error for anything else."""
+    from sqlalchemy import exc as db
+
+    if isinstance(exc, db.OperationalError | db.InterfaceError | db.TimeoutError):
+        return "database_unavailable"
+    if isinstance(exc, db.DBAPIError) and exc.connection_invalidated:
+        return "database_unavailable"
+    return "internal_error"

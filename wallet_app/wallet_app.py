@@ -10,6 +10,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
 from wallet_app.pages import add_pages, registered_pages
+from wallet_app.state.session import server_error_event
 
 # The schema belongs to Alembic: bring it up to date before serving anything.
 upgrade_schema()
@@ -29,6 +30,7 @@ app = rx.App(
     api_transformer=[api, SecurityHeaders],
     # the colour tokens (contrast at WCAG AA in both themes); prefers-reduced-motion: nothing animates
     stylesheets=["/theme.css", "/reduced_motion.css"],
+    backend_exception_handler=server_error_event,
 )
 # Reflex's connection overlay (a toast and a pulsing icon with English developer text) gives way
 # to our localized notice on every page (components.layout.connection_notice).

@@ -5,8 +5,9 @@ import re
 from pathlib import Path
 
 import pytest
+import sqlalchemy.exc
 
-from wallet_app.errors import REGISTRY, AppError, error_texts
+from wallet_app.errors import REGISTRY, AppError, error_texts, unexpected_code
 from wallet_app.i18n import CATALOGUES, ERROR_TEXTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -174,3 +175,21 @@ def test_every_code_the_sign_in_can_report_has_a_text_its_params_can_fill(lang):
         key, params = sign_in_error(code, 500)
         text = CATALOGUES[lang][key].format(**params)
         assert text.strip() and "{" not in text, code
+
+
+def _db_error(cls, **kw):
+    return cls("SELECT 1", {}, Exception("driver's text"), **kw)
+
+
+@pytest.mark.parametrize("exc, code", [
+    (_db_error(sqlalchemy.exc.OperationalError), "database_unavailable"),  # refused, dropped, SQLite locked
+    (_db_error(sqlalchemy.exc.InterfaceError), "database_unavailable"),  # a connection already closed
+    (sqlalchemy.exc.TimeoutError("QueuePool limit reached"), "database_unavailable"),  # no pooled connection in time
+    (_db_error(sqlalchemy.exc.DBAPIError, connection_invalidated=True), "database_unavailable"),
+    (_db_error(sqlalchemy.exc.DBAPIError), "internal_error"),
+    (_db_error(sqlalchemy.exc.IntegrityError), "internal_error"),  # a bug of ours, not worth retrying
+    (RuntimeError("x"), "internal_error"),
+    (KeyError("x"), "internal_error"),
+])
+def test_unexpected_code(exc, code):
+    assert unexpected_code(exc) == code

@@ -25,10 +25,11 @@ from wallet_app.api import (
 from wallet_app.api.deps import require_same_origin
 from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
-from wallet_app.errors import AppError
+from wallet_app.errors import REGISTRY, AppError, unexpected_code
 from wallet_app.services import sessions
 
 API_PREFIX = "/api/v1"
+DATABASE_RETRY_SECONDS = 2  # Retry-After of database_unavailable: a restart or failover is seconds
 
 
 def refusal_key(request: Request) -> tuple[str, str, str]:
@@ -99,6 +100,15 @@ async def validation_error_response(_request: Request, _exc: Exception) -> JSONR
     return await app_error_response(_request, AppError("invalid_request"))
 
 
+async def unexpected_error_response(_request: Request, exc: Exception) -> JSONResponse:
+    """Whatever no route turned into an AppError (Starlette's ServerErrorMiddleware logs it with
+    its traceback after this answer): one code like every other error, never the exception's
+    text. A database out of reach says when to come back."""
+    code = unexpected_code(exc)
+    headers = {"Retry-After": str(DATABASE_RETRY_SECONDS)} if code == "database_unavailable" else None
+    return JSONResponse({"detail": code}, status_code=REGISTRY[code].status, headers=headers)
+
+
 def build_api() -> FastAPI:
     app = FastAPI(
         title="Newbl Wallet API",
@@ -121,6 +131,7 @@ def build_api() -> FastAPI:
     app.add_middleware(RefuseWhileLimited, openapi=app.openapi)
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
+    app.add_exception_handler(Exception, unexpected_error_response)
     app.include_router(v1)
     app.include_router(docs.router)
     return app

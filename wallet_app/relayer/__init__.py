@@ -32,6 +32,7 @@ from wallet_app import crud
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
+from wallet_app.errors import unexpected_code
 from wallet_app.services import chain as chains
 from wallet_app.services import indexer, payment_watch, relayer
 from wallet_app.services.chain import ChainConfig
@@ -50,9 +51,11 @@ def run_once(steps: tuple[Callable[[ChainConfig], dict[str, int]], ...] | None =
         for step in steps or (relayer.send_queued, relayer.reconcile):
             try:
                 counts = step(chain)
-            except Exception:  # one chain's trouble (a node down, a bad row) must not stop the others
-                log.exception("%s of chain %s failed", step.__name__, chain.chain_id)
+            except Exception as e:  # one chain's trouble (a node down, a bad row) must not stop the others
+                if not _database_outage.failed(e):
+                    log.exception("%s of chain %s failed", step.__name__, chain.chain_id)
                 continue
+            _database_outage.passed()
             for k, v in counts.items():
                 total[k] = total.get(k, 0) + v
     return total
@@ -119,6 +122,30 @@ def _logged(what: str, steps: tuple) -> dict[str, int]:
         log.info("%s in %.2f s: %s", what, time.monotonic() - started, counts)
     return counts
 
+
+class _DatabaseOutage:
+    """The database out of reach (a restart, a failover) is logged once when it begins and once
+    when it ends: not a traceback on every pass of both loops (ten a second)."""
+
+    def __init__(self) -> None:
+        self.since: float | None = None
+
+    def failed(self, error: Exception) -> bool:
+        """True when `error` is the database out of reach (logged here, once per outage)."""
+        if unexpected_code(error) != "database_unavailable":
+            return False
+        if self.since is None:
+            self.since = time.monotonic()
+            log.warning("the database is out of reach (%s); relaying waits for it", type(error).__name__)
+        return True
+
+    def passed(self) -> None:
+        if self.since is not None:
+            log.warning("the database is back after %.1f s; relaying goes on", time.monotonic() - self.since)
+            self.since = None
+
+
+_database_outage = _DatabaseOutage()
 
 QUEUE_CHECK_SECONDS = 0.05  # without Redis: how often the queue is looked at between passes
 

@@ -9,14 +9,19 @@ uses the private helpers below without reaching into another state.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import reflex as rx
+from reflex.event import EventSpec
 
 from wallet_app import routes
 from wallet_app.core.config import get_settings
+from wallet_app.errors import REGISTRY, unexpected_code
 from wallet_app.i18n import AREA_OF, CATALOGUES, CORE_AREA, LANGUAGES, lang_from_accept_language, normalize_lang
 from wallet_app.services import accounts, google, sessions
 from wallet_app.services.eth import short_address
+
+log = logging.getLogger(__name__)
 
 
 def texts_for(key: str, params: dict | None = None) -> dict[str, str]:
@@ -250,3 +255,19 @@ class SessionState(rx.State):
     @rx.event
     def show_logout_error(self, detail: str):
         self._show_dialog("logout_failed", str(detail), title="error")
+
+    @rx.event
+    def show_server_error(self, code: str):
+        """The alert for an event handler that failed unexpectedly (server_error_event). Any
+        browser may call this: it only shows one of two fixed texts."""
+        if code != "database_unavailable":
+            code = "internal_error"
+        self._show_dialog(REGISTRY[code].key, title="error")
+
+
+def server_error_event(exception: Exception) -> EventSpec:
+    """rx.App's backend_exception_handler: an event handler's unexpected failure is logged with its
+    traceback, and the user sees its code's text in their language (Reflex's own toast is
+    English developer text): the database out of reach for now, or a fault of ours."""
+    log.error("an event handler failed", exc_info=exception)
+    return SessionState.show_server_error(unexpected_code(exception))  # type: ignore[operator]  # rx.event typing

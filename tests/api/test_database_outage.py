@@ -1,0 +1,55 @@
+"""The database out of reach for a while (PostgreSQL restarting or failing over, or SQLite's write
+lock held past the busy timeout): a request answers 503 {"detail": "database_unavailable"} with
+Retry-After, not a 500 with a traceback's text, and once the database is back the same app
+serves again without a restart. An unexpected fault answers 500 {"detail": "internal_error"}."""
+
+import pytest
+import sqlalchemy.exc
+from starlette.testclient import TestClient
+
+from tests.api.conftest import ORIGIN
+from tests.db_outage import database_out_of_reach
+from wallet_app.api import DATABASE_RETRY_SECONDS, build_api
+
+
+@pytest.fixture
+def client(app):
+    # The error handler's answer is what is tested: the server's re-raise (for its log) is not.
+    with TestClient(app, base_url=ORIGIN, headers={"Origin": ORIGIN}, raise_server_exceptions=False) as c:
+        yield c
+
+
+def test_a_database_out_of_reach_answers_503_and_the_app_recovers(client, login, settings_env):
+    login("outage@example.com", "en")
+    with database_out_of_reach(settings_env.database_url):
+        refused = client.patch("/api/v1/me/locale", json={"locale": "ko"})
+    assert (refused.status_code, refused.json(), refused.headers.get("retry-after")) == (
+        503, {"detail": "database_unavailable"}, str(DATABASE_RETRY_SECONDS))
+    assert client.get("/api/v1/me").json()["locale"] == "en"  # nothing half written
+
+    back = client.patch("/api/v1/me/locale", json={"locale": "ko"})
+    assert (back.status_code, back.json()["locale"]) == (200, "ko")
+
+
+@pytest.fixture(scope="module")
+def faulty_client():
+    api = build_api()
+
+    @api.get("/fault/{kind}")
+    def fault(kind: str) -> None:
+        if kind == "database":
+            raise sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("server closed the connection"))
+        raise RuntimeError("secret detail of a fault")
+
+    with TestClient(api, raise_server_exceptions=False) as c:
+        yield c
+
+
+@pytest.mark.parametrize("kind, status, body, retry_after", [
+    ("database", 503, {"detail": "database_unavailable"}, str(DATABASE_RETRY_SECONDS)),
+    ("other", 500, {"detail": "internal_error"}, None),
+])
+def test_an_unexpected_failure_answers_one_code_and_never_its_text(faulty_client, kind, status, body, retry_after):
+    resp = faulty_client.get(f"/fault/{kind}")
+    assert (resp.status_code, resp.json(), resp.headers.get("retry-after")) == (status, body, retry_after)
+    assert "secret" not in resp.text and "closed" not in resp.text

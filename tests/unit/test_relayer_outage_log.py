@@ -1,0 +1,25 @@
+"""The relayer process's log while the database is out of reach (wallet_app.relayer): one line
+when the outage begins and one when it ends, not a traceback on every pass of both loops."""
+
+import logging
+
+import sqlalchemy.exc
+
+from wallet_app import relayer as relayer_loop
+
+
+def test_an_outage_is_logged_once_when_it_begins_and_once_when_it_ends(caplog):
+    outage = relayer_loop._DatabaseOutage()
+    refused = sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("connection refused"))
+    with caplog.at_level(logging.WARNING, logger="wallet_app.relayer"):
+        outage.passed()  # nothing to end
+        assert [outage.failed(refused) for _ in range(50)] == [True] * 50
+        assert outage.failed(RuntimeError("a bug")) is False  # the caller logs it with its traceback
+        outage.passed()
+        outage.passed()
+        assert outage.failed(refused) is True  # a second outage
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 3, messages
+    assert messages[0] == "the database is out of reach (OperationalError); relaying waits for it"
+    assert messages[1].startswith("the database is back after ") and messages[1].endswith(" s; relaying goes on")
+    assert messages[2] == messages[0]
