@@ -16,6 +16,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
+import time
 from urllib.parse import urlsplit
 
 from contracts.artifacts import compile_contracts
@@ -99,19 +101,60 @@ def main() -> int:
         return run_until_stopped(cmd)
 
 
+RESTART_DELAYS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0)  # s before each start again of a process that keeps failing
+RESTART_RESET_SECONDS = 60.0  # up this long: the next failure waits the first delay again
+CLEAN_EXITS = (0, 2)  # stopped on request (SIGTERM, Ctrl-C), or settings it refuses: not started again
+
+
 @contextlib.contextmanager
-def relayer_process():
-    """The relayer (python -m wallet_app.relayer) next to the web server, stopped with it."""
-    proc = subprocess.Popen([sys.executable, "-m", "wallet_app.relayer"], cwd=REPO_ROOT)
+def supervised(name: str, cmd: list[str]):
+    """`cmd` running beside the web server and stopped with it; started again when it ends on its
+    own with a failure (killed, out of memory, crashed, its database out of reach at start),
+    after RESTART_DELAYS, as systemd's Restart=on-failure would. Yields the thread watching it,
+    which ends once it will not start it again."""
+    lock = threading.Lock()
+    stopping = threading.Event()
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT)
+
+    def watch() -> None:
+        nonlocal proc
+        failures = 0
+        while True:
+            started = time.monotonic()
+            status = proc.wait()
+            if stopping.is_set() or status in CLEAN_EXITS:
+                return
+            failures = 1 if time.monotonic() - started > RESTART_RESET_SECONDS else failures + 1
+            delay = RESTART_DELAYS[min(failures, len(RESTART_DELAYS)) - 1]
+            print(f"{name} ended with status {status}; starting it again in {delay:g} s", file=sys.stderr, flush=True)
+            if stopping.wait(delay):
+                return
+            with lock:
+                if stopping.is_set():
+                    return
+                proc = subprocess.Popen(cmd, cwd=REPO_ROOT)
+
+    watcher = threading.Thread(target=watch, name=f"{name}-watch", daemon=True)
+    watcher.start()
     try:
-        yield
+        yield watcher
     finally:
-        proc.terminate()
+        with lock:
+            stopping.set()
+            last = proc
+        last.terminate()
         try:
-            proc.wait(20)
+            last.wait(20)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            last.kill()
+            last.wait()
+        watcher.join(5)
+
+
+def relayer_process():
+    """The relayer (python -m wallet_app.relayer) next to the web server, stopped with it and
+    started again when it fails: without it every payment would stay queued."""
+    return supervised("relayer", [sys.executable, "-m", "wallet_app.relayer"])
 
 
 def run_until_stopped(cmd: list[str], grace: float = 20.0) -> int:

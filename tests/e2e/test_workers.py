@@ -1,6 +1,7 @@
 """Two backend workers behind the one port, sharing Redis (REDIS_URL: Reflex's Redis state manager):
 a signed-in page carries on while each worker in turn is killed (its websocket reconnects to
-the other, which finds the client's state in Redis), and the dead worker is started again."""
+the other, which finds the client's state in Redis), and the dead worker is started again. The
+relayer process killed in the middle of a payment is started again, and the payment settles."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.conftest import RESULTS_DIR
-from tests.e2e.flows import create_wallet, new_email
+from tests.e2e.flows import create_wallet, expect_alert, new_email
+from tests.e2e.flows_payment import approve_until_pay_pin, enter_pin
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
 
 
@@ -82,3 +84,21 @@ def test_the_page_carries_on_while_each_worker_is_killed(page, app_server, redis
     # A websocket being opened at the moment its worker is killed is reset (the browser logs it);
     # the page reconnects to the other worker, which is what this test shows. Nothing else may show.
     browser_issues.assert_clean(ignore=[r"WebSocket connection to \S+/_event\S* failed.*ERR_CONNECTION_RESET"])
+
+
+def relayers(server) -> set[int]:
+    return {p.pid for p in psutil.Process(server.proc.pid).children(recursive=True)
+            if "wallet_app.relayer" in p.cmdline() and p.status() != psutil.STATUS_ZOMBIE}
+
+
+def test_a_payment_settles_after_the_relayer_was_killed(page, app_server, browser_issues):
+    create_wallet(page, new_email("relayer-killed"))
+    approve_until_pay_pin(page, app_server, 1_500_000)  # 1.5 tEUR
+    (first,) = relayers(app_server)
+    os.kill(first, signal.SIGKILL)  # as the out-of-memory killer would, with the payment about to be queued
+    enter_pin(page, "Sign the payment")
+    page.wait_for_url("**/activity**", timeout=60_000)
+    expect_alert(page, "Payment complete.", title="Notice")  # relayed by the relayer started again
+    (second,) = relayers(app_server)
+    assert second != first
+    browser_issues.assert_clean()

@@ -1,10 +1,16 @@
-"""Stopping `make run` with Ctrl-C: the server shuts down by itself, no traceback, status 130."""
+"""`make run`'s processes: Ctrl-C stops the server quietly (no traceback, status 130); the relayer beside it
+is started again when it fails, and stopped with it."""
 
 import os
 import signal
 import subprocess
 import sys
+import time
 
+import psutil
+import pytest
+
+from wallet_app import serve
 from wallet_app.core.config import REPO_ROOT
 
 SERVER = """
@@ -44,3 +50,61 @@ def test_several_workers_need_redis(tmp_path):
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr == "--workers 2 needs REDIS_URL: the workers share their state there\n"
+
+
+# A child that records its pid, then lives until stopped (or exits with the status it is given).
+CHILD = """
+import os, sys, time
+with open(sys.argv[1], "a") as f:
+    f.write(f"{os.getpid()}\\n")
+if len(sys.argv) > 2:
+    sys.exit(int(sys.argv[2]))
+time.sleep(120)
+"""
+
+
+def _pids(path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def _wait_for(condition, timeout: float = 20.0):
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_supervised_process_killed_is_started_again_and_stopped_with_the_server(tmp_path, monkeypatch):
+    monkeypatch.setattr(serve, "RESTART_DELAYS", (0.1,))
+    pids = tmp_path / "pids"
+    with serve.supervised("child", [sys.executable, "-c", CHILD, str(pids)]) as watcher:
+        first = _wait_for(lambda: _pids(pids))[0]
+        os.kill(first, signal.SIGKILL)  # as the kernel's out-of-memory killer does
+        second = _wait_for(lambda: _pids(pids)[1:])[0]
+        assert watcher.is_alive()
+    assert _wait_for(lambda: _gone(second))  # stopped with the server
+    watcher.join(5)
+    assert not watcher.is_alive() and _pids(pids) == [first, second]  # and not started again
+
+
+@pytest.mark.parametrize("status, started_again", [(1, True), (0, False), (2, False)])
+def test_a_supervised_process_is_started_again_only_after_a_failure(tmp_path, monkeypatch, status, started_again):
+    # 1: crashed (a traceback); 0: stopped on request (SIGTERM, Ctrl-C); 2: settings it refuses.
+    monkeypatch.setattr(serve, "RESTART_DELAYS", (0.1,))
+    pids = tmp_path / "pids"
+    with serve.supervised("child", [sys.executable, "-c", CHILD, str(pids), str(status)]) as watcher:
+        if started_again:
+            _wait_for(lambda: len(_pids(pids)) >= 3)  # and again, while it keeps failing
+        else:
+            watcher.join(20)
+            assert not watcher.is_alive()  # it gave up on it
+            assert len(_pids(pids)) == 1
