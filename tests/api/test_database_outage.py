@@ -1,15 +1,24 @@
 """The database out of reach for a while (PostgreSQL restarting or failing over, or SQLite's write
 lock held past the busy timeout): a request answers 503 {"detail": "database_unavailable"} with
 Retry-After, not a 500 with a traceback's text, and once the database is back the same app
-serves again without a restart. An unexpected fault answers 500 {"detail": "internal_error"}."""
+serves again without a restart. On PostgreSQL a request waiting on a lock someone holds gives up
+after the lock timeout, with the same answer. An unexpected fault answers 500
+{"detail": "internal_error"}."""
 
+import threading
+import time
+
+import psycopg
 import pytest
 import sqlalchemy.exc
+from sqlalchemy.engine import make_url
 from starlette.testclient import TestClient
 
 from tests.api.conftest import ORIGIN
+from tests.conftest import needs_pg
 from tests.db_outage import database_out_of_reach
 from wallet_app.api import DATABASE_RETRY_SECONDS, build_api
+from wallet_app.core import db as db_module
 
 
 @pytest.fixture
@@ -53,3 +62,34 @@ def test_an_unexpected_failure_answers_one_code_and_never_its_text(faulty_client
     resp = faulty_client.get(f"/fault/{kind}")
     assert (resp.status_code, resp.json(), resp.headers.get("retry-after")) == (status, body, retry_after)
     assert "secret" not in resp.text and "closed" not in resp.text
+
+
+HOLD_S = 15.0
+
+
+@pytest.fixture
+def short_lock_timeout(monkeypatch):
+    """PG_LOCK_TIMEOUT_MS at 1 s for the connections this test's app opens (set before its first)."""
+    monkeypatch.setattr(db_module, "PG_LOCK_TIMEOUT_MS", 1000)
+
+
+@needs_pg
+def test_a_request_waiting_on_a_held_lock_fails_in_time_and_the_app_serves_on(short_lock_timeout, client, login,
+                                                                             settings_env):
+    # An operator's transaction left open on the users table: the request gives up after the lock
+    # timeout (503), not holding its thread for as long as the lock is held.
+    login("locked@example.com", "en")
+    holder = psycopg.connect(make_url(settings_env.database_url).set(drivername="postgresql").render_as_string(False))
+    release = threading.Timer(HOLD_S, holder.close)  # without a lock timeout the request waits until then
+    try:
+        holder.execute("LOCK TABLE users IN ACCESS EXCLUSIVE MODE")
+        release.start()
+        t0 = time.monotonic()
+        refused = client.patch("/api/v1/me/locale", json={"locale": "ko"})
+        waited = time.monotonic() - t0
+    finally:
+        release.cancel()
+        holder.close()
+    assert (refused.status_code, refused.json()) == (503, {"detail": "database_unavailable"})
+    assert waited < HOLD_S  # the lock timeout (1 s here) ended the wait, not the holder
+    assert client.patch("/api/v1/me/locale", json={"locale": "ko"}).json()["locale"] == "ko"

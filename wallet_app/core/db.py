@@ -16,6 +16,13 @@ _engines: list[Engine] = []
 SQLITE_POOL_SIZE = 40  # anyio's default thread limiter: the sync routes' threads at once
 # PostgreSQL, per process: at most 30 connections each (README: max_connections).
 SERVER_POOL_SIZE, SERVER_POOL_OVERFLOW = 20, 10
+# PostgreSQL, per connection: a server that does not answer a connect, a statement waiting on a
+# lock (an operator's open transaction, a stuck migration) or one running far too long fails
+# (503 database_unavailable) instead of holding a worker's thread without end. Migrations are
+# exempt (upgrade_schema).
+PG_CONNECT_TIMEOUT_SECONDS = 5  # unless DATABASE_URL sets connect_timeout
+PG_LOCK_TIMEOUT_MS = 10_000
+PG_STATEMENT_TIMEOUT_MS = 30_000
 
 
 def _forget_pools_in_child() -> None:
@@ -36,8 +43,24 @@ def _engine_for(url: str) -> Engine:
         # A server restart or failover leaves dead connections in the pool: each is tried first.
         # Kept: SERVER_POOL_SIZE (a new PostgreSQL connection is a new server process: a burst
         # past the default 5 opened and closed them by the dozen).
-        engine = create_engine(url, pool_pre_ping=True, pool_size=SERVER_POOL_SIZE, max_overflow=SERVER_POOL_OVERFLOW)
+        connect_args = {} if "connect_timeout" in parsed.query else {"connect_timeout": PG_CONNECT_TIMEOUT_SECONDS}
+        engine = create_engine(
+            url,
+            pool_pre_ping=True,
+            pool_size=SERVER_POOL_SIZE,
+            max_overflow=SERVER_POOL_OVERFLOW,
+            connect_args=connect_args,
+        )
         _engines.append(engine)
+
+        @event.listens_for(engine, "connect")
+        def _timeouts(dbapi_conn, _record):
+            autocommit, dbapi_conn.autocommit = dbapi_conn.autocommit, True  # SET outside a transaction: it stays
+            dbapi_conn.execute(
+                f"SET lock_timeout = {int(PG_LOCK_TIMEOUT_MS)}; SET statement_timeout = {int(PG_STATEMENT_TIMEOUT_MS)}"
+            )
+            dbapi_conn.autocommit = autocommit
+
         return engine
 
     file_backed = bool(parsed.database) and parsed.database != ":memory:"
@@ -127,6 +150,8 @@ def upgrade_schema(engine: Engine | None = None) -> None:
             stack.callback(connection.invalidate)
         with connection.begin():
             if connection.dialect.name == "postgresql":
+                # A migration may wait for another process's, and rewrite a large table: no timeouts.
+                connection.execute(text("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0"))
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
             cfg = alembic_config()
             # env.py uses this connection instead of building its own engine.
