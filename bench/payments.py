@@ -170,7 +170,7 @@ def main() -> int:
     print(f"payments: db={args.db} rounds={args.rounds} all_correct={correct} "
           f"pps={'/'.join(str(r['payments_per_second']) for r in rounds)} "
           f"transfers_ps={'/'.join(str(r['transfers_per_second']) for r in rounds)} "
-          f"ratios={'/'.join(f'{x:.2f}' for x in ratios)} median_ratio={ratio:.2f} "
+          f"ratios={'/'.join(f'{x:.3f}' for x in ratios)} median_ratio={ratio:.3f} "
           f"(target >= {TARGET_RATIO}) {verdict}")
     return 0 if verdict == "PASS" else 1
 
