@@ -16,6 +16,7 @@ from wallet_app.api import (
     backup,
     chains,
     docs,
+    health,
     me,
     merchant,
     payment,
@@ -125,6 +126,7 @@ def build_api() -> FastAPI:
     v1.include_router(backup.router)
     v1.include_router(payment.router)
     v1.include_router(merchant.router)
+    v1.include_router(health.router)
     for wallet_router in (chains.router, assets.router, tokens.router, tx.router, activity.router):
         v1.include_router(wallet_router)
     app.add_exception_handler(AppError, app_error_response)

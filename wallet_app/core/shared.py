@@ -187,6 +187,11 @@ async def _bounded(call):
         raise redis.TimeoutError("Redis did not answer in time") from None
 
 
+async def ping(url: str) -> None:
+    """PING `url`'s Redis; redis.RedisError when it does not answer within the timeouts."""
+    await _bounded(_async_client(url).ping())
+
+
 # The stores of the current settings, by namespace.
 _state: tuple[Settings, dict[str, Marks]] | None = None
 
