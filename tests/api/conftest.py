@@ -1,3 +1,5 @@
+import os
+import signal
 import warnings
 
 import httpx
@@ -8,6 +10,7 @@ with warnings.catch_warnings():
     warnings.simplefilter("ignore", UserWarning)
     from starlette.testclient import TestClient
 
+from tools.redisserver import RedisServer
 from wallet_app import dev
 from wallet_app.api import build_api
 from wallet_app.core.config import get_settings
@@ -58,3 +61,14 @@ def login(client):
         return resp
 
     return _login
+
+
+@pytest.fixture
+def redis_env(settings_env, monkeypatch):
+    """A private Redis of the test's own as REDIS_URL (the tests that stop or pause it)."""
+    with RedisServer() as server:
+        monkeypatch.setenv("REDIS_URL", server.url)
+        get_settings.cache_clear()
+        yield server
+        if server.proc and server.proc.poll() is None:
+            os.kill(server.proc.pid, signal.SIGCONT)  # a stopped process would not stop on SIGTERM

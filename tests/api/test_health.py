@@ -4,14 +4,12 @@ answer; 503, naming the part, while one does not; 200 again once it is back. No 
 import os
 import signal
 
-import pytest
 import redis
 from starlette.testclient import TestClient
 
 from tests.api.conftest import ORIGIN
 from tests.conftest import needs_pg
 from tests.db_outage import database_out_of_reach
-from tools.redisserver import RedisServer
 from wallet_app.core.config import get_settings
 
 
@@ -30,16 +28,6 @@ def test_the_database_out_of_reach_is_named(client, settings_env):
         resp = client.get("/api/v1/health")
     assert (resp.status_code, resp.json()) == (503, {"database": "unavailable", "redis": expected_redis()})
     assert client.get("/api/v1/health").status_code == 200
-
-
-@pytest.fixture
-def redis_env(settings_env, monkeypatch):
-    with RedisServer() as server:
-        monkeypatch.setenv("REDIS_URL", server.url)
-        get_settings.cache_clear()
-        yield server
-        if server.proc and server.proc.poll() is None:
-            os.kill(server.proc.pid, signal.SIGCONT)  # a stopped process would not stop on SIGTERM
 
 
 def test_redis_not_answering_is_named_and_its_return_seen(redis_env, app):

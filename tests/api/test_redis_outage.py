@@ -13,21 +13,9 @@ import redis
 
 from tests.api.conftest import ORIGIN, start_attempt
 from tests.conftest import run_async
-from tools.redisserver import RedisServer
-from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
 
 BOUND_S = 2.0  # the Redis timeouts are 0.5 s: anything near this is a hang
-
-
-@pytest.fixture
-def redis_env(settings_env, monkeypatch):
-    with RedisServer() as server:
-        monkeypatch.setenv("REDIS_URL", server.url)
-        get_settings.cache_clear()
-        yield server
-        if server.proc and server.proc.poll() is None:
-            os.kill(server.proc.pid, signal.SIGCONT)  # a stopped process would not stop on SIGTERM
 
 
 @pytest.fixture
