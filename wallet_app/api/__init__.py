@@ -26,7 +26,7 @@ from wallet_app.api import (
 from wallet_app.api.deps import require_same_origin
 from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
-from wallet_app.errors import REGISTRY, AppError, unexpected_code
+from wallet_app.errors import AppError, unexpected_code
 from wallet_app.services import sessions
 
 API_PREFIX = "/api/v1"
@@ -101,13 +101,14 @@ async def validation_error_response(_request: Request, _exc: Exception) -> JSONR
     return await app_error_response(_request, AppError("invalid_request"))
 
 
-async def unexpected_error_response(_request: Request, exc: Exception) -> JSONResponse:
+async def unexpected_error_response(request: Request, exc: Exception) -> JSONResponse:
     """Whatever no route turned into an AppError (Starlette's ServerErrorMiddleware logs it with
     its traceback after this answer): one code like every other error, never the exception's
     text. A database out of reach says when to come back."""
     code = unexpected_code(exc)
-    headers = {"Retry-After": str(DATABASE_RETRY_SECONDS)} if code == "database_unavailable" else None
-    return JSONResponse({"detail": code}, status_code=REGISTRY[code].status, headers=headers)
+    if code == "database_unavailable":
+        return await app_error_response(request, AppError(code, retry_after=DATABASE_RETRY_SECONDS))
+    return await app_error_response(request, AppError(code))
 
 
 def build_api() -> FastAPI:
