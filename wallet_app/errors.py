@@ -209,10 +209,14 @@ def unexpected_code(exc: BaseException) -> str:
     """The code shown for an exception no route or handler turned into an AppError:
     database_unavailable when the database could not be reached or used for now (a server
     restarting or failing over, no pooled connection free in time, SQLite's writer busy past its
-    timeout), which is worth trying again in a moment; internal_error for anything else."""
+    timeout), or Redis could not be reached or did not answer in time, which is worth trying again
+    in a moment; internal_error for anything else."""
+    from redis import exceptions as kv
     from sqlalchemy import exc as db
 
     if isinstance(exc, db.OperationalError | db.InterfaceError | db.TimeoutError):
+        return "database_unavailable"
+    if isinstance(exc, kv.ConnectionError | kv.TimeoutError):
         return "database_unavailable"
     if isinstance(exc, db.DBAPIError) and exc.connection_invalidated:
         return "database_unavailable"

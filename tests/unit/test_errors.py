@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+import redis.exceptions
 import sqlalchemy.exc
 
 from wallet_app.errors import REGISTRY, AppError, error_texts, unexpected_code
@@ -188,6 +189,9 @@ def _db_error(cls, **kw):
     (_db_error(sqlalchemy.exc.DBAPIError, connection_invalidated=True), "database_unavailable"),
     (_db_error(sqlalchemy.exc.DBAPIError), "internal_error"),
     (_db_error(sqlalchemy.exc.IntegrityError), "internal_error"),  # a bug of ours, not worth retrying
+    (redis.exceptions.ConnectionError("Error 111 connecting"), "database_unavailable"),  # Redis stopped
+    (redis.exceptions.TimeoutError("Timeout reading"), "database_unavailable"),  # Redis too slow to answer
+    (redis.exceptions.ResponseError("WRONGTYPE"), "internal_error"),  # a bug of ours
     (RuntimeError("x"), "internal_error"),
     (KeyError("x"), "internal_error"),
 ])

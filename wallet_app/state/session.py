@@ -13,6 +13,7 @@ import logging
 
 import reflex as rx
 from reflex.event import EventSpec
+from reflex_base.event.context import EventContext
 
 from wallet_app import routes
 from wallet_app.core.config import get_settings
@@ -265,9 +266,39 @@ class SessionState(rx.State):
         self._show_dialog(REGISTRY[code].key, title="error")
 
 
-def server_error_event(exception: Exception) -> EventSpec:
+ALERTED_FAILURES_KEPT = 1000  # failures this worker queued an alert for, the latest (their event ids)
+_alerted_failures: dict[str, None] = {}  # insertion-ordered: the oldest go first
+
+
+def alert_due(alerted: dict[str, None], failed: str, queued_by: str | None, keep: int = ALERTED_FAILURES_KEPT) -> bool:
+    """Whether the failure of event `failed`, queued by event `queued_by`, gets the alert: not when
+    it is itself the alert queued for an earlier failure, which failed the same way (its alert
+    would fail again, without end). Records `failed` as alerted for, keeping the latest `keep`."""
+    if queued_by is not None and queued_by in alerted:
+        return False
+    alerted[failed] = None
+    while len(alerted) > keep:
+        del alerted[next(iter(alerted))]
+    return True
+
+
+def _alert_due() -> bool:
+    try:
+        ctx = EventContext.get()
+    except LookupError:  # called outside an event (tests)
+        return True
+    return alert_due(_alerted_failures, ctx.txid, ctx.parent_txid)
+
+
+def server_error_event(exception: Exception) -> EventSpec | None:
     """rx.App's backend_exception_handler: an event handler's unexpected failure is logged with its
     traceback, and the user sees its code's text in their language (Reflex's own toast is
-    English developer text): the database out of reach for now, or a fault of ours."""
+    English developer text): the database or Redis out of reach for now, or a fault of ours.
+
+    The alert is an event too, and fails in turn when the client's state cannot be loaded (Redis,
+    Reflex's state store, out of reach): each failure queued the next alert, thousands a second,
+    each logged. No alert is queued for the alert's own failure, which ends that loop."""
     log.error("an event handler failed", exc_info=exception)
+    if not _alert_due():
+        return None
     return SessionState.show_server_error(unexpected_code(exception))  # type: ignore[operator]  # rx.event typing

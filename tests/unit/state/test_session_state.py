@@ -2,7 +2,7 @@
 
 import pytest
 
-from wallet_app.state.session import dialog_after_load
+from wallet_app.state.session import alert_due, dialog_after_load, server_error_event
 
 
 @pytest.mark.parametrize("open_, route, pending, path, expected", [
@@ -17,3 +17,34 @@ from wallet_app.state.session import dialog_after_load
 ])
 def test_dialog_after_load(open_, route, pending, path, expected):
     assert dialog_after_load(open_, route, pending, path) == expected
+
+
+# (failures alerted for, the failed event, the event that queued it) -> (alert?, alerted for after). Keep 2.
+@pytest.mark.parametrize("alerted, failed, queued_by, due, after", [
+    ({}, "a", None, True, ["a"]),  # a click's event failed: the alert
+    (["a"], "b", "a", False, ["a"]),  # the alert queued for it failed the same way: no alert for the alert
+    (["a"], "c", None, True, ["a", "c"]),  # another failure
+    (["a"], "d", "x", True, ["a", "d"]),  # an event chained by one that did not fail
+    (["a", "c"], "e", None, True, ["c", "e"]),  # the oldest goes
+])
+def test_alert_due(alerted, failed, queued_by, due, after):
+    kept = dict.fromkeys(alerted)
+    assert alert_due(kept, failed, queued_by, keep=2) is due
+    assert list(kept) == after
+
+
+def test_the_alert_for_a_failure_is_not_queued_again_when_it_fails(caplog):
+    """The loop this ends: Redis (the state store) out of reach, the alert's event failed like the
+    one before it, the handler queued the next alert for it, without end."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from reflex_base.event.context import EventContext
+
+    failure = RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+    click = EventContext(token="client", state_manager=None, enqueue_impl=None)  # type: ignore[arg-type]
+    with click:
+        alert = server_error_event(failure)
+    assert alert is not None and alert.handler.fn.__name__ == "show_server_error"
+    assert [str(v) for _, v in alert.args] == ['"database_unavailable"']
+    with click.fork():  # the alert's event, queued in the click's context, fails the same way
+        assert server_error_event(failure) is None
+    assert [r.message for r in caplog.records] == ["an event handler failed"] * 2
