@@ -282,6 +282,18 @@ def running_wallet_app(workdir: Path, log_path: Path, extra_env: dict[str, str] 
         stop_server(server)
 
 
+@contextlib.contextmanager
+def mobile_page(browser, base_url: str, timeout_ms: int):
+    """A page in a new context (an empty profile: a new device) at the phone viewport, opened on
+    base_url; the context is closed at the end (close_context, bounded)."""
+    ctx = browser.new_context(base_url=base_url, **MOBILE_CONTEXT)
+    ctx.set_default_timeout(timeout_ms)
+    try:
+        yield ctx.new_page()
+    finally:
+        close_context(ctx)
+
+
 def require_chromium() -> str:
     """The Chromium binary, or a clear error (browsers are never downloaded here)."""
     if not os.access(CHROMIUM, os.X_OK):

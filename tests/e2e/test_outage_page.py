@@ -32,12 +32,8 @@ def outage_app(tmp_path_factory):
 
 @pytest.fixture
 def outage_page(browser, outage_app):
-    ctx = browser.new_context(base_url=outage_app[0].base_url, **helpers.MOBILE_CONTEXT)
-    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
-    try:
-        yield ctx.new_page()
-    finally:
-        helpers.close_context(ctx)
+    with helpers.mobile_page(browser, outage_app[0].base_url, DEFAULT_TIMEOUT_MS) as page:
+        yield page
 
 
 def switch_language(page, label: str, code: str) -> None:

@@ -251,12 +251,8 @@ def late_server(tmp_path_factory):
 
 @pytest.fixture
 def late_page(browser, late_server):
-    ctx = browser.new_context(base_url=late_server.base_url, **helpers.MOBILE_CONTEXT)
-    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
-    try:
-        yield ctx.new_page()
-    finally:
-        helpers.close_context(ctx)
+    with helpers.mobile_page(browser, late_server.base_url, DEFAULT_TIMEOUT_MS) as page:
+        yield page
 
 
 LINK_ERRORS = {  # code: (en, ko), the registry's texts
@@ -325,12 +321,9 @@ def test_expired_payment_alert_shows_its_text_once(late_page, late_server):
     assert [r["status"] for r in payment_rows(late_server, merchant)] == ["quoted"]  # nothing was relayed
 
 
-def test_payment_past_its_deadline_ends_failed(browser, late_server):
-    ctx = browser.new_context(base_url=late_server.base_url, **helpers.MOBILE_CONTEXT)
-    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
-    w3 = chain_web3(late_server)
+def test_payment_past_its_deadline_ends_failed(late_page, late_server):
+    page, w3 = late_page, chain_web3(late_server)
     try:
-        page = ctx.new_page()
         create_wallet(page, new_email("late"))
         # The approve is mined (the Pay PIN only comes once the allowance shows); from here blocks
         # wait, so the relayed pay() sits in the mempool while the chain's clock passes the deadline.
@@ -356,7 +349,6 @@ def test_payment_past_its_deadline_ends_failed(browser, late_server):
         expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()  # a new attempt may start
     finally:
         w3.provider.make_request("evm_setAutomine", [True])
-        helpers.close_context(ctx)
 
 
 # ---------------------------------------------------------------- a hostile server: the browser re-checks what it signs

@@ -41,12 +41,8 @@ def limited_server(tmp_path_factory):
 
 @pytest.fixture
 def limited_page(browser, limited_server):
-    ctx = browser.new_context(base_url=limited_server.base_url, **helpers.MOBILE_CONTEXT)
-    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
-    try:
-        yield ctx.new_page()
-    finally:
-        helpers.close_context(ctx)
+    with helpers.mobile_page(browser, limited_server.base_url, DEFAULT_TIMEOUT_MS) as page:
+        yield page
 
 
 def assert_limited(response) -> None:

@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS
 
 
 def test_ping(app_server):
@@ -34,13 +35,9 @@ def test_fresh_profile_per_context(page, browser, app_server):
     page.goto("/")
     page.evaluate("() => localStorage.setItem('e2e.marker', '1')")
     assert page.evaluate("() => localStorage.getItem('e2e.marker')") == "1"
-    other = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
-    try:
-        fresh = other.new_page()
+    with helpers.mobile_page(browser, app_server.base_url, DEFAULT_TIMEOUT_MS) as fresh:
         fresh.goto("/")
         assert fresh.evaluate("() => localStorage.getItem('e2e.marker')") is None
-    finally:
-        helpers.close_context(other)
 
 
 def test_issue_collector_sees_errors(page, browser_issues):
