@@ -228,9 +228,9 @@ def run(args, base: str, node, dep: dict) -> dict:
     from contracts.artifacts import artifact
     from contracts.deploy import DEV_DEPLOYER_KEY, FAUCET_TOKEN_UNITS
     from wallet_app.core.db import get_session
+    from wallet_app.dev import DEV_RELAYER_KEY
     from wallet_app.models import Activity, Payment
     from wallet_app.serve import relayer_process
-    from wallet_app.dev import DEV_RELAYER_KEY
     from wallet_app.services import payments
 
     token = dep["tokens"]["tEUR"]  # no permit: the set-up approves (the quote offers a Permit for tUSD)
@@ -290,7 +290,8 @@ def run(args, base: str, node, dep: dict) -> dict:
     def set_up(c, i: int) -> dict:
         """User i signed in, the allowance approved: the available quote."""
         acct = users[i]
-        for attempt in range(5):  # untimed setup: a sign-in refused for a Redis hiccup of a loaded machine is tried again
+        # Untimed setup: a sign-in refused for a Redis hiccup of a loaded machine is tried again.
+        for attempt in range(5):
             try:
                 sign_in(c, f"payer{i}@example.com", acct.address)
                 break
@@ -384,7 +385,8 @@ def run(args, base: str, node, dep: dict) -> dict:
     lost = args.users - len(rows) + sum(r.status not in ("ok", "failed") for r in rows)
     nonces = [r.nonce for r in rows if r.nonce is not None]
     chain_nonce = w3.eth.get_transaction_count(relayer_address)
-    gaps = len(set(range(start_nonce, chain_nonce)) - set(nonces)) + len(set(nonces) - set(range(start_nonce, chain_nonce)))
+    sent = set(range(start_nonce, chain_nonce))
+    gaps = len(sent - set(nonces)) + len(set(nonces) - sent)
     stuck = sum(not r.settled for r in rows)
     merchant_ok = token_c.functions.balanceOf(merchant).call() == ok * amount + args.transfers
     pps = args.users / pay_seconds
@@ -401,8 +403,10 @@ def run(args, base: str, node, dep: dict) -> dict:
                "merchant_balance_exact": merchant_ok, "total_seconds": round(t_end - t0, 2),
                "pay_phase_seconds": round(pay_seconds, 2), "payments_per_second": round(pps, 1),
                "transfers_per_second": round(transfers_ps, 1), "relayer_nonces": [start_nonce, chain_nonce],
-               "execute_answered_s": {"median": round(statistics.median(execute_s), 2), "last": round(execute_s[-1], 2)},
-               "final_after_execute_s": {"median": round(statistics.median(settle_s), 2), "max": round(settle_s[-1], 2)},
+               "execute_answered_s": {"median": round(statistics.median(execute_s), 2),
+                                      "last": round(execute_s[-1], 2)},
+               "final_after_execute_s": {"median": round(statistics.median(settle_s), 2),
+                                         "max": round(settle_s[-1], 2)},
                "settled_seconds": round(settled_seconds, 2),
                "settled_payments_per_second": round(settled_pps, 1),
                "pay_phase_cpu_seconds": {role: round(cpu_end[role] - marks.get("cpu_start", {}).get(role, 0.0), 2)
