@@ -13,6 +13,13 @@ from wallet_app.core.config import Settings, get_settings
 from wallet_app.errors import AppError
 
 
+@pytest.fixture
+def run_redis():
+    """This module is about the memory storage: settings_env gives it no REDIS_URL, under
+    TEST_REDIS=1 too (with Redis the counters are the workers' shared ones)."""
+    return None
+
+
 def use(monkeypatch, **env):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
