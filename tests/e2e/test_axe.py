@@ -353,6 +353,13 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor, app_server):
         a.check("home-add-token-error")
         dialog.get_by_role("button", name=a.t("cancel")).click()
         expect(dialog).to_have_count(0)
+        # The busy notice of Redis out of reach: set here as the server's browser-only event sets it
+        # (tests/e2e/test_workers.py shows it with Redis stopped).
+        page.evaluate("() => { document.getElementById('server-busy-flag').value = '1'; }")
+        expect(page.locator("#server-busy-text")).to_have_text(a.t("err_database_unavailable"))
+        a.check("home-server-busy")
+        page.locator("#server-busy").get_by_role("button", name=a.t("ok")).click()
+        expect(page.locator("#server-busy")).to_be_hidden()
 
         a.goto("/send", "send_title")
         pick(page, a.t("send_network"), NETWORK)

@@ -97,7 +97,8 @@ def test_each_area_ships_as_its_own_module_and_files_are_rewritten_only_on_chang
 def test_the_error_module_carries_the_few_texts_kept_outside_the_errors_area():
     other = re.search(r"const OTHER = (.*);\n", catalogue_module_texts()["error_texts.js"]).group(1)
     assert set(json.loads(other)["en"]) == {"invalid_chain_id", "need_chain", "need_token", "need_recipient",
-                                           "need_amount", "token_info_missing"}
+                                           "need_amount", "token_info_missing",
+                                           "database_unavailable"}  # core: the busy notice on every page
 
 
 def test_lookups_read_the_imported_tables_instead_of_inlining_them():

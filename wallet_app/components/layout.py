@@ -10,7 +10,7 @@ from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
 from wallet_app.i18n import error_messages, messages, t
 from wallet_app.routes import NavEntry
-from wallet_app.state.session import SessionState
+from wallet_app.state.session import SERVER_BUSY_FLAG, SessionState
 
 NAV_HEIGHT = "64px"
 
@@ -64,6 +64,24 @@ def bottom_nav() -> rx.Component:
     )
 
 
+# The notices fixed on screen: amber, at the bottom above the navigation (the top holds each
+# page's own controls).
+NOTICE_STYLE = {
+    "position": "fixed",
+    "background_color": "var(--amber-3)",
+    "color": "var(--amber-11)",
+    "border": "1px solid var(--amber-6)",
+}
+
+
+def _notice_bottom() -> rx.Var:
+    return rx.cond(
+        SessionState.show_nav,
+        f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
+        "calc(16px + env(safe-area-inset-bottom))",
+    )
+
+
 def connection_notice() -> rx.Component:
     """A short notice in the user's language while the websocket is down (a server restart, a
     network drop). Reflex retries by itself and the notice goes once it is back; it replaces
@@ -77,21 +95,41 @@ def connection_notice() -> rx.Component:
             role="status",
             align="center",
             spacing="2",
-            position="fixed",
-            # At the bottom, above the navigation: the top holds each page's own controls.
-            bottom=rx.cond(
-                SessionState.show_nav,
-                f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
-                "calc(16px + env(safe-area-inset-bottom))",
-            ),
+            bottom=_notice_bottom(),
             left="50%",
             transform="translateX(-50%)",
             padding="6px 14px",
             border_radius="9999px",
-            background_color="var(--amber-3)",
-            color="var(--amber-11)",
-            border="1px solid var(--amber-6)",
             z_index="20",
+            **NOTICE_STYLE,
+        ),
+    )
+
+
+def server_busy_notice() -> rx.Component:
+    """The database_unavailable text while the page's own state is out of reach (Redis gone). The
+    server can then only send events that run in the browser (state/session.server_error_event):
+    it sets the value of the flag element, the notice after it shows while the flag holds one, and
+    OK empties it, in the browser too."""
+    return rx.fragment(
+        rx.el.output(id=SERVER_BUSY_FLAG, display="none"),
+        rx.hstack(
+            rx.text(t("err_database_unavailable"), size="2", weight="medium", flex="1", id="server-busy-text"),
+            rx.button(t("ok"), variant="soft", color_scheme="amber", on_click=rx.set_value(SERVER_BUSY_FLAG, "")),
+            id="server-busy",
+            role="alert",
+            align="center",
+            spacing="3",
+            bottom=_notice_bottom(),
+            left="16px",
+            right="16px",
+            max_width="448px",
+            margin="0 auto",
+            padding="10px 14px",
+            border_radius="12px",
+            z_index="30",
+            style={"output:empty + &": {"display": "none"}},
+            **NOTICE_STYLE,
         ),
     )
 
@@ -116,6 +154,7 @@ def page(
             if gated
             else content,
             connection_notice(),  # fixed on screen; inside main only to sit in a landmark
+            server_busy_notice(),
             max_width="480px",
             width="100%",
             margin="0 auto",

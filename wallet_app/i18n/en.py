@@ -45,6 +45,8 @@ EN: dict[str, str] = {
     "payment_title": "Payment",
     "not_found": "Page not found.",
     "reconnecting": "Reconnecting…",  # the connection to the server dropped (components.layout)
+    # Core, not the errors area: components.layout's notice shows it on every page.
+    "err_database_unavailable": "The wallet is busy right now and could not do this. Please try again in a moment.",
     "pin_label": "PIN",
     "delete": "Delete",
     "confirm": "Confirm",

@@ -12,6 +12,7 @@ import asyncio
 import logging
 
 import reflex as rx
+from redis import RedisError
 from reflex.event import EventSpec
 from reflex_base.event.context import EventContext
 
@@ -266,6 +267,8 @@ class SessionState(rx.State):
         self._show_dialog(REGISTRY[code].key, title="error")
 
 
+# The element whose value shows the busy notice (components.layout.server_busy_notice).
+SERVER_BUSY_FLAG = "server-busy-flag"
 ALERTED_FAILURES_KEPT = 1000  # failures this worker queued an alert for, the latest (their event ids)
 _alerted_failures: dict[str, None] = {}  # insertion-ordered: the oldest go first
 
@@ -295,10 +298,13 @@ def server_error_event(exception: Exception) -> EventSpec | None:
     traceback, and the user sees its code's text in their language (Reflex's own toast is
     English developer text): the database or Redis out of reach for now, or a fault of ours.
 
-    The alert is an event too, and fails in turn when the client's state cannot be loaded (Redis,
-    Reflex's state store, out of reach): each failure queued the next alert, thousands a second,
-    each logged. No alert is queued for the alert's own failure, which ends that loop."""
+    With Redis (Reflex's state store) out of reach no event of the page can load its state, the
+    alert's neither: the page is sent an event that runs in the browser alone, which shows the
+    busy notice. Any other alert is an event too and may fail in turn: each failure queued the
+    next alert, thousands a second, each logged. No alert is queued for the alert's own failure."""
     log.error("an event handler failed", exc_info=exception)
+    if isinstance(exception, RedisError) and unexpected_code(exception) == "database_unavailable":
+        return rx.set_value(SERVER_BUSY_FLAG, "1")
     if not _alert_due():
         return None
     return SessionState.show_server_error(unexpected_code(exception))  # type: ignore[operator]  # rx.event typing

@@ -1,6 +1,7 @@
 """The shared alert across page loads (state/session.py): it belongs to the page that raised it."""
 
 import pytest
+import redis.exceptions
 
 from wallet_app.state.session import alert_due, dialog_after_load, server_error_event
 
@@ -34,12 +35,12 @@ def test_alert_due(alerted, failed, queued_by, due, after):
 
 
 def test_the_alert_for_a_failure_is_not_queued_again_when_it_fails(caplog):
-    """The loop this ends: Redis (the state store) out of reach, the alert's event failed like the
-    one before it, the handler queued the next alert for it, without end."""
-    from redis.exceptions import ConnectionError as RedisConnectionError
+    """The loop this ends: the alert's event failed like the one before it, the handler queued
+    the next alert for it, without end (seen with Redis, the state store, out of reach)."""
+    import sqlalchemy.exc
     from reflex_base.event.context import EventContext
 
-    failure = RedisConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+    failure = sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("connection refused"))
     click = EventContext(token="client", state_manager=None, enqueue_impl=None)  # type: ignore[arg-type]
     with click:
         alert = server_error_event(failure)
@@ -48,3 +49,19 @@ def test_the_alert_for_a_failure_is_not_queued_again_when_it_fails(caplog):
     with click.fork():  # the alert's event, queued in the click's context, fails the same way
         assert server_error_event(failure) is None
     assert [r.message for r in caplog.records] == ["an event handler failed"] * 2
+
+
+@pytest.mark.parametrize("failure, busy", [
+    (redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379."), True),  # Redis stopped
+    (redis.exceptions.TimeoutError("Timeout reading from socket"), True),
+    (redis.exceptions.ResponseError("WRONGTYPE"), False),  # a bug of ours: the alert (internal_error)
+])
+def test_redis_out_of_reach_shows_the_busy_notice_in_the_browser(failure, busy):
+    """The state store out of reach: no event of the page can run on the server, the alert's
+    neither; the notice is an event of the browser alone (it sets the flag's value)."""
+    event = server_error_event(failure)
+    if busy:
+        assert event.handler.fn.__qualname__ == "_set_value"
+        assert [(str(k), str(v)) for k, v in event.args] == [("ref", '"ref_server_busy_flag"'), ("value", '"1"')]
+    else:
+        assert event.handler.fn.__name__ == "show_server_error"
