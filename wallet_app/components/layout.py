@@ -64,21 +64,22 @@ def bottom_nav() -> rx.Component:
     )
 
 
-# The notices fixed on screen: amber, at the bottom above the navigation (the top holds each
-# page's own controls).
-NOTICE_STYLE = {
-    "position": "fixed",
-    "background_color": "var(--amber-3)",
-    "color": "var(--amber-11)",
-    "border": "1px solid var(--amber-6)",
-}
-
-
-def _notice_bottom() -> rx.Var:
-    return rx.cond(
-        SessionState.show_nav,
-        f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
-        "calc(16px + env(safe-area-inset-bottom))",
+def _notice(*children: rx.Component, **props) -> rx.Component:
+    """A notice fixed on screen: amber, at the bottom above the navigation (the top holds each
+    page's own controls)."""
+    return rx.hstack(
+        *children,
+        align="center",
+        position="fixed",
+        bottom=rx.cond(
+            SessionState.show_nav,
+            f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
+            "calc(16px + env(safe-area-inset-bottom))",
+        ),
+        background_color="var(--amber-3)",
+        color="var(--amber-11)",
+        border="1px solid var(--amber-6)",
+        **props,
     )
 
 
@@ -88,20 +89,17 @@ def connection_notice() -> rx.Component:
     Reflex's own connection overlay, developer text in English (removed in wallet_app.py)."""
     return rx.cond(
         has_connection_errors,
-        rx.hstack(
+        _notice(
             rx.spinner(size="1"),
             rx.text(t("reconnecting"), size="2", weight="medium", id="connection-notice-text"),
             id="connection-notice",
             role="status",
-            align="center",
             spacing="2",
-            bottom=_notice_bottom(),
             left="50%",
             transform="translateX(-50%)",
             padding="6px 14px",
             border_radius="9999px",
             z_index="20",
-            **NOTICE_STYLE,
         ),
     )
 
@@ -113,14 +111,12 @@ def server_busy_notice() -> rx.Component:
     OK empties it, in the browser too."""
     return rx.fragment(
         rx.el.output(id=SERVER_BUSY_FLAG, display="none"),
-        rx.hstack(
+        _notice(
             rx.text(t("err_database_unavailable"), size="2", weight="medium", flex="1", id="server-busy-text"),
             rx.button(t("ok"), variant="soft", color_scheme="amber", on_click=rx.set_value(SERVER_BUSY_FLAG, "")),
             id="server-busy",
             role="alert",
-            align="center",
             spacing="3",
-            bottom=_notice_bottom(),
             left="16px",
             right="16px",
             max_width="448px",
@@ -129,7 +125,6 @@ def server_busy_notice() -> rx.Component:
             border_radius="12px",
             z_index="30",
             style={"output:empty + &": {"display": "none"}},
-            **NOTICE_STYLE,
         ),
     )
 
