@@ -60,9 +60,10 @@ SCALE_PYTEST := TEST_DATABASE=pg TEST_REDIS=1 python -m pytest -q --durations=15
 test-scale: setup chromium build
 	$(ENV) $(SCALE_PYTEST)
 
-# ruff (lint and format check) and mypy over the app's Python (wallet_app, custom_components, contracts).
+# ruff (lint and format check) and mypy over the app's Python (wallet_app, custom_components, contracts);
+# ruff's lint also over the tests and the benches.
 lint: setup
-	$(ENV) ruff check wallet_app custom_components contracts && \
+	$(ENV) ruff check wallet_app custom_components contracts tests bench && \
 	  ruff format --check wallet_app custom_components contracts && mypy
 
 # Known vulnerabilities in what ships (requirements.txt; the browser's npm packages): pip-audit and

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-balances-"))
     owner = Account.create().address
     with Anvil(port=0, chain_id=CHAIN_IDS[0]) as a, Anvil(port=0, chain_id=CHAIN_IDS[1]) as b:
-        nodes = dict(zip(CHAIN_IDS, (a, b)))
+        nodes = dict(zip(CHAIN_IDS, (a, b), strict=True))
         t0 = time.perf_counter()
         tokens = {cid: setup_chain(node, work, owner, args.tokens) for cid, node in nodes.items()}
         print(f"setup: {args.tokens} tokens on each of {len(nodes)} chains in {time.perf_counter() - t0:.1f}s")
@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
     assert len(items) == expected, f"{len(items)} items, expected {expected}"
     assert fast_items == naive_items, "aggregated and naive balances differ"
     speedup = naive_ms / fast_ms
-    print(f"items: {len(items)} ({args.tokens} tokens and the native coin x {len(tokens)} chains), equal to the naive loop's")
+    print(f"items: {len(items)} ({args.tokens} tokens and the native coin x {len(tokens)} chains),"
+          " equal to the naive loop's")
     print(f"json-rpc per chain, aggregated: {json.dumps(per_chain)}")
     print(f"json-rpc per chain, naive:      {json.dumps(naive_per_chain)}")
     print(f"GET /assets median of {args.runs}: aggregated {fast_ms:.2f} ms, naive loop {naive_ms:.2f} ms")

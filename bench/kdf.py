@@ -26,9 +26,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "js"))
 
-import browser_harness  # noqa: E402
-from custom_components.wallet_js.vendor import ARGON2_FILES, ARGON2_PACKAGE  # noqa: E402
 from argon2.low_level import Type, hash_secret_raw  # noqa: E402
+
+from custom_components.wallet_js.vendor import ARGON2_FILES, ARGON2_PACKAGE  # noqa: E402
+
+import browser_harness  # noqa: E402
 
 SPEC = {"t": 3, "m": 262144, "p": 1}
 TARGET_FRESH = 1.7

@@ -128,8 +128,8 @@ def verify_markers(workdir: Path) -> None:
         if "probe" in spec:
             entry, out = workdir / f"probe-{lib}.js", workdir / f"probe-{lib}.out.js"
             entry.write_text(spec["probe"])
-            subprocess.run([str(node_modules / ".bin" / "bun"), "build", str(entry), "--target", "browser", "--format", "esm", "--minify",
-                            "--outfile", str(out)], check=True, env=env, cwd=workdir, timeout=120,
+            subprocess.run([str(node_modules / ".bin" / "bun"), "build", str(entry), "--target", "browser", "--format",
+                            "esm", "--minify", "--outfile", str(out)], check=True, env=env, cwd=workdir, timeout=120,
                            capture_output=True)
             texts.append(out.read_text(errors="replace"))
         for text in texts:
@@ -186,7 +186,8 @@ def measure_load(browser, url: str, cpu_rate: float, want_bodies: bool) -> dict:
         if want_bodies:
             for k, r in js.items():
                 body = cdp.send("Network.getResponseBody", {"requestId": k})
-                text = base64.b64decode(body["body"]).decode("utf-8", "replace") if body["base64Encoded"] else body["body"]
+                text = (base64.b64decode(body["body"]).decode("utf-8", "replace") if body["base64Encoded"]
+                        else body["body"])
                 bodies[r["url"]] = text
         return {
             "requests": len(real),

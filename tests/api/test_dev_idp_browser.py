@@ -111,7 +111,8 @@ def test_token_client_form_popup_and_closing(page, server):
             client_id: clientId, scope: 'https://www.googleapis.com/auth/drive.appdata',
             callback: (r) => { window.__tok = r; }, error_callback: (e) => { window.__err = e; },
           });
-          document.getElementById('drive').addEventListener('click', () => client.requestAccessToken({prompt: 'consent'}));
+          document.getElementById('drive').addEventListener(
+            'click', () => client.requestAccessToken({prompt: 'consent'}));
         }""",
         [idp.DEV_CLIENT_ID],
     )

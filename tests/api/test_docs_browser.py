@@ -42,7 +42,8 @@ def test_docs_page_shows_the_operations_under_the_csp(server, pw):
         blocks = page.locator(".opblock-summary")
         blocks.first.wait_for()
         shown = sorted(
-            f"{b.locator('.opblock-summary-method').inner_text()} {b.locator('.opblock-summary-path').get_attribute('data-path')}"
+            f"{b.locator('.opblock-summary-method').inner_text()} "
+            f"{b.locator('.opblock-summary-path').get_attribute('data-path')}"
             for b in blocks.all())
         assert shown == expected
         assert problems == []

@@ -64,7 +64,7 @@ def lookup(client, ref: str, **params):
 # ---------------------------------------------------------------- GET /merchant/payments
 
 
-def test_the_merchant_confirms_a_payment_from_the_chain(client, payer, deployed, w3, send_tx):
+def test_the_merchant_confirms_a_payment_from_the_chain(client, payer, deployed, w3, send_tx):  # noqa: F811
     ref = new_ref()
     r = lookup(client, ref)
     assert (r.status_code, r.json()) == (404, {"detail": "payment_not_found"})
@@ -97,7 +97,7 @@ def test_the_merchant_confirms_a_payment_from_the_chain(client, payer, deployed,
         "confirmations"] == head - receipt["blockNumber"] + 2
 
 
-def test_the_answer_is_the_chains_not_the_databases(client, payer, deployed):
+def test_the_answer_is_the_chains_not_the_databases(client, payer, deployed):  # noqa: F811
     """A payment row that says ok, with no Paid event on chain behind it, is not a payment."""
     ref = new_ref()
     with get_session() as s:
@@ -133,7 +133,7 @@ def test_lookups_are_rate_limited_per_ip(client, chain_env, monkeypatch):
 # ---------------------------------------------------------------- a link's ref
 
 
-def test_a_ref_is_paid_once_through_the_app(client, payer, deployed, send_tx, login):
+def test_a_ref_is_paid_once_through_the_app(client, payer, deployed, send_tx, login):  # noqa: F811
     token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
     q = get_quote(client, token, 7, merchant=merchant, ref=ref)
     assert get_quote(client, token, 7, merchant=merchant, ref=ref)["payment_id"] == q["payment_id"] == ref  # a poll
@@ -156,7 +156,7 @@ def test_a_ref_is_paid_once_through_the_app(client, payer, deployed, send_tx, lo
     assert len(lookup(client, ref).json()["payments"]) == 1
 
 
-def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed, login):
+def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed, login):  # noqa: F811
     token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
     get_quote(client, token, 9, merchant=merchant, ref=ref)  # opened, never paid (or a squatter's)
     other = Account.create()
@@ -257,7 +257,7 @@ def checked(request: tuple[dict[str, str], bytes]) -> dict:
     return event
 
 
-def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, send_tx, receiver, caplog):
+def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, send_tx, receiver, caplog):  # noqa: F811
     caplog.set_level(logging.DEBUG)
     ref = new_ref()
     merchant = pay_ref(client, payer, deployed, send_tx, ref, 2_000_000)  # the relayer's passes enqueue it
@@ -370,7 +370,7 @@ def test_nothing_is_owed_without_a_webhook_url(db):
     assert outbox() == [] and merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}
 
 
-def test_the_relayer_process_sends_the_webhook(client, payer, deployed, send_tx, receiver, monkeypatch):
+def test_the_relayer_process_sends_the_webhook(client, payer, deployed, send_tx, receiver, monkeypatch):  # noqa: F811
     token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 23, merchant=merchant, ref=ref)

@@ -19,13 +19,13 @@ from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import _deploy_contract, deploy, fund
+from wallet_app import relayer as relayer_loop
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_engine, get_session
 from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
-from wallet_app import relayer as relayer_loop
 from wallet_app.services import payment_watch, payments, relayer
 
 API = "/api/v1"
@@ -135,7 +135,9 @@ def balance(w3_, token, who) -> int:
 
 def rows() -> list[Payment]:
     with get_session() as s:
-        return list(s.exec(select(Payment).where(Payment.status != "quoted").order_by(col(Payment.nonce).nulls_first())))
+        return list(
+            s.exec(select(Payment).where(Payment.status != "quoted").order_by(col(Payment.nonce).nulls_first()))
+        )
 
 
 @contextlib.contextmanager
@@ -306,7 +308,7 @@ def test_twenty_concurrent_payments_all_ok_with_contiguous_nonces(client, payer,
     assert len({q["payment_id"] for q in quotes}) == 20
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
     deadline = int(time.time()) + 300
-    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, amounts)]
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, amounts, strict=True)]
     barrier = threading.Barrier(20)
 
     def go(body):
@@ -333,7 +335,8 @@ def test_a_pass_reads_its_rows_in_a_few_queries_not_one_per_payment(client, paye
     deadline = int(time.time()) + 300
     for a in (41, 42, 43):
         q = get_quote(client, token, a)
-        assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
+        assert client.post(f"{API}/payment/execute",
+                           json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
     statements: list[str] = []
 
     def seen(conn, cursor, statement, *_):
@@ -363,7 +366,8 @@ def test_lost_send_is_resent_after_restart_without_a_nonce_gap(client, payer, de
     deadline = int(time.time()) + 300
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
     for q, a in ((qa, 11), (qb, 22), (qc, 33)):
-        assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
+        assert client.post(f"{API}/payment/execute",
+                           json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
     real_batch = relayer._send_batch
 
     def lossy(c, raws):
@@ -628,8 +632,9 @@ def test_a_node_gas_price_above_the_cap_pauses_payments(client, payer, deployed,
         body = pay_body(payer, q, Account.create().address, token, 10, int(time.time()) + 300)
         refused_with(client.post(f"{API}/payment/execute", json=body), 400, "payments_unavailable")
     messages = [r.getMessage() for r in caplog.records]  # one per check
-    assert len(messages) == 2 and all(re.fullmatch(r"payments paused on chain 31337: gas price [1-9]\d* above the cap 1", m)
-                                      for m in messages), messages
+    assert len(messages) == 2 and all(
+        re.fullmatch(r"payments paused on chain 31337: gas price [1-9]\d* above the cap 1", m) for m in messages
+    ), messages
 
 
 def test_re_pricing_a_stuck_transaction_stays_under_the_caps(client, payer, deployed, w3, send_tx, anvil_node,
@@ -712,7 +717,7 @@ def test_execute_quota(client, payer, deployed, w3, send_tx, monkeypatch):
     approve_directly(send_tx, payer, token, deployed["payment"])
     quotes = [get_quote(client, token, a) for a in (1, 2, 3)]
     deadline = int(time.time()) + 300
-    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3))]
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3), strict=True)]
     for body in bodies[:2]:
         assert client.post(f"{API}/payment/execute", json=body).status_code == 200
     before = relayer_funds(w3)
@@ -883,7 +888,7 @@ def test_two_relayer_processes_racing_fifty_payments(client, payer, deployed, w3
     quotes = [get_quote(client, token, a) for a in amounts]
     deadline = int(time.time()) + 300
     # The executes queue the payments; the two relayer processes below relay them.
-    for q, a in zip(quotes, amounts):
+    for q, a in zip(quotes, amounts, strict=True):
         r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline))
         assert r.status_code == 200, r.text
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
@@ -913,7 +918,8 @@ def test_a_refused_send_behind_a_later_nonce_is_filled_not_left_as_a_hole(client
     qa, qb = get_quote(client, token, 8), get_quote(client, token, 9)
     deadline = int(time.time()) + 300
     for q, a in ((qa, 8), (qb, 9)):
-        assert client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
+        assert client.post(f"{API}/payment/execute",
+                           json=pay_body(payer, q, merchant, token, a, deadline)).status_code == 200
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
     real_batch = relayer._send_batch
 
@@ -969,14 +975,18 @@ def test_a_pay_that_would_revert_is_refused_at_execute_and_failed_in_the_queue_w
     qa, qb = get_quote(client, token, 31), get_quote(client, token, 32)
     deadline = int(time.time()) + 300
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
-    assert client.post(f"{API}/payment/execute", json=pay_body(payer, qa, merchant, token, 31, deadline)).status_code == 200
+    assert client.post(f"{API}/payment/execute",
+                       json=pay_body(payer, qa, merchant, token, 31, deadline)).status_code == 200
     # The allowance is taken back while A waits in the queue: the dry run refuses B with the
     # contract's reason, and the relayer fails A before spending a nonce on it.
     approve_directly(send_tx, payer, token, deployed["payment"], amount=0)
     refused = client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 32, deadline))
     assert (refused.status_code, refused.json()) == (400, {"detail": "insufficient_allowance"})
     assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
-    assert wait_status(client, qa["payment_id"], drive=False) == {"status": "failed", "reason": "insufficient_allowance"}
+    assert wait_status(client, qa["payment_id"], drive=False) == {
+        "status": "failed",
+        "reason": "insufficient_allowance",
+    }
     (row,) = rows()
     assert (row.nonce, row.settled) == (None, True)
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # nothing sent, no nonce used

@@ -11,8 +11,8 @@ import tests.api.test_payments as tp
 from contracts.artifacts import artifact
 from contracts.deploy import FAUCET_TOKEN_UNITS
 from wallet_app.dev import faucet
-from wallet_app.services import payments, relayer
 from wallet_app.services import chain as chain_svc
+from wallet_app.services import payments, relayer
 
 API = tp.API
 TOKEN_ABI = artifact("TestToken")["abi"]

@@ -105,8 +105,10 @@ def test_re_running_the_deploy_changes_nothing(sepolia, deployer, recorded):
     "chain_id,key,message",
     [
         (1, "fresh", "refused: the node at --rpc is chain 11155111, not 1: nothing deployed"),
-        (SEPOLIA, None, "refused: DEPLOYER_PRIVATE_KEY is not set: the deployer's key (it pays the gas) comes from it."),
-        (SEPOLIA, "0x1234", "refused: DEPLOYER_PRIVATE_KEY is not a private key: set it to 64 hex digits (0x optional)."),
+        (SEPOLIA, None,
+         "refused: DEPLOYER_PRIVATE_KEY is not set: the deployer's key (it pays the gas) comes from it."),
+        (SEPOLIA, "0x1234",
+         "refused: DEPLOYER_PRIVATE_KEY is not a private key: set it to 64 hex digits (0x optional)."),
         (SEPOLIA, ANVIL_PUBLIC_KEYS[0],
          "refused: DEPLOYER_PRIVATE_KEY is one of anvil's public test keys: use a key of your own."),
     ],

@@ -103,8 +103,12 @@ def test_wrong_signer_reverts(setup, funded, deployer):
         sign_pay(funded.key, token.address, message),  # right key, wrong verifying contract
         b"\x00" * 65,  # not a signature at all
     ]:
-        expect_revert(lambda: payment.functions.pay(as_struct(message), sig).call({"from": deployer.address}),
-                      "BadSigner()")
+        expect_revert(
+            lambda: payment.functions.pay(as_struct(message), sig).call(  # noqa: B023 (called in this iteration)
+                {"from": deployer.address}
+            ),
+            "BadSigner()",
+        )
     # A tampered amount no longer matches the signature.
     sig = sign_pay(funded.key, payment.address, message)
     tampered = {**message, "amount": message["amount"] + 1}

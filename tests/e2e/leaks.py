@@ -49,7 +49,7 @@ class LeakRecorder:
     elsewhere: list[str] = field(default_factory=list)
     google_tokens: set[str] = field(default_factory=set)
 
-    def attach(self, context) -> "LeakRecorder":
+    def attach(self, context) -> LeakRecorder:
         context.on("request", self._on_request)
         context.on("page", lambda page: page.on("websocket", self._on_websocket))
         for page in context.pages:

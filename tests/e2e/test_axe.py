@@ -71,7 +71,8 @@ _SIDEWAYS_SCROLLERS = """() => [...document.querySelectorAll('body *')]
     const edge = e.getBoundingClientRect().right;
     const wide = [...e.querySelectorAll('*')].filter((c) => c.getBoundingClientRect().right > edge + 0.5
       && ![...c.children].some((d) => d.getBoundingClientRect().right > edge + 0.5)).slice(0, 3)
-      .map((c) => `${c.tagName.toLowerCase()}.${[...c.classList].slice(0, 2).join('.')} "${c.textContent.trim().slice(0, 24)}"`);
+      .map((c) => `${c.tagName.toLowerCase()}.${[...c.classList].slice(0, 2).join('.')}`
+        + ` "${c.textContent.trim().slice(0, 24)}"`);
     return `${e.tagName.toLowerCase()}.${[...e.classList].slice(0, 3).join('.')}:`
       + ` ${e.scrollWidth} > ${e.clientWidth} px (${wide.join('; ')})`;
   })"""

@@ -402,7 +402,8 @@ def test_restore_of_a_backup_asking_4_gib_fails_fast_and_changes_nothing(page, b
     email = new_email("kdf4g")
     address = wallet_with_backup_flag(page, email)
     drive = DriveApi(app_server.base_url, email)
-    put_backup_file(drive, address, backup_file(address, PIN, {"version": 1}, kdf={"t": 3, "m": 4 * 1024 * 1024, "p": 1}))
+    put_backup_file(drive, address,
+                    backup_file(address, PIN, {"version": 1}, kdf={"t": 3, "m": 4 * 1024 * 1024, "p": 1}))
     ctx, page2 = new_device(browser, app_server)
     # Counts the Web Workers the page starts (Argon2 runs in one).
     ctx.add_init_script("""(() => { const Real = window.Worker; window.__workers = 0;

@@ -24,8 +24,18 @@ from tests.e2e import helpers, vault_py
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
 from tests.e2e.flows import PIN, create_wallet, expect_alert, local_materials, new_email
 from tests.e2e.flows_payment import (
-    approve_until_pay_pin, chain_web3, deployed_token, enter_pin, erc20_balance, merchant_link, payment_contract,
-    payment_rows, server_env, token_address, wait_for_balance, wait_for_chain_balance,
+    approve_until_pay_pin,
+    chain_web3,
+    deployed_token,
+    enter_pin,
+    erc20_balance,
+    merchant_link,
+    payment_contract,
+    payment_rows,
+    server_env,
+    token_address,
+    wait_for_balance,
+    wait_for_chain_balance,
 )
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tEUR or tUSD (6 decimals)
@@ -69,7 +79,8 @@ def test_pay_merchant_link(page, app_server, screenshot, browser_issues):
     expect(summary).to_have_text(f"Allow {contract[:6]}…{contract[-4:]} to spend 1.5 tEUR")
     enter_pin(page, "Approve the token")
     # The approve hash is notified while the quote is polled until the allowance shows.
-    expect(page.locator("#pay-approve-hash")).to_have_text(re.compile(r"Approval transaction: 0x[0-9a-f]{8}…[0-9a-f]{8}"))
+    expect(page.locator("#pay-approve-hash")).to_have_text(
+        re.compile(r"Approval transaction: 0x[0-9a-f]{8}…[0-9a-f]{8}"))
     screenshot("payment-processing")
     summary = page.get_by_role("dialog", name="Sign the payment").get_by_test_id("pin-summary")
     expect(summary).to_have_text(f"Pay 1.5 tEUR to {merchant}", timeout=30_000)
@@ -209,7 +220,8 @@ def test_dev_merchant_link_on_card(page, app_server):
     expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
 
 
-# ---------------------------------------------------------------- on an app of its own: the chain's clock, an offline chain
+# ---------------------------------------------------------------- on an app of its own:
+# the chain's clock, an offline chain
 
 OFFLINE_CHAIN_ID = 31338
 OFFLINE_TOKEN = "0x" + "22" * 20  # configured (symbol and decimals known without the chain)
@@ -357,7 +369,8 @@ def test_payment_past_its_deadline_ends_failed(late_page, late_server):
 TEXTS = {
     "en": ("The request does not match what you confirmed.", "Pay", "Approve the token", "Sign the payment", "PIN",
            "Confirm", "Cancel"),
-    "ko": ("요청이 확인하신 내용과 일치하지 않습니다.", "결제하기", "토큰 사용 승인", "결제 서명", "PIN 번호", "확인", "취소"),
+    "ko": ("요청이 확인하신 내용과 일치하지 않습니다.", "결제하기", "토큰 사용 승인", "결제 서명", "PIN 번호",
+           "확인", "취소"),
 }
 
 

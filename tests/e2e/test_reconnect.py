@@ -1,5 +1,5 @@
-"""Starting prints no deprecation. A lost connection: with the server stopped under open pages, each page shows the short notice in
-its own language (not Reflex's developer text); with the server started again on the same port,
+"""Starting prints no deprecation. A lost connection: with the server stopped under open pages, each page shows
+the short notice in its own language (not Reflex's developer text); with the server started again on the same port,
 the notice goes by itself and the page works without a reload."""
 
 from __future__ import annotations

@@ -82,7 +82,8 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
         ("token-transfer", link(data=transfer_data(attacker, 12_500_000)),
          [f"Send 12.5 tUSD to {attacker}"], [FIRST_TIME], None, fee_text(price), ["-12.5 tUSD"]),
         ("native-drain", link(to=attacker, value=str(balance)),
-         [f"Sends {drain} ETH"], [FIRST_TIME], "Not enough ETH for the network fee.", fee_text(price), [f"-{drain} ETH"]),
+         [f"Sends {drain} ETH"], [FIRST_TIME], "Not enough ETH for the network fee.", fee_text(price),
+         [f"-{drain} ETH"]),
         ("native-affordable", link(to=attacker, value=str(balance // 10)),
          [f"Sends {tenth} ETH"], [FIRST_TIME], None, fee_text(price), [f"-{tenth} ETH"]),
         ("gas-price-1e15", link(data=approve_data(attacker, 5_000_000), gas_price=str(10**15)),
@@ -180,9 +181,12 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
     # The same summary and warnings in Korean.
     set_language(page, "한국어", "ko")
     page.goto(link(data=approve_data(lookalike, 2**256 - 1)))
-    expect(page.locator("#sign-lines .sign-line")).to_have_text([f"{lookalike}이(가) 무제한 tUSD을(를) 쓸 수 있도록 승인"])
-    expect(page.locator(".sign-warning")).to_have_text(["무제한 승인: 이 주소가 이 토큰을 모두 가져갈 수 있습니다.",
-                                                        "이 주소는 전에 사용한 주소와 비슷해 보이지만 다른 주소입니다."])
+    expect(page.locator("#sign-lines .sign-line")).to_have_text(
+        [f"{lookalike}이(가) 무제한 tUSD을(를) 쓸 수 있도록 승인"])
+    expect(page.locator(".sign-warning")).to_have_text([
+        "무제한 승인: 이 주소가 이 토큰을 모두 가져갈 수 있습니다.",
+        "이 주소는 전에 사용한 주소와 비슷해 보이지만 다른 주소입니다.",
+    ])
     expect(page.locator("#sign-changes-status")).to_have_text("잔액 변화가 없습니다.")
     screenshot("sign-preview-ko", full_page=True)
     browser_issues.assert_clean()

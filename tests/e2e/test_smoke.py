@@ -46,7 +46,8 @@ def test_issue_collector_sees_errors(page, browser_issues):
     page.evaluate("() => console.error('e2e-console-probe')")
     page.evaluate("() => { setTimeout(() => { throw new Error('e2e-throw-probe'); }, 0); }")
     # An inline script is refused by the app's CSP (script-src without 'unsafe-inline').
-    page.evaluate("() => { const s = document.createElement('script'); s.textContent = 'window.x = 1'; document.body.append(s); }")
+    page.evaluate("() => { const s = document.createElement('script'); s.textContent = 'window.x = 1';"
+                  " document.body.append(s); }")
     expected = [
         lambda: any("e2e-console-probe" in m for m in browser_issues.console_errors),
         lambda: any("e2e-throw-probe" in m for m in browser_issues.page_errors),

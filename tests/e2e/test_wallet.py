@@ -10,8 +10,17 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import (PIN, create_wallet, decode_qr_png, expect_alert, local_materials, me, new_email,
-                             press_pin, sign_in_to_onboarding)
+from tests.e2e.flows import (
+    PIN,
+    create_wallet,
+    decode_qr_png,
+    expect_alert,
+    local_materials,
+    me,
+    new_email,
+    press_pin,
+    sign_in_to_onboarding,
+)
 from tests.e2e.vault_py import recover_phrase
 
 

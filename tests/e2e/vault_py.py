@@ -36,7 +36,7 @@ def unwrap(materials: dict, pin: str) -> Unwrapped:
     pin_key = hash_secret_raw(pin.encode(), b["kdfSaltB"], time_cost=p["t"], memory_cost=p["m"],
                               parallelism=p["p"], hash_len=32, type=Type.ID)
     wrapped = AESGCM(pin_key).decrypt(b["lwrapIv"], b["lwrapCt"], None)
-    k = bytes(x ^ y for x, y in zip(wrapped, b["devSecret"]))
+    k = bytes(x ^ y for x, y in zip(wrapped, b["devSecret"], strict=False))
     words = AESGCM(k).decrypt(b["ciphertextIv"], b["ciphertext"], None).decode()
     key = bytes(Account.from_mnemonic(words, account_path=DERIVATION_PATH).key)
     return Unwrapped(pin_key, wrapped, k, b["devSecret"], words, key)

@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from custom_components.wallet_js.vendor import ARGON2_FILES, copy_argon2  # noqa: E402
 from tests.e2e.helpers import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (the project's flags; re-exported)
+
 PAGE_CSP = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'"
 WORKER_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'"
 INDEX_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>wallet_js</title>

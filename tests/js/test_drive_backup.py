@@ -20,16 +20,16 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
-import browser_harness
-from jshelpers import ABANDON, PIN
-from pyhelpers import SMALL, address, decrypt_backup, encrypt_backup, unwrap, wrap
-
 from tests.e2e.drive_api import DriveApi, backup_name
 from tests.e2e.helpers import close_context, free_port, serve_asgi_in_thread
 from wallet_app import dev
 from wallet_app.api import build_api
 from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
+
+import browser_harness
+from jshelpers import ABANDON, PIN
+from pyhelpers import SMALL, address, decrypt_backup, encrypt_backup, unwrap, wrap
 
 ALICE = "alice@example.com"
 LEGAL = "legal winner thank year wave sausage worth useful legal winner thank yellow"
@@ -95,7 +95,7 @@ class Device:
         )
 
     def run(self, body: str, arg=None) -> dict:
-        return self.page.evaluate("async (a) => nb.settle(async () => { %s })" % body, arg)
+        return self.page.evaluate(f"async (a) => nb.settle(async () => {{ {body} }})", arg)
 
     def ok(self, body: str, arg=None):
         r = self.run(body, arg)
@@ -243,9 +243,9 @@ def test_backup_update_and_restore_on_new_device(devices, server):
 
     # The Drive token went only to /dev-drive (as it would only go to googleapis.com);
     # no request to our API carried it or the PIN.
-    for dev in (a, b):
-        token = dev.page.evaluate("() => window.__tok")
-        for req in dev.requests:
+    for device in (a, b):
+        token = device.page.evaluate("() => window.__tok")
+        for req in device.requests:
             text = req.url + json.dumps(req.headers) + (req.post_data or "")
             if req.url.startswith(server + "/dev-drive/"):
                 assert req.headers.get("authorization") == f"Bearer {token}"
@@ -358,13 +358,18 @@ WRAPPERS = """
     corruptAll: {...real, downloadFile: async (t, id) => flip(await real.downloadFile(t, id))},
     // Drive keeps bad bytes once the real file is written: its reads come back wrong.
     corruptReal: {...real,
-      uploadFile: async (t, name, bytes, id) => { if (id === a.realId) written = true; return real.uploadFile(t, name, bytes, id); },
-      downloadFile: async (t, id) => (written && id === a.realId ? flip(await real.downloadFile(t, id)) : real.downloadFile(t, id))},
+      uploadFile: async (t, name, bytes, id) => {
+        if (id === a.realId) written = true;
+        return real.uploadFile(t, name, bytes, id);
+      },
+      downloadFile: async (t, id) =>
+        (written && id === a.realId ? flip(await real.downloadFile(t, id)) : real.downloadFile(t, id))},
     failRealUpload: {...real, uploadFile: async (t, name, bytes, id) => {
       if (name.endsWith('.bin')) throw new nb.drive.DriveError('DRIVE_UPLOAD_FAILED', 503);
       return real.uploadFile(t, name, bytes, id); }},
   };
-  return nb.backup.runBackup({owner: a.owner, pin: '123456', token: window.__tok, drive: recipes[a.recipe], params: a.params});
+  return nb.backup.runBackup({owner: a.owner, pin: '123456', token: window.__tok,
+    drive: recipes[a.recipe], params: a.params});
 """
 
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from pyhelpers import PATH, SMALL, address, encrypt_backup, split_backup, unb64, wrap
 from jshelpers import ABANDON, fails, new_wallet, ok
+from pyhelpers import PATH, SMALL, address, encrypt_backup, split_backup, unb64, wrap
 
 ZOO = "zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo zoo wrong"
 
@@ -35,8 +35,10 @@ def test_round_trip_and_restore_on_new_device(page):
     assert bundle == {"version": 1, **w["materials"]}
     # New device: nothing stored, restore writes the materials after the address check.
     got = ok(page, """localStorage.clear();
-        const addr = await nb.vault.restoreFromBackup('123456', nb.bytes.b64decode(a.file), a.owner, {params: a.params});
-        return [addr, nb.vault.loadMaterials(a.owner), await nb.vault.unwrapMnemonic('123456', nb.vault.loadMaterials(a.owner))];""",
+        const addr = await nb.vault.restoreFromBackup('123456', nb.bytes.b64decode(a.file), a.owner,
+          {params: a.params});
+        return [addr, nb.vault.loadMaterials(a.owner),
+          await nb.vault.unwrapMnemonic('123456', nb.vault.loadMaterials(a.owner))];""",
              {"file": base64.b64encode(data).decode(), "owner": owner.lower(), "params": SMALL})
     assert got == [owner, w["materials"], ABANDON]
 
@@ -135,7 +137,8 @@ def test_restore_address_mismatch_writes_nothing(page):
     bundle = ok(page, DECRYPT, {"file": data, "owner": owner})
     r = fails(page, "return nb.vault.restoreBundle('123456', a.bundle, a.owner, {params: a.params});",
               {"bundle": bundle, "owner": owner, "params": SMALL})
-    assert (r["code"], r["message"]) == ("ADDRESS_MISMATCH", "Address derived from mnemonic does not match the active owner")
+    assert (r["code"], r["message"]) == ("ADDRESS_MISMATCH",
+                                         "Address derived from mnemonic does not match the active owner")
     assert ok(page, "return localStorage.length;") == 0
     r = fails(page, "return nb.vault.restoreBundle('111111', a.bundle, a.owner, {params: a.params});",
               {"bundle": bundle, "owner": owner, "params": SMALL})
@@ -168,7 +171,8 @@ def test_backup_kdf_check_table(page, params, accepted):
     if accepted:
         assert r == SPEC_JS
     else:
-        assert (r["code"], r["message"]) == ("UNSUPPORTED_BACKUP", "Unsupported backup: KDF parameters other than this wallet's")
+        assert (r["code"], r["message"]) == ("UNSUPPORTED_BACKUP",
+                                             "Unsupported backup: KDF parameters other than this wallet's")
 
 
 def test_restore_of_a_4_gib_header_fails_before_any_argon2_work(page):

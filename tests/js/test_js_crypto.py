@@ -14,9 +14,8 @@ import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 
-from pyhelpers import SMALL, SPEC, address, argon2id, private_key, unb64
-
 from jshelpers import ABANDON, PIN, fails, new_wallet, ok
+from pyhelpers import SMALL, SPEC, address, argon2id, private_key, unb64
 
 KNOWN_SALT = bytes(range(16))
 KNOWN_HASH = "18c0aab5206afb1fdf45e98f52ccfb855ca919844122bb2ba06b6794e0457a14"
@@ -85,7 +84,8 @@ def test_kdf_load_failure_through_vault_and_default_url(page):
     assert r["message"] == "failed to load argon2"
 
 
-@pytest.mark.parametrize("params", [{"t": 0, "m": 1024, "p": 1}, {"t": 1, "m": 4, "p": 1}, {"t": 1.5, "m": 1024, "p": 1}])
+@pytest.mark.parametrize("params", [{"t": 0, "m": 1024, "p": 1}, {"t": 1, "m": 4, "p": 1},
+                                    {"t": 1.5, "m": 1024, "p": 1}])
 def test_kdf_rejects_bad_params(page, params):
     r = fails(page, "return nb.kdf.argon2id(new Uint8Array(6), new Uint8Array(16), a);", params)
     assert r["code"] == "KDF_PARAMS"
@@ -125,7 +125,8 @@ def test_wrap_unwrap_round_trip_and_encodings(page):
     w = new_wallet(page, save=False)
     assert w["address"] == address(ABANDON)
     m = w["materials"]
-    assert sorted(m) == sorted(["lwrapIv", "lwrapCt", "kdfSaltB", "kdfParams", "ciphertextIv", "ciphertext", "devSecret"])
+    assert sorted(m) == sorted(["lwrapIv", "lwrapCt", "kdfSaltB", "kdfParams", "ciphertextIv", "ciphertext",
+                                "devSecret"])
     sizes = {"lwrapIv": 12, "lwrapCt": 48, "kdfSaltB": 16, "ciphertextIv": 12, "devSecret": 32,
              "ciphertext": len(ABANDON) + 16}
     for name, size in sizes.items():
@@ -270,7 +271,8 @@ def test_keyring_errors(page):
 
 def test_with_unlocked_gives_owner_wallet(page):
     owner = new_wallet(page)["address"]
-    got = ok(page, "return nb.keyring.withUnlocked(a, '123456', async (w) => [w.address, w.mnemonic === undefined || w.mnemonic === null]);", owner)
+    got = ok(page, "return nb.keyring.withUnlocked(a, '123456', async (w) => "
+                   "[w.address, w.mnemonic === undefined || w.mnemonic === null]);", owner)
     assert got == [owner, True]
 
 

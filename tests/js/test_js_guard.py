@@ -11,9 +11,8 @@ import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
 
-from pyhelpers import private_key
-
 from jshelpers import ABANDON, fails, new_wallet, ok
+from pyhelpers import private_key
 
 CHAIN_ID = 31337
 CONTRACT = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"

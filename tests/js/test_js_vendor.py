@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-import browser_harness  # noqa: F401  (puts the repo on sys.path)
 from custom_components.wallet_js.vendor import ARGON2_PACKAGE, copy_argon2
+
+import browser_harness  # noqa: F401  (puts the repo on sys.path)
 
 
 def test_copies_the_four_worker_files(tmp_path):

@@ -26,8 +26,8 @@ from browser_harness import CHROMIUM, CHROMIUM_ARGS, REPO
 
 sys.path.insert(0, str(REPO))
 from custom_components.wallet_js.qr_scan import QrScanButton  # noqa: E402
-from wallet_app.i18n import ERROR_TEXTS  # noqa: E402
 from tests.e2e.y4m import write_qr_y4m  # noqa: E402
+from wallet_app.i18n import ERROR_TEXTS  # noqa: E402
 
 ADDRESS = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"  # EIP-55 mixed case, kept as is
 QR_TEXT = f"Pay {ADDRESS} please"
@@ -300,7 +300,8 @@ def test_wrapper_renders_the_component_and_pins_jsqr():
 
     pinned = json.loads((REPO / "tools" / "package.json").read_text())["dependencies"]["jsqr"]
     assert QrScanButton.lib_dependencies == [f"jsqr@{pinned}"]
-    comp = QrScanButton.create(messages={"scan_qr": "Scan"}, errors={"UNKNOWN": "Unknown"}, on_scan=rx.console_log, on_error=rx.console_log)
+    comp = QrScanButton.create(messages={"scan_qr": "Scan"}, errors={"UNKNOWN": "Unknown"}, on_scan=rx.console_log,
+                               on_error=rx.console_log)
     rendered = str(comp)
     assert rendered.startswith("jsx(QrScanButton,")
     assert "onScan:" in rendered and "onError:" in rendered and '["scan_qr"] : "Scan"' in rendered

@@ -12,7 +12,8 @@ from wallet_app.core.config import ANVIL_PUBLIC_KEYS, REPO_ROOT, Settings, Setti
 KEY = "0x" + "11" * 32
 PRODUCTION = {"GOOGLE_CLIENT_ID": "id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "s",
               "RELAYER_PRIVATE_KEY": KEY, "PUBLIC_BASE_URL": "https://wallet.example.com"}
-MODE_VARS = ("TRUSTED_PROXIES", "DEV_MODE", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "RELAYER_PRIVATE_KEY", "PUBLIC_BASE_URL")
+MODE_VARS = ("TRUSTED_PROXIES", "DEV_MODE", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET", "RELAYER_PRIVATE_KEY",
+             "PUBLIC_BASE_URL")
 
 
 @pytest.fixture

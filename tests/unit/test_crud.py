@@ -4,12 +4,12 @@ import threading
 import time
 
 from sqlalchemy import text
+from sqlmodel import select
 
 from tests.conftest import ON_PG
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.models import Payment, stored_id
-from sqlmodel import select
 
 
 def _quote() -> int:

@@ -9,11 +9,11 @@ from wallet_app.i18n import (
     AREAS,
     CATALOGUES,
     ERROR_TEXTS,
+    catalogue_module_texts,
     lang_from_accept_language,
     messages,
     normalize_lang,
     t,
-    catalogue_module_texts,
     write_catalogue_modules,
 )
 

@@ -140,7 +140,8 @@ def test_epoch_columns_are_bigint_and_hold_times_after_2038(settings_env):
         uid = _user(conn, "sub-late")
         conn.execute(text("UPDATE users SET created_at = :t, last_backup_at = :t WHERE id = :id"),
                      {"t": AFTER_2038, "id": uid})
-        conn.execute(text("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (:u, 'h', :t, :t)"),
+        conn.execute(text("INSERT INTO sessions (user_id, token_hash, created_at, expires_at)"
+                          " VALUES (:u, 'h', :t, :t)"),
                      {"u": uid, "t": AFTER_2038})
         _payment(conn, uid, "p-late", nonce=1)
         conn.execute(text("UPDATE payments SET deadline = :t, sent_at = :t, claimed_at = :t, created_at = :t,"

@@ -1,5 +1,5 @@
-"""The dev faucet stops cleanly, and two workers funding at once do not clash: a send to a node that has stopped is one log line without a
-traceback, and stop() cancels the sends that have not started."""
+"""The dev faucet stops cleanly, and two workers funding at once do not clash: a send to a node that has stopped
+is one log line without a traceback, and stop() cancels the sends that have not started."""
 
 import logging
 import subprocess

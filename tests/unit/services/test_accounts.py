@@ -5,7 +5,8 @@ from wallet_app.errors import AppError
 from wallet_app.services import accounts
 
 
-@pytest.mark.parametrize("value,ok", [("ko", True), ("en", True), ("KO", False), ("ko-KR", False), ("", False), (None, False)])
+@pytest.mark.parametrize("value,ok", [("ko", True), ("en", True), ("KO", False), ("ko-KR", False), ("", False),
+                                      (None, False)])
 def test_normalize_locale(value, ok):
     if ok:
         assert accounts.normalize_locale(value) == value

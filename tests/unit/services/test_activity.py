@@ -27,7 +27,8 @@ def test_decode_token_call():
     (dict(type="approve", amount="1", token_decimals=0, token_symbol="X", status="failed"),
      "Approved 1 X for 0xabcd…1234 (failed)"),
     (dict(type="call", status="ok"), "Call with 0xabcd…1234"),
-    (dict(type="receive", amount="25", token_decimals=1, token_symbol="T", status="ok"), "Received 2.5 T from 0xabcd…1234"),
+    (dict(type="receive", amount="25", token_decimals=1, token_symbol="T", status="ok"),
+     "Received 2.5 T from 0xabcd…1234"),
 ])
 def test_activity_summary(fields, summary):
     row = Activity(user_id=1, counterparty="0xabcd" + "0" * 32 + "1234", **fields)

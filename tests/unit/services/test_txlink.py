@@ -57,7 +57,8 @@ def test_decode_normalizes(tx, expected):
     base64.urlsafe_b64encode(b"{not json").decode(),
     "A" * 70_000,
     *[b64({**TX, name: ""}) for name in ("chain_id", "to", "nonce", "gas_limit", "gas_price")],
-    *[b64({k: v for k, v in TX.items() if k != name}) for name in ("chain_id", "to", "nonce", "gas_limit", "gas_price")],
+    *[b64({k: v for k, v in TX.items() if k != name})
+      for name in ("chain_id", "to", "nonce", "gas_limit", "gas_price")],
     b64({**TX, "to": "0x1234"}), b64({**TX, "to": 5}),
     b64({**TX, "nonce": "-1"}), b64({**TX, "nonce": "1.5"}), b64({**TX, "nonce": "0x10"}), b64({**TX, "nonce": True}),
     b64({**TX, "nonce": "01"}), b64({**TX, "nonce": str(2**53)}), b64({**TX, "gas_price": "1e9"}),

@@ -4,7 +4,7 @@ the native value, unknown calls, the fee, and the refusal rules."""
 import pytest
 from eth_abi import encode
 
-from wallet_app.services.chain import ChainConfig, TokenInfo, decode_erc20_call, erc20_call_selectors
+from wallet_app.services.chain import ChainConfig, TokenInfo, erc20_call_selectors
 from wallet_app.services.txpreview import (
     UNLIMITED,
     Line,
@@ -116,7 +116,8 @@ def test_line_texts_in_both_languages():
                                 "ko": f"{A}이(가) 무제한 tUSD을(를) 쓸 수 있도록 승인"}
     assert line_texts(Line("sign_line_native", {"amount": "1.5", "symbol": "ETH"}))["en"] == "Sends 1.5 ETH"
     assert line_texts(Line("sign_warn_unknown"))["en"] == "Unknown function: check that you trust this site."
-    assert line_texts(Line("sign_warn_unlimited"))["en"] == "Unlimited approval: this address can take all of this token."
+    assert line_texts(Line("sign_warn_unlimited"))["en"] == (
+        "Unlimited approval: this address can take all of this token.")
     assert line_texts(Line("sign_line_call", {"selector": "0xdeadbeef"}))["en"] == "Contract call"
 
 

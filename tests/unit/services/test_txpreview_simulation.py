@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from wallet_app.services.eth import ZERO_ADDRESS
 from wallet_app.services.chain import TokenInfo
+from wallet_app.services.eth import ZERO_ADDRESS
 from wallet_app.services.txpreview import Simulation, change_text, parse_simulation
 
 RECORDED = json.loads((Path(__file__).parent / "recorded" / "simulate_v1_anvil_1.7.1.json").read_text())
@@ -47,6 +47,7 @@ def test_self_transfers_and_other_parties_cancel_out():
     assert parse_simulation(answer, OWNER) == Simulation("ok", {})
 
 
-@pytest.mark.parametrize("units, text", [(-12_500_000, "-12.5 tUSD"), (1, "+0.000001 tUSD"), (-10**12, "-1,000,000 tUSD")])
+@pytest.mark.parametrize("units, text", [(-12_500_000, "-12.5 tUSD"), (1, "+0.000001 tUSD"),
+                                         (-10**12, "-1,000,000 tUSD")])
 def test_change_text_in_the_token_units(units, text):
     assert change_text(units, TokenInfo(TUSD, "tUSD", "Newbl Test USD", 6)) == text

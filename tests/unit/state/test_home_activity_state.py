@@ -2,9 +2,9 @@
 
 import pytest
 
-from wallet_app.state.home import balance_rows
 from wallet_app.i18n import CATALOGUES
 from wallet_app.state.activity import entry_view, render_summary
+from wallet_app.state.home import balance_rows
 
 WHO = "0x" + "12ab" * 10
 ITEM = {"chain_id": 31337, "chain_name": "Dev", "token_address": "0x" + "aa" * 20, "token_symbol": "tUSD",

@@ -34,7 +34,8 @@ def test_summary_of_a_known_transfer_and_of_other_calls():
     (AppError("max_decimals", decimals=6), "max 6 decimal places", "소수점 이하 최대 6자리"),
     (AppError("invalid_amount"), "invalid amount", "잘못된 금액"),
     (AppError("invalid_tx"), "invalid transaction", "잘못된 거래"),
-    (AppError("expired"), "The payment request has expired. Please try again.", "결제 요청이 만료되었습니다. 다시 시도해 주세요."),
+    (AppError("expired"), "The payment request has expired. Please try again.",
+     "결제 요청이 만료되었습니다. 다시 시도해 주세요."),
 ])
 def test_an_error_shows_its_registry_text_with_params_and_no_code(error, en, ko):
     texts = texts_for(error.spec.key, error.params)
