@@ -220,8 +220,7 @@ def test_dev_merchant_link_on_card(page, app_server):
     expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
 
 
-# ---------------------------------------------------------------- on an app of its own:
-# the chain's clock, an offline chain
+# ---------------------------------------------------------------- own app: the chain's clock, an offline chain
 
 OFFLINE_CHAIN_ID = 31338
 OFFLINE_TOKEN = "0x" + "22" * 20  # configured (symbol and decimals known without the chain)

@@ -303,8 +303,9 @@ def server_error_event(exception: Exception) -> EventSpec | None:
     busy notice. Any other alert is an event too and may fail in turn: each failure queued the
     next alert, thousands a second, each logged. No alert is queued for the alert's own failure."""
     log.error("an event handler failed", exc_info=exception)
-    if isinstance(exception, RedisError) and unexpected_code(exception) == "database_unavailable":
+    code = unexpected_code(exception)
+    if isinstance(exception, RedisError) and code == "database_unavailable":
         return rx.set_value(SERVER_BUSY_FLAG, "1")
     if not _alert_due():
         return None
-    return SessionState.show_server_error(unexpected_code(exception))  # type: ignore[operator]  # rx.event typing
+    return SessionState.show_server_error(code)  # type: ignore[operator]  # rx.event typing
