@@ -22,8 +22,8 @@ Decisions:
 - The relayer's gas is guarded (issue 12): only the chain's payment_tokens are quoted or
   executed (checked before any chain read); the deadline must be between
   settings.payment_min_deadline_seconds and payment_max_deadline_seconds ahead; a quote older
-  than payment_quote_ttl_seconds is expired; a pay() estimated above the chain's max_pay_gas
-  is refused (its gas limit is the estimate + 25%, capped there); per-user quotas (new quotes
+  than payment_quote_ttl_seconds is expired; a pay() that needs more gas than the chain's
+  max_pay_gas is refused (its gas limit is its estimate + 25%, capped there); per-user quotas (new quotes
   and executes per hour, open quotes at a time) are counted in the database;
   relayer.check_ready() refuses payments while the node's gas price is above the chain's cap
   or the relayer's balance is below its floor.
@@ -438,10 +438,7 @@ def execute(
     # Dry run as the relayer, with relayer.check_ready's refusals: refuses what would revert
     # (expired on chain time, allowance, used ref) or cost more gas than the chain's cap, before
     # anything is queued.
-    call = relayer.pay_call(merchant, token, owner, units, pid, dl, sig, signed_permit)
-    gas = relayer.ready_and_estimate(chain, call)
-    if relayer.pay_gas_limit(chain, gas) is None:
-        raise AppError("payment_gas_too_high", f"pay() needs {gas} gas, the cap is {chain.max_pay_gas}")
+    relayer.ready_and_dry_run(chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig, signed_permit))
     info = _payable_token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     row_id = int(row.id)
