@@ -308,6 +308,20 @@ def queued_payments(db: Session, chain_id: int, limit: int) -> list[Payment]:
     )
 
 
+def payments_in_flight(db: Session, chain_id: int, payers: set[str]) -> list[tuple[str, str, str]]:
+    """(payer, token, amount) of these payers' payments that are sent and not yet final: what
+    their allowance and balance still owe to transactions on their way."""
+    rows = db.exec(
+        select(Payment.from_address, Payment.token_address, Payment.amount).where(
+            Payment.chain_id == chain_id,
+            Payment.status == "pending",
+            col(Payment.nonce).is_not(None),
+            col(Payment.from_address).in_(sorted(payers)),
+        )
+    )
+    return [(payer, token, amount) for payer, token, amount in rows]
+
+
 def unsettled_payments(db: Session, chain_id: int, relayer_address: str) -> list[Payment]:
     """The relayer's payments whose nonce is not yet known to be consumed on chain, by nonce."""
     return list(

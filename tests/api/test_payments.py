@@ -1044,6 +1044,61 @@ def test_a_send_beaten_by_a_relayer_pass_re_sending_the_same_tx_counts_as_sent(c
     assert balance(w3, token, merchant) == 23
 
 
+def test_payments_past_the_payers_allowance_are_held_back_not_sent_to_revert(client, payer, deployed, w3, send_tx,
+                                                                               chain):
+    """Each execute's dry run sees the chain without the payer's other queued payments: with an
+    allowance for one, both of two pass it. The relayer sends the first and holds the second back
+    until the first is final; checked again then, it fails without a nonce, and the relayer has
+    paid for no reverted pay()."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"], amount=40)
+    qa, qb = get_quote(client, token, 31), get_quote(client, token, 32)
+    deadline = int(time.time()) + 300
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    for q, amount in ((qa, 31), (qb, 32)):
+        assert client.post(f"{API}/payment/execute",
+                           json=pay_body(payer, q, merchant, token, amount, deadline)).status_code == 200
+    assert relayer.send_queued(chain) == {"sent": 1, "failed": 0}
+    assert [(r.payment_id, r.nonce is None) for r in rows()] == [(qb["payment_id"], True), (qa["payment_id"], False)]
+    assert relayer.reconcile(chain)["ok"] == 1
+    assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
+    assert wait_status(client, qb["payment_id"], drive=False) == {"status": "failed",
+                                                                   "reason": "insufficient_allowance"}
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1  # no reverted pay() paid for
+    assert balance(w3, token, merchant) == 31
+
+
+def test_a_payment_waits_while_the_payers_earlier_one_is_on_its_way(client, payer, deployed, w3, send_tx, chain):
+    """Sent and not yet final, the first payment still owes the allowance: a second one it leaves
+    uncovered waits for it, however many passes that takes, and goes once the first has ended
+    without taking the allowance. The first's transaction is left out of the chain here (its row
+    says sent), so the chain shows the allowance untouched and only the hold keeps the second."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"], amount=40)
+    qa, qb = get_quote(client, token, 31), get_quote(client, token, 32)
+    deadline = int(time.time()) + 300
+    execute = {q["payment_id"]: pay_body(payer, q, merchant, token, a, deadline) for q, a in ((qa, 31), (qb, 32))}
+    assert client.post(f"{API}/payment/execute", json=execute[qa["payment_id"]]).status_code == 200
+    with get_session() as db:
+        (a,) = rows()
+        # Another relayer's nonce: this relayer's next nonce stays its own.
+        a.relayer_address, a.nonce, a.raw_tx, a.tx_hash = "0x" + "11" * 20, 7, "0x", "0x" + "ab" * 32
+        db.add(a)
+        db.commit()
+    assert client.post(f"{API}/payment/execute", json=execute[qb["payment_id"]]).status_code == 200
+    for _ in range(2):
+        assert relayer.send_queued(chain) == {"sent": 0, "failed": 0}
+        assert [r.nonce for r in rows() if r.payment_id == qb["payment_id"]] == [None]
+    with get_session() as db:
+        a = db.get(Payment, a.id)
+        a.status, a.reason, a.settled = "failed", "dropped", True
+        db.add(a)
+        db.commit()
+    assert relayer.send_queued(chain) == {"sent": 1, "failed": 0}
+    assert wait_status(client, qb["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == 32
+
+
 def test_a_pay_that_would_revert_is_refused_at_execute_and_failed_in_the_queue_without_a_nonce(
         client, payer, deployed, w3, send_tx, chain):
     token, merchant = token_of(deployed), Account.create().address

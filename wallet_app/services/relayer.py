@@ -69,6 +69,7 @@ from wallet_app.services.chain import (
     balances,
     contract,
     decode_raw_tx,
+    erc20_allowance_and_balance,
     gas_price,
     web3_for,
 )
@@ -505,6 +506,68 @@ def _jobs(
     return [jobs[row_id] for row_id, *_ in queued]
 
 
+class _Spend(NamedTuple):
+    """What a payment takes from its payer's allowance and balance of the token."""
+
+    payer: str
+    token: str
+    amount: int
+    permit: bool
+
+
+def _spend(row: Payment) -> _Spend:
+    return _Spend(row.from_address.lower(), row.token_address.lower(), int(row.amount), row.permit is not None)
+
+
+def _held_back(chain: ChainConfig, jobs: list[_Job], spends: dict[int, _Spend]) -> set[int]:
+    """The row ids of the pass to keep queued for a later pass. Each payment's check ran alone,
+    against the chain without the payer's other payments of the token that are on their way
+    (earlier in this pass, or sent and not yet final). Sent anyway, those the payer's allowance
+    or balance cannot cover after the others would revert, and the relayer would pay their gas: a
+    payer with an allowance for one payment could queue several. So a payer's payment of a token
+    goes alone when nothing of theirs is on its way, and beside others only while the allowance
+    and balance cover them all; a permit payment (its permit sets the allowance) only alone.
+    A payment held back is checked again in a later pass, against the chain after the others."""
+    groups: dict[tuple[str, str], list[_Job]] = {}
+    for job in jobs:
+        if job.failure is None:
+            spend = spends[job.row_id]
+            groups.setdefault((spend.payer, spend.token), []).append(job)
+    if not groups:
+        return set()
+    with get_session() as db:
+        in_flight = crud.payments_in_flight(db, chain.chain_id, {payer for payer, _ in groups})
+    owed: dict[tuple[str, str], int] = {}
+    for payer, token, amount in in_flight:
+        owed[(payer, token.lower())] = owed.get((payer, token.lower()), 0) + int(amount)
+    held: set[int] = set()
+    for (payer, token), members in groups.items():
+        if len(members) == 1 and (payer, token) not in owed:
+            continue  # its own check covers it
+        cover = _cover(chain, payer, token)
+        spent, alone = owed.get((payer, token), 0), (payer, token) not in owed
+        for job in members:
+            spend = spends[job.row_id]
+            if alone or (not spend.permit and spent + spend.amount <= cover):
+                spent += spend.amount
+                alone = False
+                if spend.permit:
+                    cover = 0  # what its permit leaves is not known here: the rest wait for it
+            else:
+                held.add(job.row_id)
+    return held
+
+
+def _cover(chain: ChainConfig, payer: str, token: str) -> int:
+    """What the payer's allowance to the payment contract and balance of the token both cover
+    now; 0 when they cannot be read (only what its own check proved goes)."""
+    try:
+        allowance, balance = erc20_allowance_and_balance(chain, payer, token, cast(str, chain.payment_contract))
+    except (AppError, *_NETWORK_ERRORS, Web3RPCError):
+        return 0
+    return min(allowance, balance)
+
+
 def _check(address: str, to: str, call: str, gas: int | None) -> tuple[str, list]:
     """A queued pay()'s check: an eth_call with the highest estimate known for its kind (one EVM
     run; its gas limit is then that estimate's), or its own estimate when none is known."""
@@ -525,11 +588,13 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
     if to is None:
         return counts
     with get_session() as db:
+        rows = crud.queued_payments(db, chain.chain_id, limit)
         queued = [
             (stored_id(row), _queued_call(row), kind, _known_estimate(chain, kind))
-            for row in crud.queued_payments(db, chain.chain_id, limit)
+            for row in rows
             for kind in [_kind(chain, row)]
         ]
+        spends = {stored_id(row): _spend(row) for row in rows}
     if not queued:
         return counts
     acct = relayer_account()
@@ -542,6 +607,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         jobs = _jobs(chain, acct.address, queued, answers[2:])
     except (*_NETWORK_ERRORS, Web3RPCError, KeyError):
         return counts  # the node is not answering: they stay queued for the next pass
+    held = _held_back(chain, jobs, spends)
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
 
     signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
@@ -552,6 +618,8 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         nonce = max(pending_count, -1 if last is None else last + 1)
         loaded = _load(db, [job.row_id for job in jobs])  # noqa: F841 (held for the pass, see _load)
         for job in jobs:
+            if job.row_id in held:
+                continue
             row = _stored_payment(db, job.row_id)
             if row.status != "pending" or row.nonce is not None or row.settled:
                 continue  # another relayer process relayed it meanwhile
