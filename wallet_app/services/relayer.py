@@ -18,6 +18,9 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
   reconcile() re-sends the same raw transaction (same hash, so never a double payment).
 - the unique index (chain_id, relayer_address, nonce) refuses a duplicate even from a writer
   that ignores the lock.
+- a payer's payment of a token goes beside their others on their way only while their allowance
+  and balance cover them all (_held_back); else it stays queued for a later pass, so no pay() is
+  sent that the payer's earlier ones leave uncovered, to revert at the relayer's cost.
 
 reconcile(chain) runs in the relayer process (wallet_app.relayer, every
 settings.relayer_interval_seconds; /payment/status only reads) and walks the rows whose nonce is
