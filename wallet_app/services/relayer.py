@@ -522,7 +522,17 @@ def _spend(row: Payment) -> _Spend:
     return _Spend(row.from_address.lower(), row.token_address.lower(), int(row.amount), row.permit is not None)
 
 
-def _held_back(chain: ChainConfig, jobs: list[_Job], spends: dict[int, _Spend]) -> set[int]:
+def _owed(in_flight: list[tuple[str, str, str]]) -> dict[tuple[str, str], int]:
+    """What payments on their way (crud.payments_in_flight) owe, by (payer, token)."""
+    owed: dict[tuple[str, str], int] = {}
+    for payer, token, amount in in_flight:
+        owed[(payer, token.lower())] = owed.get((payer, token.lower()), 0) + int(amount)
+    return owed
+
+
+def _held_back(
+    chain: ChainConfig, jobs: list[_Job], spends: dict[int, _Spend], owed: dict[tuple[str, str], int]
+) -> set[int]:
     """The row ids of the pass to keep queued for a later pass. Each payment's check ran alone,
     against the chain without the payer's other payments of the token that are on their way
     (earlier in this pass, or sent and not yet final). Sent anyway, those the payer's allowance
@@ -530,21 +540,10 @@ def _held_back(chain: ChainConfig, jobs: list[_Job], spends: dict[int, _Spend]) 
     payer with an allowance for one payment could queue several. So a payer's payment of a token
     goes alone when nothing of theirs is on its way, and beside others only while the allowance
     and balance cover them all; a permit payment (its permit sets the allowance) only alone.
-    A payment held back is checked again in a later pass, against the chain after the others."""
-    groups: dict[tuple[str, str], list[_Job]] = {}
-    for job in jobs:
-        if job.failure is None:
-            spend = spends[job.row_id]
-            groups.setdefault((spend.payer, spend.token), []).append(job)
-    if not groups:
-        return set()
-    with get_session() as db:
-        in_flight = crud.payments_in_flight(db, chain.chain_id, {payer for payer, _ in groups})
-    owed: dict[tuple[str, str], int] = {}
-    for payer, token, amount in in_flight:
-        owed[(payer, token.lower())] = owed.get((payer, token.lower()), 0) + int(amount)
+    A payment held back is checked again in a later pass, against the chain after the others.
+    `owed`: what the payers' payments on their way owe (_owed)."""
     held: set[int] = set()
-    for (payer, token), members in groups.items():
+    for (payer, token), members in _groups(jobs, spends).items():
         if len(members) == 1 and (payer, token) not in owed:
             continue  # its own check covers it
         cover = _cover(chain, payer, token)
@@ -559,6 +558,20 @@ def _held_back(chain: ChainConfig, jobs: list[_Job], spends: dict[int, _Spend]) 
             else:
                 held.add(job.row_id)
     return held
+
+
+def _groups(jobs: list[_Job], spends: dict[int, _Spend]) -> dict[tuple[str, str], list[_Job]]:
+    """The jobs that can be sent, by (payer, token), in queue order."""
+    groups: dict[tuple[str, str], list[_Job]] = {}
+    for job in jobs:
+        if job.failure is None:
+            spend = spends[job.row_id]
+            groups.setdefault((spend.payer, spend.token), []).append(job)
+    return groups
+
+
+def _in_flight_now(db: Session, chain: ChainConfig, spends: dict[int, _Spend]) -> dict[tuple[str, str], int]:
+    return _owed(crud.payments_in_flight(db, chain.chain_id, {spend.payer for spend in spends.values()}))
 
 
 def _cover(chain: ChainConfig, payer: str, token: str) -> int:
@@ -610,13 +623,24 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         jobs = _jobs(chain, acct.address, queued, answers[2:])
     except (*_NETWORK_ERRORS, Web3RPCError, KeyError):
         return counts  # the node is not answering: they stay queued for the next pass
-    held = _held_back(chain, jobs, spends)
+    with get_session() as db:
+        owed = _in_flight_now(db, chain, spends)
+    held = _held_back(chain, jobs, spends, owed)
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
 
     signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
     failed: list[Payment] = []
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
+        # Another relayer process may have sent a payer's payment since `owed` was read: that
+        # payer's payments of the token wait for a later pass (held back is always safe).
+        owed_now = _in_flight_now(db, chain, spends)
+        held |= {
+            job.row_id
+            for group, members in _groups(jobs, spends).items()
+            if owed_now.get(group, 0) > owed.get(group, 0)
+            for job in members
+        }
         last = crud.max_relayer_nonce(db, chain.chain_id, relayer)
         nonce = max(pending_count, -1 if last is None else last + 1)
         loaded = _load(db, [job.row_id for job in jobs])  # noqa: F841 (held for the pass, see _load)

@@ -1,7 +1,6 @@
 """relayer._held_back: which of a pass's payments wait for the payer's earlier ones (the allowance
-and balance read, and the payments on their way, stood in for)."""
+and balance read stood in for)."""
 
-import contextlib
 from types import SimpleNamespace
 
 import pytest
@@ -29,7 +28,7 @@ def job(row_id: int, failure: str | None = None) -> relayer._Job:
         # Other payers and other tokens are apart.
         ({1: (A, T, 50, False), 2: (B, T, 50, False), 3: (A, U, 50, False)}, {}, [], None, set()),
         # A failed one takes nothing.
-        ({1: (A, T, 50, "expired"), 2: (A, T, 50, False)}, {1: "expired"}, [], None, set()),
+        ({1: (A, T, 50, False), 2: (A, T, 50, False)}, {1: "expired"}, [], None, set()),
         # On its way: the first of the pass goes only if the cover takes both.
         ({1: (A, T, 30, False)}, {}, [(A, T, "30")], 60, set()),
         ({1: (A, T, 31, False)}, {}, [(A, T, "30")], 60, {1}),
@@ -51,9 +50,7 @@ def test_held_back(monkeypatch, spends, failures, in_flight, cover, held):
         return cover
 
     monkeypatch.setattr(relayer, "_cover", cover_of)
-    monkeypatch.setattr(relayer, "get_session", contextlib.nullcontext)
-    monkeypatch.setattr(relayer.crud, "payments_in_flight", lambda db, chain_id, payers: in_flight)
     jobs = [job(row_id, failures.get(row_id)) for row_id in spends]
-    chain = SimpleNamespace(chain_id=31337)  # all _held_back reads of it besides what _cover does
-    got = relayer._held_back(chain, jobs, {k: relayer._Spend(*v[:3], v[3]) for k, v in spends.items()})
-    assert got == held
+    chain = SimpleNamespace(chain_id=31337)  # handed to _cover only
+    spend_of = {k: relayer._Spend(*v) for k, v in spends.items()}
+    assert relayer._held_back(chain, jobs, spend_of, relayer._owed(in_flight)) == held
