@@ -526,12 +526,16 @@ def _owed(in_flight: list[tuple[str, str, str]]) -> dict[tuple[str, str], int]:
     """What payments on their way (crud.payments_in_flight) owe, by (payer, token)."""
     owed: dict[tuple[str, str], int] = {}
     for payer, token, amount in in_flight:
-        owed[(payer, token.lower())] = owed.get((payer, token.lower()), 0) + int(amount)
+        key = (payer, token.lower())
+        owed[key] = owed.get(key, 0) + int(amount)
     return owed
 
 
 def _held_back(
-    chain: ChainConfig, jobs: list[_Job], spends: dict[int, _Spend], owed: dict[tuple[str, str], int]
+    chain: ChainConfig,
+    groups: dict[tuple[str, str], list[_Job]],
+    spends: dict[int, _Spend],
+    owed: dict[tuple[str, str], int],
 ) -> set[int]:
     """The row ids of the pass to keep queued for a later pass. Each payment's check ran alone,
     against the chain without the payer's other payments of the token that are on their way
@@ -541,9 +545,10 @@ def _held_back(
     goes alone when nothing of theirs is on its way, and beside others only while the allowance
     and balance cover them all; a permit payment (its permit sets the allowance) only alone.
     A payment held back is checked again in a later pass, against the chain after the others.
-    `owed`: what the payers' payments on their way owe (_owed)."""
+    `groups`: the pass's payments that can be sent (_groups); `owed`: what the payers' payments on
+    their way owe (_owed)."""
     held: set[int] = set()
-    for (payer, token), members in _groups(jobs, spends).items():
+    for (payer, token), members in groups.items():
         if len(members) == 1 and (payer, token) not in owed:
             continue  # its own check covers it
         cover = _cover(chain, payer, token)
@@ -611,6 +616,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
             for kind in [_kind(chain, row)]
         ]
         spends = {stored_id(row): _spend(row) for row in rows}
+        owed = _in_flight_now(db, chain, spends) if rows else {}
     if not queued:
         return counts
     acct = relayer_account()
@@ -623,21 +629,21 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         jobs = _jobs(chain, acct.address, queued, answers[2:])
     except (*_NETWORK_ERRORS, Web3RPCError, KeyError):
         return counts  # the node is not answering: they stay queued for the next pass
-    with get_session() as db:
-        owed = _in_flight_now(db, chain, spends)
-    held = _held_back(chain, jobs, spends, owed)
+    groups = _groups(jobs, spends)
+    held = _held_back(chain, groups, spends, owed)
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
 
     signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
     failed: list[Payment] = []
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
-        # Another relayer process may have sent a payer's payment since `owed` was read: that
-        # payer's payments of the token wait for a later pass (held back is always safe).
+        # Another relayer process may have sent a payer's payment since `owed` was read (with the
+        # queue, before the checks): that payer's payments of the token wait for a later pass
+        # (held back is always safe).
         owed_now = _in_flight_now(db, chain, spends)
         held |= {
             job.row_id
-            for group, members in _groups(jobs, spends).items()
+            for group, members in groups.items()
             if owed_now.get(group, 0) > owed.get(group, 0)
             for job in members
         }

@@ -53,4 +53,5 @@ def test_held_back(monkeypatch, spends, failures, in_flight, cover, held):
     jobs = [job(row_id, failures.get(row_id)) for row_id in spends]
     chain = SimpleNamespace(chain_id=31337)  # handed to _cover only
     spend_of = {k: relayer._Spend(*v) for k, v in spends.items()}
-    assert relayer._held_back(chain, jobs, spend_of, relayer._owed(in_flight)) == held
+    groups = relayer._groups(jobs, spend_of)
+    assert relayer._held_back(chain, groups, spend_of, relayer._owed(in_flight)) == held
