@@ -2,9 +2,14 @@ import base64
 import hashlib
 
 import pytest
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse, JSONResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
 
 from wallet_app.core.security import (
     SUBRESOURCE_CSP,
+    SecurityHeaders,
     cache_control,
     content_security_policy,
     governs_a_document,
@@ -74,3 +79,19 @@ def test_which_responses_carry_the_full_policy(path, content_type, full):
 
 def test_the_subresource_policy_forbids_everything():
     assert SUBRESOURCE_CSP == "default-src 'none'; frame-ancestors 'none'"
+
+
+def test_only_a_document_reads_the_builds_script_hashes(monkeypatch):
+    """The hashes' freshness check costs two stat calls: an API answer must not pay for it."""
+    inner = Starlette(routes=[
+        Route("/api/v1/me", lambda _r: JSONResponse({"ok": True})),
+        Route("/home", lambda _r: HTMLResponse("<html></html>")),
+    ])
+    reads: list[str] = []
+    monkeypatch.setattr(SecurityHeaders, "_script_hashes", lambda self: reads.append("read") or ["'sha256-abc'"])
+    client = TestClient(SecurityHeaders(inner))
+
+    assert client.get("/api/v1/me").headers["content-security-policy"] == SUBRESOURCE_CSP
+    assert reads == []
+    assert "'sha256-abc'" in client.get("/home").headers["content-security-policy"]
+    assert reads == ["read"]
