@@ -118,7 +118,7 @@ class SecurityHeaders:
                 content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 document = governs_a_document(path, content_type)
                 # Only a document's policy needs the build's hashes: their check is two stat calls,
-                # about a tenth of a worker's time when it served every /api/v1/me (bench/load.py).
+                # 6-7 % of a worker's samples while it served /api/v1/me (bench/README.md, stop 28).
                 csp = (
                     content_security_policy(self._script_hashes(), self._google, wasm=path == "/kdf-worker.js")
                     if document
