@@ -56,11 +56,20 @@ MOBILE_CONTEXT = {
 DEFAULT_START_TIMEOUT = float(os.environ.get("E2E_SERVER_START_TIMEOUT", "240"))
 
 
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A port free right now on 127.0.0.1 (the OS picks it)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free right now on 127.0.0.1 (the OS picks it), and never one handed out before in
+    this process: a server binds its port only once it starts, so two picks in a row could get the
+    same one (CI once gave an app and its own anvil the same port, and the app could not bind)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 @dataclass(eq=False)
