@@ -44,11 +44,12 @@ run-scale: setup
 	  python -m wallet_app.serve --dev --port $(PORT) --workers 2
 
 # The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
-# whose React and Radix the QR unit's test bundle uses. Every test on SQLite (1 worker per app
-# server), then the scale suites (test-scale) on PostgreSQL + Redis + 2 workers.
+# whose React and Radix the QR unit's test bundle uses. Then two halves side by side (each alone
+# leaves a core idle much of the time): every test on SQLite (1 worker per app server), and the
+# scale suites (test-scale) on PostgreSQL + Redis + 2 workers. Their output is printed when they
+# end, and kept in test-results/sqlite/ and test-results/scale/.
 test: setup chromium lint build
-	$(ENV) python -m pytest -q --durations=15 tests
-	$(ENV) $(SCALE_PYTEST)
+	$(ENV) python tools/side_by_side.py "sqlite=python -m pytest -q --durations=15 tests" "scale=$(SCALE_PYTEST)"
 
 # The API and e2e suites, and the unit tests that touch the database (migrations, row locks, the
 # server script), on one private PostgreSQL and one private Redis (tools/pgserver.py and

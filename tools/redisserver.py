@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))  # run as a script: `tools` importable
+sys.path.insert(0, str(REPO_ROOT))  # run as a script: `tools` and `wallet_app` importable
 
 from tools import debian  # noqa: E402
 from tools.child import run_child, stop_process  # noqa: E402
+from wallet_app.dev.anvil import free_port  # noqa: E402
 
 BINARY = "redis-server"
 
@@ -40,12 +41,6 @@ def install() -> str:
     if not found:
         raise RuntimeError("redis-server is still missing after apt-get install redis-server")
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _ping(port: int) -> bool:

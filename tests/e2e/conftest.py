@@ -30,7 +30,8 @@ if str(REPO_ROOT) not in sys.path:
 
 from tests.e2e import helpers  # noqa: E402
 
-RESULTS_DIR = REPO_ROOT / "test-results"
+# Logs and screenshots; `make test` gives each of its two halves (run side by side) its own.
+RESULTS_DIR = Path(os.environ.get("TEST_RESULTS_DIR") or REPO_ROOT / "test-results")
 SCREENSHOTS_DIR = RESULTS_DIR / "screenshots"
 DEFAULT_TIMEOUT_MS = 15_000
 # expect() waits as long as actions do (its own default is 5 s): a page's first render waits for its
@@ -179,7 +180,7 @@ def pytest_runtest_makereport(item, call):
 # A test that fails twice fails the run; every retried test is listed at the end (E2E_RETRIES=0: none).
 E2E_RETRIES = int(os.environ.get("E2E_RETRIES", "1"))
 E2E_DIR = Path(__file__).resolve().parent
-RETRIED: list[str] = []
+RETRIED: list[tuple[str, str]] = []  # (test, the end of its first failure's report)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -191,10 +192,10 @@ def pytest_runtest_protocol(item, nextitem):
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
     for attempt in range(E2E_RETRIES + 1):
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
-        failed = any(r.failed for r in reports)
+        failed = [r for r in reports if r.failed]
         if not failed or attempt == E2E_RETRIES:
             break
-        RETRIED.append(item.nodeid)
+        RETRIED.append((item.nodeid, "\n".join(failed[0].longreprtext.splitlines()[-25:])))
         item._initrequest()  # fresh fixture requests for the next attempt
     for report in reports:
         item.ihook.pytest_runtest_logreport(report=report)
@@ -205,5 +206,6 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_terminal_summary(terminalreporter):
     if RETRIED:
         terminalreporter.write_sep("=", f"e2e tests run again after a failure: {len(RETRIED)}")
-        for nodeid in RETRIED:
+        for nodeid, failure in RETRIED:
             terminalreporter.write_line(nodeid)
+            terminalreporter.write_line(failure)

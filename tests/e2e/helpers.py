@@ -14,7 +14,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -28,6 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psutil
 
 from tests.rate_limits_env import GENEROUS_LIMITS
+from wallet_app.dev.anvil import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV_SH = REPO_ROOT / "env.sh"
@@ -54,22 +54,6 @@ MOBILE_CONTEXT = {
 }
 # A cold production build takes a few minutes on a small machine.
 DEFAULT_START_TIMEOUT = float(os.environ.get("E2E_SERVER_START_TIMEOUT", "240"))
-
-
-_handed_out: set[int] = set()
-
-
-def free_port() -> int:
-    """A port free right now on 127.0.0.1 (the OS picks it), and never one handed out before in
-    this process: a server binds its port only once it starts, so two picks in a row could get the
-    same one (CI once gave an app and its own anvil the same port, and the app could not bind)."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
 
 
 @dataclass(eq=False)
