@@ -4,7 +4,7 @@ PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
 
-.PHONY: setup run run-scale test test-scale lint build chromium clean audit redis pg test-pg
+.PHONY: setup run run-scale test test-scale lint build chromium clean audit redis servers pg test-pg
 
 .venv/.installed: requirements.txt requirements-dev.txt
 	test -x $(PY) || python3 -m venv .venv
@@ -29,6 +29,11 @@ chromium:
 redis:
 	python3 tools/redisserver.py --install
 
+# Debian's postgresql and redis-server, installed when missing, before anything runs side by side
+# (two apt-get runs at once: one fails on dpkg's lock).
+servers: setup redis
+	$(ENV) python tools/pgserver.py --install
+
 # Compiles the Reflex frontend (production build) into .web/build.
 build: setup
 	$(ENV) python -m wallet_app.build
@@ -48,7 +53,7 @@ run-scale: setup
 # leaves a core idle much of the time): every test on SQLite (1 worker per app server), and the
 # scale suites (test-scale) on PostgreSQL + Redis + 2 workers. Their output is printed when they
 # end, and kept in test-results/sqlite/ and test-results/scale/.
-test: setup chromium lint build
+test: setup chromium servers lint build
 	$(ENV) python tools/side_by_side.py "sqlite=python -m pytest -q --durations=15 tests" "scale=$(SCALE_PYTEST)"
 
 # The API and e2e suites, and the unit tests that touch the database (migrations, row locks, the

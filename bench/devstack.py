@@ -74,7 +74,8 @@ def dev_stack(prefix: str, database_url: str | None = None) -> Iterator[tuple[in
     """A fresh anvil with the contracts deployed, development settings for a server on a free
     port, files in a new temp folder (a SQLite database there unless database_url is given):
     yields (port, node, deployments)."""
-    from wallet_app.dev.anvil import Anvil, free_port
+    from tools.ports import free_port
+    from wallet_app.dev.anvil import Anvil
 
     tmp = Path(tempfile.mkdtemp(prefix=prefix))
     with Anvil(port=0, start_timeout=20) as node:

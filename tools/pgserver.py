@@ -3,6 +3,7 @@
     python tools/pgserver.py                       # data in data/postgres, prints DATABASE_URL, Ctrl-C stops
     python tools/pgserver.py -- make something     # runs the command with DATABASE_URL set, then stops
     python tools/pgserver.py --temp -- cmd ...     # throw-away data (a temp dir), fsync off
+    python tools/pgserver.py --install             # only installs postgresql when missing
 
     with PgServer(temp=True) as pg:                # tests
         url = pg.create_database("t1")             # postgresql+psycopg://newbl:...@127.0.0.1:PORT/t1
@@ -34,7 +35,8 @@ sys.path.insert(0, str(REPO_ROOT))  # run as a script: `wallet_app` importable
 
 from tools.child import run_child, stop_process  # noqa: E402
 from tools.debian import InstallError, install  # noqa: E402
-from wallet_app.dev.anvil import free_port, port_free  # noqa: E402
+from tools.ports import free_port  # noqa: E402
+from wallet_app.dev.anvil import port_free  # noqa: E402
 
 DEFAULT_DIR = REPO_ROOT / "data" / "postgres"
 DEFAULT_PORT = 5433  # not 5432: a system PostgreSQL may hold that one
@@ -282,9 +284,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0: a free port")
     parser.add_argument("--temp", action="store_true", help="throw-away data in a temp dir, on a free port")
     parser.add_argument("--database", default=USER, help="database created when missing, given as DATABASE_URL")
+    parser.add_argument("--install", action="store_true", help="only install postgresql when missing")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="-- a command to run with DATABASE_URL set")
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if args.install:
+        print(bin_dir())
+        return 0
 
     # SIGTERM ends like Ctrl-C, so the server is shut down properly.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO_ROOT))  # run as a script: `tools` and `wallet_app` importable
+sys.path.insert(0, str(REPO_ROOT))  # run as a script: `tools` importable
 
 from tools import debian  # noqa: E402
 from tools.child import run_child, stop_process  # noqa: E402
-from wallet_app.dev.anvil import free_port  # noqa: E402
+from tools.ports import free_port  # noqa: E402
 
 BINARY = "redis-server"
 

@@ -14,10 +14,10 @@ from contracts.deploy import (
     FAUCET_TOKEN_UNITS,
     _deploy_contract,
 )
+from tools.ports import free_port
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.dev import faucet
-from wallet_app.dev.anvil import free_port
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import sessions, tokens
 from wallet_app.services.eth import ZERO_ADDRESS

@@ -11,8 +11,9 @@ import pytest
 from eth_account import Account
 from web3 import Web3
 
+from tools.ports import free_port
 from wallet_app.core.config import REPO_ROOT
-from wallet_app.dev.anvil import Anvil, AnvilError, free_port
+from wallet_app.dev.anvil import Anvil, AnvilError
 
 DEV_KEY_1 = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"  # anvil account 1
 

@@ -158,7 +158,7 @@ def test_reads_retry_once_on_network_error():
 def test_unreachable_rpc_gives_rpc_unavailable(chain):
     from dataclasses import replace
 
-    from wallet_app.dev.anvil import free_port
+    from tools.ports import free_port
 
     dead = replace(chain, rpc_url=f"http://127.0.0.1:{free_port()}")
     with pytest.raises(AppError) as exc:

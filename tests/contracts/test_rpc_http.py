@@ -8,7 +8,7 @@ import urllib3
 from web3 import Web3
 from web3.exceptions import ProviderConnectionError, RequestTimedOut
 
-from wallet_app.dev.anvil import free_port
+from tools.ports import free_port
 from wallet_app.services import chain as chain_mod
 from wallet_app.services.rpc_http import RpcOverHttp, pool_for
 

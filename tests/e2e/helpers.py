@@ -27,7 +27,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psutil
 
 from tests.rate_limits_env import GENEROUS_LIMITS
-from wallet_app.dev.anvil import free_port
+from tools.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ENV_SH = REPO_ROOT / "env.sh"

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import random
 import shutil
 import signal
 import socket
@@ -29,6 +27,7 @@ from typing import IO
 import httpx
 
 from tools.child import stop_process
+from tools.ports import free_port
 from wallet_app.core.config import REPO_ROOT
 
 CHAIN_ID = 31337
@@ -53,43 +52,6 @@ def anvil_binary() -> str:
     if found:
         return found
     raise AnvilError("anvil not found: run `make setup` (npm @foundry-rs/anvil in tools/)")
-
-
-# "LOW-HIGH": free_port() draws from these ports only. `make test` runs its two halves side by
-# side and gives each its own range, so they never pick the same port (tools/side_by_side.py).
-PORT_RANGE_ENV = "NEWBL_PORT_RANGE"
-_handed_out: set[int] = set()
-
-
-def _can_bind(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def free_port() -> int:
-    """A port free right now on 127.0.0.1, and never one handed out before in this process: a
-    server binds its port only once it starts, so two picks in a row could get the same one (CI
-    once gave an app and its own anvil the same port, and the app could not bind). Drawn from
-    NEWBL_PORT_RANGE when it is set, else the OS picks."""
-    bounds = os.environ.get(PORT_RANGE_ENV)
-    low, high = (int(b) for b in bounds.split("-")) if bounds else (0, 0)
-    for _ in range(10_000):
-        if bounds:
-            port = random.randint(low, high)
-            if port in _handed_out or not _can_bind(port):
-                continue
-        else:
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                port = s.getsockname()[1]
-        if port not in _handed_out:
-            _handed_out.add(port)
-            return port
-    raise AnvilError(f"no free port left ({PORT_RANGE_ENV}={bounds})")
 
 
 def port_free(port: int) -> bool:

@@ -5,8 +5,7 @@ import socket
 
 import pytest
 
-from wallet_app.dev import anvil
-from wallet_app.dev.anvil import PORT_RANGE_ENV, Anvil, AnvilError, free_port, port_free
+from wallet_app.dev.anvil import Anvil, AnvilError, port_free
 
 
 def plain_bind_fails(port: int) -> bool:
@@ -44,23 +43,3 @@ def test_start_refuses_a_port_with_a_listener():
         with pytest.raises(AnvilError, match=f"^port {port} is in use$"):
             Anvil(port=port).start()
 
-
-def test_free_port_never_hands_out_a_port_twice(monkeypatch):
-    monkeypatch.setattr(anvil, "_handed_out", set())
-    monkeypatch.delenv(PORT_RANGE_ENV, raising=False)
-    ports = [free_port() for _ in range(200)]
-    assert len(set(ports)) == 200
-
-
-def test_free_port_keeps_to_its_range_and_skips_a_taken_port(monkeypatch):
-    """Two test runs side by side with their own ranges never pick the same port."""
-    with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        port = taken.getsockname()[1]
-        low = port - 5
-        monkeypatch.setattr(anvil, "_handed_out", set())
-        monkeypatch.setenv(PORT_RANGE_ENV, f"{low}-{port}")
-        free = {p for p in range(low, port) if not plain_bind_fails(p)}
-        assert {free_port() for _ in free} == free
-        with pytest.raises(AnvilError, match=f"^no free port left \\({PORT_RANGE_ENV}={low}-{port}\\)$"):
-            free_port()
