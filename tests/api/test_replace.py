@@ -5,8 +5,11 @@ group is mined the others are replaced or cancelled, and the chain moves the fun
 from contextlib import contextmanager
 
 from eth_account import Account
+from sqlmodel import select
 
 from tests.api.test_wallet_api import API, api_user, balance_of, sign  # noqa: F401 - api_user is a fixture
+from wallet_app.core.db import get_session
+from wallet_app.models import Activity
 from wallet_app.services import pending
 
 
@@ -130,3 +133,58 @@ def test_replace_refusals(api_user, client, chain, w3, login):  # noqa: F811
         resp = client.post(f"{API}/tx/replace", json={"activity_id": old_id, "kind": "cancel"})
         assert (resp.status_code, resp.json()) == (404, {"detail": "unknown_activity"})
     mine(w3)
+
+
+def stored_entry(tx_hash: str) -> Activity:
+    with get_session() as db:
+        return db.exec(select(Activity).where(Activity.tx_hash == tx_hash)).one()
+
+
+def test_a_send_mined_while_its_group_is_read_is_never_marked_replaced(api_user, client, chain, w3, monkeypatch):  # noqa: F811
+    """The block lands after the group's receipts are read: the nonce read before them was still
+    free, so nothing is decided, and the next look finds the receipt."""
+    tusd = chain.tokens[0].token_address
+    with mining_paused(w3):
+        _tx, tx_hash, _id = pending_send(client, api_user, tusd, Account.create().address)
+        read_receipt = pending.tx_status
+
+        def receipt_then_block(c, h):
+            status = read_receipt(c, h)
+            mine(w3)
+            return status
+
+        monkeypatch.setattr(pending, "tx_status", receipt_then_block)
+        pending.refresh_group(chain, stored_entry(tx_hash))
+        assert stored_entry(tx_hash).status == "submitted"
+    monkeypatch.undo()
+    assert w3.eth.get_transaction_receipt(tx_hash)["status"] == 1
+    assert entries(client)[tx_hash]["status"] == "ok"
+
+
+def test_a_used_nonce_without_a_receipt_yet_waits_for_it(api_user, client, chain, w3, monkeypatch):  # noqa: F811
+    """A node may serve the new nonce before the receipt: a member it knows is not replaced."""
+    tusd = chain.tokens[0].token_address
+    with mining_paused(w3):
+        _tx, tx_hash, _id = pending_send(client, api_user, tusd, Account.create().address)
+        mine(w3)
+    monkeypatch.setattr(pending, "tx_status", lambda _c, _h: "pending")  # the receipt not served yet
+    pending.refresh_group(chain, stored_entry(tx_hash))
+    assert stored_entry(tx_hash).status == "submitted"
+    monkeypatch.undo()
+    assert entries(client)[tx_hash]["status"] == "ok"
+
+
+def test_a_nonce_taken_from_outside_the_group_leaves_it_replaced(api_user, client, chain, w3):  # noqa: F811
+    """Another device sends with the same nonce at a higher price: the node drops ours, mines
+    theirs, and the entry is replaced (it moved nothing)."""
+    tusd = chain.tokens[0].token_address
+    recipient = Account.create().address
+    before = balance_of(w3, tusd, recipient)
+    with mining_paused(w3):
+        tx, tx_hash, _id = pending_send(client, api_user, tusd, recipient)
+        outside = api_user.sign_transaction({"chainId": 31337, "to": api_user.address, "value": 0, "gas": 21_000,
+                                             "gasPrice": pending.bump(int(tx["gas_price"])), "nonce": int(tx["nonce"])})
+        w3.eth.send_raw_transaction(outside.raw_transaction)
+        mine(w3)
+    assert entries(client)[tx_hash]["status"] == "replaced"
+    assert balance_of(w3, tusd, recipient) == before

@@ -20,6 +20,7 @@ from typing import Any
 
 from eth_typing import HexStr
 from sqlmodel import col, select
+from web3.exceptions import TransactionNotFound
 
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
@@ -149,6 +150,18 @@ def _nonce_used(chain: ChainConfig, sender: str, nonce: int) -> bool:
     return chain_svc.transaction_count(chain, sender, "latest") > nonce
 
 
+def _known_to_node(chain: ChainConfig, tx_hash: str) -> bool:
+    """Whether the node knows the transaction (in a block or in its pool); True when it does not
+    answer (nothing is decided on a silent node)."""
+    try:
+        chain_svc.web3_for(chain).eth.get_transaction(HexStr(tx_hash))
+    except TransactionNotFound:
+        return False
+    except Exception:
+        return True
+    return True
+
+
 def _group(db: Any, row: Activity) -> list[Activity]:
     rows = db.exec(
         select(Activity).where(
@@ -160,15 +173,27 @@ def _group(db: Any, row: Activity) -> list[Activity]:
 
 
 def refresh_group(chain: ChainConfig, row: Activity) -> None:
-    """Reads the receipts of a pending entry's group (and the sender's nonce when none is mined)
-    and stores the resolved statuses. No database transaction stays open over the RPC calls;
-    two workers resolving the same group write the same statuses."""
+    """Reads the sender's nonce, then the receipts of a pending entry's group, and stores the
+    resolved statuses. No database transaction stays open over the RPC calls; two workers
+    resolving the same group write the same statuses.
+
+    The nonce comes first: read after the receipts, a member mined in between would leave the
+    nonce used and no receipt seen, and the whole group, the user's mined send among it, would be
+    marked replaced for good. A used nonce with no receipt counts as taken from outside the group
+    only when the node knows none of the members (a node may serve the new nonce before the
+    receipt: the next look decides)."""
     fields = stored_fields(row)
     with get_session() as db:
         fresh = db.get(Activity, stored_id(row))
         if fresh is None:
             return
         group = _group(db, fresh) if fields else [fresh]
+    used = False
+    if fields is not None and row.nonce is not None:
+        try:
+            used = _nonce_used(chain, fields["from"], row.nonce)
+        except AppError:  # the node does not answer: decide on the next look
+            used = False
     mined: dict[int, str] = {}
     for r in group:
         if r.status in ("ok", "failed"):
@@ -177,12 +202,8 @@ def refresh_group(chain: ChainConfig, row: Activity) -> None:
             s = tx_status(chain, r.tx_hash)
             if s != "pending":
                 mined[stored_id(r)] = s
-    used = False
-    if not mined and fields is not None and row.nonce is not None:
-        try:
-            used = _nonce_used(chain, fields["from"], row.nonce)
-        except AppError:  # the node does not answer: decide on the next look
-            used = False
+    if used and not mined and any(_known_to_node(chain, r.tx_hash) for r in group if r.tx_hash):
+        used = False
     changes = resolve_group([Member(stored_id(r), r.type, r.status) for r in group], mined, used)
     if changes:
         with get_session() as db:
