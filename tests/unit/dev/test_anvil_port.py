@@ -42,4 +42,3 @@ def test_start_refuses_a_port_with_a_listener():
         port = other.getsockname()[1]
         with pytest.raises(AnvilError, match=f"^port {port} is in use$"):
             Anvil(port=port).start()
-
