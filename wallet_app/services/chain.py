@@ -51,6 +51,7 @@ from web3.exceptions import (
     ContractLogicError,
     ProviderConnectionError,
     RequestTimedOut,
+    TransactionNotFound,
     Web3RPCError,
 )
 from web3.types import Wei
@@ -308,6 +309,16 @@ def rpc_batch(w3: Web3, calls: list[tuple[str, list]]) -> list[dict]:
     if not isinstance(answers, list):  # the node refused the whole batch
         raise Web3RPCError(str(answers.get("error")))
     return cast(list[dict], answers)
+
+
+def transaction_known(w3: Web3, tx_hash: str | None) -> bool:
+    """Whether the node knows the transaction (mined or in its pool); its errors propagate."""
+    if not tx_hash:
+        return False
+    try:
+        return w3.eth.get_transaction(HexStr(tx_hash)) is not None
+    except TransactionNotFound:
+        return False
 
 
 def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:

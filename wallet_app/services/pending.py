@@ -20,7 +20,6 @@ from typing import Any
 
 from eth_typing import HexStr
 from sqlmodel import col, select
-from web3.exceptions import TransactionNotFound
 
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
@@ -151,15 +150,11 @@ def _nonce_used(chain: ChainConfig, sender: str, nonce: int) -> bool:
 
 
 def _known_to_node(chain: ChainConfig, tx_hash: str) -> bool:
-    """Whether the node knows the transaction (in a block or in its pool); True when it does not
-    answer (nothing is decided on a silent node)."""
+    """chain.transaction_known; True when the node does not answer (nothing is decided on a silent node)."""
     try:
-        chain_svc.web3_for(chain).eth.get_transaction(HexStr(tx_hash))
-    except TransactionNotFound:
-        return False
+        return chain_svc.transaction_known(chain_svc.web3_for(chain), tx_hash)
     except Exception:
         return True
-    return True
 
 
 def _group(db: Any, row: Activity) -> list[Activity]:

@@ -57,7 +57,7 @@ from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
 from sqlmodel import Session, col, select
-from web3.exceptions import TransactionNotFound, Web3RPCError
+from web3.exceptions import Web3RPCError
 
 from wallet_app import crud
 from wallet_app.core import extensions
@@ -74,6 +74,7 @@ from wallet_app.services.chain import (
     decode_raw_tx,
     erc20_allowance_and_balance,
     gas_price,
+    transaction_known,
     web3_for,
 )
 from wallet_app.services.chain import receipts as _receipts
@@ -278,7 +279,7 @@ def _refusal_outcome(chain: ChainConfig, raw_tx: str, msg: str) -> tuple[str, st
         # Taken by this very transaction (another relayer pass sent the stored raw tx first)
         # is a send, not a lost nonce: re-allocating would pay twice and leave a hole.
         try:
-            own = _known(web3_for(chain), "0x" + keccak(hexstr=raw_tx).hex())
+            own = transaction_known(web3_for(chain), "0x" + keccak(hexstr=raw_tx).hex())
         except _NETWORK_ERRORS as e:
             return SendOutcome.UNKNOWN, type(e).__name__
         return (SendOutcome.SENT if own else SendOutcome.NONCE_TAKEN), msg
@@ -903,15 +904,6 @@ def _known_hashes(w3, hashes: list[str]) -> set[str]:
         return set()
     answers = _batch(w3, [("eth_getTransactionByHash", [h]) for h in hashes])
     return {h for h, answer in zip(hashes, answers, strict=True) if answer.get("result")}
-
-
-def _known(w3, tx_hash: str | None) -> bool:
-    if not tx_hash:
-        return False
-    try:
-        return w3.eth.get_transaction(tx_hash) is not None
-    except TransactionNotFound:
-        return False
 
 
 def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now) -> bool:
