@@ -2,6 +2,7 @@
 
 import fcntl
 import os
+import sqlite3
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
@@ -113,6 +114,43 @@ def get_session() -> Session:
     expire_on_commit=False so objects returned by services stay readable after commit.
     """
     return Session(get_engine(), expire_on_commit=False)
+
+
+class CommitWatch:
+    """Whether anyone may have committed to the database since the last look: for a loop that
+    would otherwise run a query every few milliseconds to find out (the relayer's queue check
+    without Redis cost an idle relayer about 4 % of a core). On a SQLite file it reads PRAGMA
+    data_version on a read-only connection of its own, which changes when any other connection,
+    in any process, commits: a few microseconds. Anywhere else, or on any error, it says maybe."""
+
+    def __init__(self) -> None:
+        self._path: str | None = None
+        self._conn: sqlite3.Connection | None = None
+        self._version: int | None = None
+
+    def maybe_committed(self) -> bool:
+        """True on the first call, then only after a commit by another connection (or when it cannot tell)."""
+        url = make_url(get_settings().database_url)
+        path = url.database if url.get_backend_name() == "sqlite" else None
+        if not path or path == ":memory:":
+            return True
+        try:
+            if self._conn is None or self._path != path:
+                self.close()
+                read_only = f"{Path(path).resolve().as_uri()}?mode=ro"
+                self._conn = sqlite3.connect(read_only, uri=True, check_same_thread=False)
+                self._path = path
+            version = self._conn.execute("PRAGMA data_version").fetchone()[0]
+        except sqlite3.Error:
+            self.close()
+            return True
+        changed, self._version = version != self._version, version
+        return changed
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+        self._conn = self._version = None
 
 
 def alembic_config():

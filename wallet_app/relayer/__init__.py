@@ -31,7 +31,7 @@ from redis import RedisError
 from wallet_app import crud
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import CommitWatch, get_session
 from wallet_app.errors import unexpected_code
 from wallet_app.services import chain as chains
 from wallet_app.services import indexer, payment_watch, relayer
@@ -154,7 +154,8 @@ class _Wake:
     """Between passes: returns after `every` s, or as soon as a payment is queued. With REDIS_URL
     a thread listens for execute's announcements (payment_watch.QUEUED_CHANNEL); without Redis,
     or while it is unreachable, a cheap query of the queue every QUEUE_CHECK_SECONDS stands in
-    (a full pass that often would ask the node for receipts that often)."""
+    (a full pass that often would ask the node for receipts that often), and on SQLite only
+    when something was committed since the last look (CommitWatch)."""
 
     def __init__(self, stop: threading.Event, redis_url: str | None) -> None:
         self.stop, self.event, self.subscribed = stop, threading.Event(), False
@@ -193,7 +194,12 @@ class _Wake:
             self.stop.wait(1.0)
 
 
+_commits = CommitWatch()
+
+
 def _anything_queued() -> bool:
+    if not _commits.maybe_committed():  # nothing written since the last look: nothing newly queued
+        return False
     try:
         with get_session() as db:
             paying = [chain.chain_id for chain in chains.get_chains() if chain.payment_contract]
