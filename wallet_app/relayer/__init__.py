@@ -64,26 +64,28 @@ def run_once(steps: tuple[Callable[[ChainConfig], dict[str, int]], ...] | None =
 def run(stop: threading.Event, interval: float | None = None) -> None:
     """Until `stop` is set, two loops: sending (send_queued) every `interval` s
     (settings.relayer_interval_seconds) and at once when a payment is queued (_Wake), and
-    following (reconcile) every `interval` s and at once after a send. Apart, because a payment
+    following (reconcile) every `interval` s and at once after a send; a loop whose last pass had
+    nothing to do waits IDLE_PASS_SECONDS instead (the wakes still come at once). Apart, because a payment
     queued while the receipts of the last ones are collected is sent without waiting for that
     (on a busy PostgreSQL a pass of each took about half a second). They may overlap: both are
     safe against another relayer process doing the other (services.relayer), so against a thread."""
     settings = get_settings()
     every = settings.relayer_interval_seconds if interval is None else interval
     wake, sent = _Wake(stop, settings.redis_url), threading.Event()
-    follower = threading.Thread(target=_follow, args=(stop, every, sent), name="relayer-follow", daemon=True)
+    follower = threading.Thread(target=_follow, args=(stop, every, sent, wake), name="relayer-follow", daemon=True)
     follower.start()
     while not stop.is_set():
         started = time.monotonic()
         counts = _logged("sent", (relayer.send_queued,))
         if counts.get("sent") or counts.get("failed"):
             sent.set()
-        wake.wait(every)
+        wake.wait(every if any(counts.values()) else max(every, IDLE_PASS_SECONDS))
         # Each execute announces itself: a burst is sent in batches, a pass (and the follow after
         # it) at most every QUEUE_CHECK_SECONDS, as often as the queue is looked at without Redis.
         # Passes of one or two payments each cost the relayer, the database and the node the
         # CPU that the web workers needed (a burst of 100 took 20 passes).
         stop.wait(max(0.0, QUEUE_CHECK_SECONDS - (time.monotonic() - started)))
+    sent.set()  # the follower may be in an idle wait: it ends now
     follower.join()
 
 
@@ -108,10 +110,12 @@ def run_indexer(stop: threading.Event, interval: float | None = None) -> None:
                 log.warning("indexer lease of chain %s not released", chain.chain_id)
 
 
-def _follow(stop: threading.Event, every: float, sent: threading.Event) -> None:
+def _follow(stop: threading.Event, every: float, sent: threading.Event, wake: _Wake) -> None:
     while not stop.is_set():
-        _logged("followed", (relayer.reconcile,))
-        sent.wait(every)
+        counts = _logged("followed", (relayer.reconcile,))
+        if counts.get("ok") or counts.get("failed"):
+            wake.poke()  # a payment held back for its payer's earlier ones may go now
+        sent.wait(every if any(counts.values()) else max(every, IDLE_PASS_SECONDS))
         sent.clear()
 
 
@@ -148,6 +152,12 @@ class _DatabaseOutage:
 _database_outage = _DatabaseOutage()
 
 QUEUE_CHECK_SECONDS = 0.05  # without Redis: how often the queue is looked at between passes
+# A loop whose last pass found nothing to send or follow: its next timer pass waits this long. An
+# idle relayer otherwise read the database 10 times a second for nothing; a queued payment and a
+# send still wake the loops at once, and what the timer alone finds (a payment held back for its
+# payer's allowance, a node that was down) waits at most this long.
+IDLE_PASS_SECONDS = 2.0
+STOP_CHECK_SECONDS = 0.25  # a wait for an announcement sees a stop (SIGTERM) within this
 
 
 class _Wake:
@@ -166,11 +176,15 @@ class _Wake:
         end = time.monotonic() + every
         while (left := end - time.monotonic()) > 0 and not self.stop.is_set():
             if self.subscribed:
-                if self.event.wait(left):
+                if self.event.wait(min(left, STOP_CHECK_SECONDS)):
                     break
-            elif self.stop.wait(min(left, QUEUE_CHECK_SECONDS)) or _anything_queued():
+            elif self.event.wait(min(left, QUEUE_CHECK_SECONDS)) or _anything_queued():
                 break
         self.event.clear()
+
+    def poke(self) -> None:
+        """Ends the current wait now."""
+        self.event.set()
 
     def _listen(self, url: str) -> None:
         while not self.stop.is_set():
