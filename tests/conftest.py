@@ -87,15 +87,51 @@ def run_redis():
 
 @pytest.fixture
 def test_database(request, tmp_path):
-    """(DATABASE_URL, its PostgreSQL database name or None): a new, empty database for this test."""
+    """(DATABASE_URL, its PostgreSQL database name or None): a new database for this test, empty,
+    or on PostgreSQL for a test that uses `db` a copy of the migrated template, made ahead
+    (template_copies)."""
     if not ON_PG:
         yield f"sqlite:///{tmp_path / 'test.db'}", None
         return
     server = request.getfixturevalue("pg_server")
-    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50] + f"_{os.getpid()}"
-    server.drop_database(name)  # a rerun of the same test
-    yield server.create_database(name), name
-    server.drop_database(name)  # FORCE: also ends connections a test's engine still pools
+    if "db" in request.fixturenames:
+        url, name = request.getfixturevalue("template_copies").take()
+    else:
+        name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50] + f"_{os.getpid()}"
+        server.drop_database(name)  # a rerun of the same test
+        url = server.create_database(name)
+    yield url, name
+    server.drop_database(name)
+
+
+class TemplateCopies:
+    """Copies of the migrated template database made one ahead, in a thread: CREATE DATABASE ...
+    TEMPLATE waits on two checkpoints (0.1-0.35 s here), and about 300 tests of the API suite each
+    waited for one (and first for an empty database that was then dropped)."""
+
+    def __init__(self, server, template: str):
+        self.server, self.template = server, template
+        self.made = 0
+        self.maker = ThreadPoolExecutor(1, thread_name_prefix="template-copies")
+        self.next = self._make()
+
+    def _make(self):
+        self.made += 1
+        name = f"copy_{os.getpid()}_{self.made}"
+        return name, self.maker.submit(self.server.create_database, name, template=self.template)
+
+    def take(self) -> tuple[str, str]:
+        """(DATABASE_URL, name) of a new copy, nobody connected to it; the next one is begun."""
+        name, made = self.next
+        self.next = self._make()
+        return made.result(), name
+
+
+@pytest.fixture(scope="session")
+def template_copies(pg_server, migrated_template):
+    copies = TemplateCopies(pg_server, migrated_template)
+    yield copies
+    copies.maker.shutdown(wait=True)  # FORCE: also ends connections a test's engine still pools
 
 
 @pytest.fixture
@@ -172,12 +208,7 @@ def db(settings_env, request, tmp_path, test_database, migrated_template):
     """A fresh, migrated database at settings.database_url; yields its engine."""
     from wallet_app.core.db import get_engine
 
-    pg_name = test_database[1]
-    if pg_name:  # settings_env's empty database becomes a copy of the template
-        server = request.getfixturevalue("pg_server")
-        server.drop_database(pg_name)
-        server.create_database(pg_name, template=migrated_template)
-    else:
+    if not test_database[1]:  # on PostgreSQL test_database made it a copy of the template
         shutil.copy(migrated_template, tmp_path / "test.db")
     yield get_engine()
     get_engine().dispose()
