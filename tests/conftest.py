@@ -101,7 +101,7 @@ def test_database(request, tmp_path):
         server.drop_database(name)  # a rerun of the same test
         url = server.create_database(name)
     yield url, name
-    server.drop_database(name)
+    server.drop_database(name)  # FORCE: also ends connections a test's engine still pools
 
 
 class TemplateCopies:
@@ -131,7 +131,7 @@ class TemplateCopies:
 def template_copies(pg_server, migrated_template):
     copies = TemplateCopies(pg_server, migrated_template)
     yield copies
-    copies.maker.shutdown(wait=True)  # FORCE: also ends connections a test's engine still pools
+    copies.maker.shutdown(wait=True)
 
 
 @pytest.fixture
