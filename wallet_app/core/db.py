@@ -124,22 +124,25 @@ class CommitWatch:
     in any process, commits: a few microseconds. Anywhere else, or on any error, it says maybe."""
 
     def __init__(self) -> None:
-        self._path: str | None = None
+        self._url: str | None = None  # the DATABASE_URL watched; parsed only when it changes
+        self._path: str | None = None  # its SQLite file, if it is one
         self._conn: sqlite3.Connection | None = None
         self._version: int | None = None
 
     def maybe_committed(self) -> bool:
         """True on the first call, then only after a commit by another connection (or when it cannot tell)."""
-        url = make_url(get_settings().database_url)
-        path = url.database if url.get_backend_name() == "sqlite" else None
-        if not path or path == ":memory:":
+        url = get_settings().database_url
+        if url != self._url:
+            self.close()
+            parsed = make_url(url)
+            path = parsed.database if parsed.get_backend_name() == "sqlite" else None
+            self._url, self._path = url, path if path and path != ":memory:" else None
+        if self._path is None:
             return True
         try:
-            if self._conn is None or self._path != path:
-                self.close()
-                read_only = f"{Path(path).resolve().as_uri()}?mode=ro"
+            if self._conn is None:
+                read_only = f"{Path(self._path).resolve().as_uri()}?mode=ro"
                 self._conn = sqlite3.connect(read_only, uri=True, check_same_thread=False)
-                self._path = path
             version = self._conn.execute("PRAGMA data_version").fetchone()[0]
         except sqlite3.Error:
             self.close()
@@ -150,7 +153,7 @@ class CommitWatch:
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
-        self._conn = self._version = None
+        self._url = self._path = self._conn = self._version = None
 
 
 def alembic_config():

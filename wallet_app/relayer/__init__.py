@@ -79,7 +79,7 @@ def run(stop: threading.Event, interval: float | None = None) -> None:
         counts = _logged("sent", (relayer.send_queued,))
         if counts.get("sent") or counts.get("failed"):
             sent.set()
-        wake.wait(every if any(counts.values()) else max(every, IDLE_PASS_SECONDS))
+        wake.wait(_until_next_pass(every, counts))
         # Each execute announces itself: a burst is sent in batches, a pass (and the follow after
         # it) at most every QUEUE_CHECK_SECONDS, as often as the queue is looked at without Redis.
         # Passes of one or two payments each cost the relayer, the database and the node the
@@ -115,8 +115,14 @@ def _follow(stop: threading.Event, every: float, sent: threading.Event, wake: _W
         counts = _logged("followed", (relayer.reconcile,))
         if counts.get("ok") or counts.get("failed"):
             wake.poke()  # a payment held back for its payer's earlier ones may go now
-        sent.wait(every if any(counts.values()) else max(every, IDLE_PASS_SECONDS))
+        sent.wait(_until_next_pass(every, counts))
         sent.clear()
+
+
+def _until_next_pass(every: float, counts: dict[str, int]) -> float:
+    """How long a loop waits for its next timer pass: `every`, or IDLE_PASS_SECONDS after a pass
+    that found nothing to do."""
+    return every if any(counts.values()) else max(every, IDLE_PASS_SECONDS)
 
 
 def _logged(what: str, steps: tuple) -> dict[str, int]:
