@@ -4,6 +4,15 @@ from __future__ import annotations
 
 import reflex as rx
 
+# First, while few modules are loaded: each rx.asset(shared=True) in these walks the whole call
+# stack through inspect, which deep inside the page imports cost about 1.5 s of every start of a
+# worker (0.2 s here).
+import custom_components.wallet_js.auth  # noqa: F401
+import custom_components.wallet_js.backup_ui  # noqa: F401
+import custom_components.wallet_js.doc_lang  # noqa: F401
+import custom_components.wallet_js.focus  # noqa: F401
+import custom_components.wallet_js.qr_scan  # noqa: F401
+import custom_components.wallet_js.wallet  # noqa: F401
 from wallet_app import dev
 from wallet_app.api import build_api
 from wallet_app.core.config import get_settings

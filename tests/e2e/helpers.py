@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.error
@@ -219,6 +222,23 @@ def with_free_loopback_ports(chains: list[dict], pick_port=free_port) -> list[di
     return out
 
 
+@functools.cache
+def frontend_build_cache() -> Path:
+    """This process's folder of frontend builds (FRONTEND_BUILD_CACHE): a server whose compiled
+    frontend is one built before here copies that build instead of building it again."""
+    path = Path(tempfile.mkdtemp(prefix="newbl-frontend-builds-"))
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+@functools.cache
+def module_server_port() -> int:
+    """The one port of the servers a test module starts for itself (each is stopped with its
+    module, before the next starts). Reflex writes the port into the frontend, so on one port
+    their builds are the same and made once (frontend_build_cache)."""
+    return free_port()
+
+
 def e2e_database_url(workdir: Path) -> str:
     """The database of the app servers run in `workdir` (one restarted there finds its data): a
     SQLite file in it, or with TEST_DATABASE=pg a database on the run's private PostgreSQL server
@@ -256,6 +276,7 @@ def start_wallet_app(
         "PYTHONUNBUFFERED": "1",
         # Its own build folder: several test runs (or `make run`) never overwrite each other's build.
         "REFLEX_WEB_WORKDIR": str(workdir / "web"),
+        "FRONTEND_BUILD_CACHE": str(frontend_build_cache()),
     }
     env.update(GENEROUS_LIMITS)  # only the tests of the limits meet one (they pass their own)
     env.update(extra_env or {})
@@ -264,10 +285,12 @@ def start_wallet_app(
 
 
 @contextlib.contextmanager
-def running_wallet_app(workdir: Path, log_path: Path, extra_env: dict[str, str] | None = None):
-    """start_wallet_app on a free port, waited for, and always stopped. Raises RuntimeError
-    (with the log tail) when it does not come up."""
-    server = start_wallet_app(free_port(), workdir, log_path, extra_env)
+def running_wallet_app(
+    workdir: Path, log_path: Path, extra_env: dict[str, str] | None = None, port: int | None = None
+):
+    """start_wallet_app on `port` (default: a free one), waited for, and always stopped. Raises
+    RuntimeError (with the log tail) when it does not come up."""
+    server = start_wallet_app(port or free_port(), workdir, log_path, extra_env)
     try:
         wait_until_up(server)
         yield server

@@ -24,7 +24,8 @@ def outage_app(tmp_path_factory):
     """(server, its DATABASE_URL)."""
     workdir = tmp_path_factory.mktemp("e2e-outage")
     try:
-        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-outage-app-server.log") as server:
+        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-outage-app-server.log",
+                                        port=helpers.module_server_port()) as server:
             yield server, helpers.e2e_database_url(workdir)
     except RuntimeError as e:
         pytest.fail(str(e), pytrace=False)

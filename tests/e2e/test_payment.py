@@ -254,7 +254,8 @@ def late_server(tmp_path_factory):
         "NB_E2E_TAMPER_FILE": str(workdir / "tamper"),
     }
     try:
-        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-late-app-server.log", env) as server:
+        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-late-app-server.log", env,
+                                        port=helpers.module_server_port()) as server:
             yield server
     except RuntimeError as e:
         pytest.fail(str(e), pytrace=False)

@@ -33,7 +33,8 @@ def limited_server(tmp_path_factory):
         redis.Redis.from_url(env["REDIS_URL"]).flushdb()
     try:
         with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-limited"),
-                                        RESULTS_DIR / "e2e-limited-app-server.log", env) as server:
+                                        RESULTS_DIR / "e2e-limited-app-server.log", env,
+                                        port=helpers.module_server_port()) as server:
             yield server
     except RuntimeError as e:
         pytest.fail(str(e), pytrace=False)

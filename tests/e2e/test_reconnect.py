@@ -21,7 +21,7 @@ def own_server(tmp_path_factory):
     workdir = tmp_path_factory.mktemp("e2e-reconnect")
     log_path = RESULTS_DIR / "e2e-reconnect-app-server.log"
     log_path.unlink(missing_ok=True)
-    servers = [helpers.start_wallet_app(helpers.free_port(), workdir, log_path)]
+    servers = [helpers.start_wallet_app(helpers.module_server_port(), workdir, log_path)]
     try:
         helpers.wait_until_up(servers[0])
 

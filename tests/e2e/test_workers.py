@@ -30,7 +30,8 @@ def app_server(tmp_path_factory, redis_server):  # noqa: F811
     log_path.unlink(missing_ok=True)
     try:
         with helpers.running_wallet_app(
-            tmp_path_factory.mktemp("e2e-workers"), log_path, {"REDIS_URL": redis_server.url}
+            tmp_path_factory.mktemp("e2e-workers"), log_path, {"REDIS_URL": redis_server.url},
+            port=helpers.module_server_port(),
         ) as server:
             yield server
     except RuntimeError as e:
