@@ -3,9 +3,12 @@ as the real Drive would be: shared by the e2e backup tests and tests/js/test_dri
 
 from __future__ import annotations
 
+import html
+import json
+import re
+
 import httpx
 
-from tests.e2e.flows import idp_result
 from wallet_app.dev import idp
 
 DRIVE_SCOPE = "https://www.googleapis.com/auth/drive.appdata"
@@ -23,7 +26,9 @@ class DriveApi:
             "client_id": idp.DEV_CLIENT_ID, "response_type": "token", "scope": DRIVE_SCOPE,
             "redirect_uri": "postmessage", "login_hint": email,
         })
-        self.token = idp_result(resp.text)["access_token"]
+        meta = re.search(r'<meta name="nb-idp-result" content="([^"]*)">', resp.text)
+        assert meta, resp.text[:500]
+        self.token = json.loads(html.unescape(meta.group(1)))["access_token"]
         self.auth = {"Authorization": f"Bearer {self.token}"}
 
     def files(self, name: str) -> list[dict]:

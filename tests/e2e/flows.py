@@ -1,20 +1,15 @@
-"""Steps a person takes, shared by the e2e tests: sign in through the dev provider's popup (or
-its exchange over HTTP, where the popup is not what a test is about), create a wallet with the
-PIN pad."""
+"""Steps a person takes, shared by the e2e tests: sign in through the dev provider's popup,
+create a wallet with the PIN pad."""
 
 from __future__ import annotations
 
-import html
 import json
-import re
 import subprocess
 import time
 import uuid
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
-
-from wallet_app.dev import idp
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 JSQR = REPO_ROOT / "tools" / "node_modules" / "jsqr" / "dist" / "jsQR.js"
@@ -76,59 +71,10 @@ def answer_popups_until(page: Page, email: str, done, timeout: float = 90) -> No
         page.wait_for_timeout(200)  # polling interval of the condition above
 
 
-def idp_result(page_text: str) -> dict:
-    """What the dev provider's authorize page hands back to its opener (code, token or error)."""
-    meta = re.search(r'<meta name="nb-idp-result" content="([^"]*)">', page_text)
-    assert meta, page_text[:500]
-    return json.loads(html.unescape(meta.group(1)))
-
-
-def login_page_language(page: Page) -> str:
-    """The language / would show in this page's browser, which its sign-in sends as the new
-    account's locale: the stored choice (nb.lang) once it has been on the app, else Korean for a
-    browser whose first language is Korean (session.py's rule)."""
-    stored, first = page.evaluate(
-        "() => { let s = null; try { s = localStorage.getItem('nb.lang'); } catch (e) {}"  # about:blank has none
-        " return [s, navigator.language]; }"
-    )
-    if stored in ("en", "ko"):
-        return stored
-    return "ko" if first.lower().startswith("ko") else "en"
-
-
-def sign_in_to_onboarding(page: Page, email: str, popup: bool = False) -> None:
-    """Signed in as a new user, on /onboarding's PIN pad. With popup, through / and the provider's
-    popup (sign_in). Else the exchange the popup makes (attempt, the provider's code for `email`,
-    POST /auth/google/code) runs over HTTP in the page's context, whose cookies the page then loads
-    /onboarding with, as the sign-in button's script does: the popup is what sign_in's callers
-    test, and on every other test it cost a page and a load of / (1.2 s of Chromium's CPU)."""
-    if popup:
-        page.goto("/")
-        sign_in(page, email)
-        page.wait_for_url("**/onboarding**")
-        expect(page.get_by_role("button", name="1", exact=True)).to_be_visible()
-        return
-    locale = login_page_language(page)
-    nonce = page.request.post("/api/v1/auth/login-attempt").json()["nonce"]
-    authorize = page.request.get(
-        "/dev-idp/authorize",
-        params={
-            "client_id": idp.DEV_CLIENT_ID,
-            "response_type": "code",
-            "scope": "openid email profile",
-            "redirect_uri": "postmessage",
-            "state": nonce,
-            "login_hint": email,
-        },
-    )
-    answer = idp_result(authorize.text())
-    assert answer.get("state") == nonce, answer
-    signed_in = page.request.post(
-        "/api/v1/auth/google/code", data={"code": answer["code"], "state": nonce, "locale": locale}
-    )
-    assert signed_in.ok, signed_in.text()
-    assert signed_in.json()["address"] is None, "a new user has no wallet yet"
-    page.goto("/onboarding")
+def sign_in_to_onboarding(page: Page, email: str) -> None:
+    page.goto("/")
+    sign_in(page, email)
+    page.wait_for_url("**/onboarding**")
     expect(page.get_by_role("button", name="1", exact=True)).to_be_visible()
 
 
@@ -148,9 +94,9 @@ def press_pin(page: Page, pin: str = PIN) -> None:
         page.get_by_role("button", name=digit, exact=True).click()
 
 
-def create_wallet(page: Page, email: str, pin: str = PIN, popup: bool = False) -> str:
-    """Sign in as a new user (sign_in_to_onboarding) and create the wallet; returns the registered address."""
-    sign_in_to_onboarding(page, email, popup)
+def create_wallet(page: Page, email: str, pin: str = PIN) -> str:
+    """Sign in as a new user and create the wallet; returns the registered address."""
+    sign_in_to_onboarding(page, email)
     # The onboarding PIN is typed on a pad of buttons: no field a password manager could save.
     expect(page.locator("input[type=password], form input")).to_have_count(0)
     press_pin(page, pin)

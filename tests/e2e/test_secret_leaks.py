@@ -26,7 +26,7 @@ def wallet_secrets(materials: dict, pin: str) -> dict[str, bytes | str]:
 
 def test_sign_in_onboarding_and_an_unlock_send_no_secret(page, app_server):
     recorder = LeakRecorder(app_server.base_url).attach(page.context)
-    address = create_wallet(page, new_email("leak"), pin=LEAK_PIN, popup=True)  # the sign-in is watched too
+    address = create_wallet(page, new_email("leak"), pin=LEAK_PIN)
     # An unlock: sign a transfer on /sign with the PIN (the key exists only inside that call).
     wait_for_asset(page, "tUSD")
     page.goto("/send")
