@@ -5,7 +5,7 @@
   (REDIS_URL) the others must carry on, and the dead one comes back.
 - With FRONTEND_BUILD_CACHE set to a folder, a production build whose inputs (the compiled web
   folder, node_modules and outputs aside) were built before is copied from there instead of built
-  again (about 8 s of CPU). The e2e servers of a test run share one.
+  again (about 7 s of CPU). The e2e servers of a test run share one.
 
 serve.py runs this instead of the `reflex` script.
 """
