@@ -3,12 +3,16 @@ SHELL := /bin/bash
 PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
+# Held around every apt-get run (tools/debian.py takes it too): make test installs side by side,
+# and a second apt-get at once fails on dpkg's lock.
+APT_LOCK := /tmp/newbl-apt.lock
 
-.PHONY: setup run run-scale test test-scale lint build chromium clean audit redis servers pg test-pg
+.PHONY: setup run run-scale test test-ready test-scale lint build chromium clean audit redis servers pg test-pg
 
-.venv/.installed: requirements.txt requirements-dev.txt
+.venv/.installed: requirements.txt requirements-dev.txt requirements-lock.txt
 	test -x $(PY) || python3 -m venv .venv
-	.venv/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt
+	.venv/bin/pip install -q --disable-pip-version-check --no-deps -r requirements-lock.txt
+	.venv/bin/pip check --disable-pip-version-check
 	touch $@
 
 tools/node_modules/.installed: tools/package.json tools/package-lock.json
@@ -18,19 +22,21 @@ tools/node_modules/.installed: tools/package.json tools/package-lock.json
 
 setup: .venv/.installed tools/node_modules/.installed
 
-# Debian's Chromium for the browser tests (Playwright cannot download browsers here), and a
-# Korean font so screenshots of the ko pages show Hangul.
+# Debian's Chromium for the browser tests (Playwright cannot download browsers here): its headless
+# shell, and the desktop build for the one test of a refused camera; a Korean font so screenshots of
+# the ko pages show Hangul.
 chromium:
-	@{ command -v chromium >/dev/null && fc-list | grep -qi nanum; } || { apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-nanum >/dev/null; }
+	@{ command -v chromium && command -v chromium-headless-shell && fc-list | grep -qi nanum; } >/dev/null || \
+	  flock $(APT_LOCK) sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq chromium chromium-headless-shell fonts-nanum >/dev/null'
 
 # Debian's redis-server (installed when missing); `python tools/redisserver.py -- CMD` runs CMD next to a
 # private instance on a free loopback port (data in data/redis, stopped on exit) with REDIS_URL set.
 redis:
 	python3 tools/redisserver.py --install
 
-# Debian's postgresql and redis-server, installed when missing, before anything runs side by side
-# (two apt-get runs at once: one fails on dpkg's lock).
+# Debian's postgresql and redis-server, installed when missing, before the test halves start (each
+# half would otherwise install them: two apt-get runs at once, one failing on dpkg's lock).
 servers: setup redis
 	$(ENV) python tools/pgserver.py --install
 
@@ -48,13 +54,17 @@ run-scale: setup
 	$(ENV) python tools/pgserver.py -- python tools/redisserver.py -- \
 	  python -m wallet_app.serve --dev --port $(PORT) --workers 2
 
-# The linters first (cheap, and a finding fails the run); then the build: it installs .web/node_modules,
-# whose React and Radix the QR unit's test bundle uses. Then two halves side by side (each alone
+# What the tests need is made first, independent parts at once (-j here only: `make run`'s server
+# output must not wait in make's buffer): pip's and npm's installs beside apt-get's, then the
+# linters (a finding fails the run) beside the build, which installs .web/node_modules, whose React
+# and Radix the QR unit's test bundle uses. Then two halves side by side (each alone
 # leaves a core idle much of the time): every test on SQLite (1 worker per app server), and the
 # scale suites (test-scale) on PostgreSQL + Redis + 2 workers. Their output is printed when they
 # end, and kept in test-results/sqlite/ and test-results/scale/.
-test: setup chromium servers lint build
+test:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-ready
 	$(ENV) python tools/side_by_side.py "sqlite=python -m pytest -q --durations=15 tests" "scale=$(SCALE_PYTEST)"
+test-ready: setup chromium servers lint build
 
 # The API and e2e suites, and the unit tests that touch the database (migrations, row locks, the
 # server script), on one private PostgreSQL and one private Redis (tools/pgserver.py and

@@ -5,10 +5,15 @@ error says what to run. Standard library only (see tools/child.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shlex
 import shutil
 import subprocess
+
+# The Makefile's chromium target holds the same lock: make test runs its installs side by side,
+# and a second apt-get at once fails on dpkg's lock.
+APT_LOCK = "/tmp/newbl-apt.lock"
 
 
 class InstallError(RuntimeError):
@@ -31,9 +36,14 @@ def install_commands(packages: list[str], *, euid: int, sudo: str | None) -> lis
 
 
 def install(packages: list[str], timeout: float = 900) -> None:
-    """Runs install_commands for this process; InstallError with apt-get's output when one fails."""
-    for cmd in install_commands(packages, euid=os.geteuid(), sudo=shutil.which("sudo")):
-        print(f"installing {' '.join(packages)}: {shlex.join(cmd)}", flush=True)
-        result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
-        if result.returncode:
-            raise InstallError(f"`{shlex.join(cmd)}` failed ({result.returncode}): {result.stderr[-1500:]}")
+    """Runs install_commands for this process, one apt-get user at a time (APT_LOCK);
+    InstallError with apt-get's output when one fails."""
+    commands = install_commands(packages, euid=os.geteuid(), sudo=shutil.which("sudo"))
+    # Read-only, as flock(1) opens it: another user's lock file can still be taken.
+    with open(os.open(APT_LOCK, os.O_RDONLY | os.O_CREAT, 0o666)) as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for cmd in commands:
+            print(f"installing {' '.join(packages)}: {shlex.join(cmd)}", flush=True)
+            result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
+            if result.returncode:
+                raise InstallError(f"`{shlex.join(cmd)}` failed ({result.returncode}): {result.stderr[-1500:]}")

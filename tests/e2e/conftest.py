@@ -4,7 +4,7 @@ Fixtures:
   app_server        .base_url, .port, .log_path, .log_tail(); the real app (prod build, one port)
   app_server_env    extra environment for the server (override it to add e.g. a chain RPC URL)
   scale_redis       with TEST_REDIS=1, the run's private Redis for the session's servers (2 workers each)
-  browser           Chromium (Debian's, /usr/bin/chromium)
+  browser           Chromium's headless shell (Debian's, /usr/bin/chromium-headless-shell)
   context, page     new context per test: 390x844 mobile, empty profile, 15 s timeouts (expect's too),
                     base_url set so page.goto("/") works
   browser_issues    console errors, uncaught page errors and CSP violations seen in the context;

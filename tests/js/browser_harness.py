@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from custom_components.wallet_js.vendor import ARGON2_FILES, copy_argon2  # noqa: E402
-from tests.e2e.helpers import CHROMIUM, CHROMIUM_ARGS  # noqa: E402,F401  (the project's flags; re-exported)
+from tests.e2e.helpers import CHROMIUM, CHROMIUM_ARGS, CHROMIUM_DESKTOP  # noqa: E402,F401  (the project's; re-exported)
 
 PAGE_CSP = "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'self'"
 WORKER_CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'"

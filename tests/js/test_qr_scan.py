@@ -6,7 +6,8 @@ resolve from .web/node_modules (installed by the Reflex build), jsqr from tools/
 Two extra Chromiums share the session's Playwright:
   scanner: fake UI + fake device fed a Y4M of a QR code (tests/e2e/y4m.py)
   plain:   fake device (its built-in test pattern, no QR) and no fake UI, so the camera
-           permission decides: not granted -> NotAllowedError, granted -> a live stream.
+           permission decides: not granted -> NotAllowedError, granted -> a live stream. The
+           desktop build: the headless shell has no permission prompt (NotSupportedError).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import threading
 import pytest
 
 import browser_harness
-from browser_harness import CHROMIUM, CHROMIUM_ARGS, REPO
+from browser_harness import CHROMIUM, CHROMIUM_ARGS, CHROMIUM_DESKTOP, REPO
 
 sys.path.insert(0, str(REPO))
 from custom_components.wallet_js.qr_scan import QrScanButton  # noqa: E402
@@ -100,7 +101,7 @@ def scanner(browser, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def plain(browser):
-    b = browser.browser_type.launch(executable_path=CHROMIUM, headless=True, timeout=30_000,
+    b = browser.browser_type.launch(executable_path=CHROMIUM_DESKTOP, headless=True, timeout=30_000,
                                     args=[*CHROMIUM_ARGS, "--use-fake-device-for-media-stream"])
     yield b
     b.close()

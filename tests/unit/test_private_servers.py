@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from tools import debian
 from tools.child import stop_process
 from tools.debian import InstallError, install_commands
 from tools.pgserver import find_bin_dir
@@ -38,6 +39,26 @@ def test_install_commands_without_root_or_sudo_say_what_to_run():
         "postgresql is not installed and this user cannot install it (not root, no sudo): "
         "run `apt-get install -y postgresql` as root"
     )
+
+
+def test_install_runs_apt_get_under_the_lock_the_makefile_takes(tmp_path, monkeypatch):
+    """make test installs side by side: each apt-get runs while the lock is held, so a second
+    installer (flock(1) in the Makefile's chromium target) waits instead of failing on dpkg's."""
+    lock = tmp_path / "apt.lock"
+    monkeypatch.setattr(debian, "APT_LOCK", str(lock))
+    ran = []
+    real_run = subprocess.run
+
+    def fake_run(cmd, **kwargs):
+        # What the Makefile runs, without waiting: exit 1 when the lock is taken.
+        held = real_run(["flock", "-n", str(lock), "true"]).returncode == 1
+        ran.append((cmd[-1], held))
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(debian.subprocess, "run", fake_run)
+    debian.install(["redis-server"])
+    assert ran == [("-qq", True), ("redis-server", True)]
+    assert subprocess.run(["flock", "-n", str(lock), "true"]).returncode == 0  # let go after
 
 
 def _initdb(lib: Path, version: str) -> None:
