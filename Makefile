@@ -59,11 +59,15 @@ run-scale: setup
 # linters (a finding fails the run) beside the build, which installs .web/node_modules, whose React
 # and Radix the QR unit's test bundle uses. Then two halves side by side (each alone
 # leaves a core idle much of the time): every test on SQLite (1 worker per app server), and the
-# scale suites (test-scale) on PostgreSQL + Redis + 2 workers. Their output is printed when they
+# scale suites (test-scale) on PostgreSQL + Redis + 2 workers (NO_DB_TESTS in the latter only). Their output is printed when they
 # end, and kept in test-results/sqlite/ and test-results/scale/.
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-ready
-	$(ENV) python tools/side_by_side.py "sqlite=python -m pytest -q --durations=15 tests" "scale=$(SCALE_PYTEST)"
+	$(ENV) python tools/side_by_side.py "sqlite=python -m pytest -q --durations=15 tests $(NO_DB_TESTS:%=--ignore=%)" \
+	  "scale=$(SCALE_PYTEST) $(NO_DB_TESTS)"
+# The suites that use no database (Solidity on anvil, the JS units in Chromium) run once, in the
+# scale half: it has less else to do, and the halves then end about together.
+NO_DB_TESTS := tests/contracts tests/js
 test-ready: setup chromium servers lint build
 
 # The API and e2e suites, and the unit tests that touch the database (migrations, row locks, the

@@ -9,6 +9,7 @@ import time
 import uuid
 from pathlib import Path
 
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -43,7 +44,18 @@ def sign_in(page: Page, email: str, button: str = "Continue with Google") -> Non
     with page.expect_popup() as popup_info:
         page.get_by_role("button", name=button).click()
     popup = popup_info.value
-    popup.locator("input[type=email]").fill(email)
+    try:
+        popup.locator("input[type=email]").fill(email)
+    except PlaywrightError as e:
+        # Seen rarely under load (test_reconnect after its restart): say what the popup showed.
+        from tests.e2e.conftest import save_screenshot
+
+        try:
+            shown = popup.evaluate("document.body ? document.body.innerText : ''")[:600]
+            save_screenshot(popup, "FAILED-sign-in-popup")
+        except PlaywrightError as gone:
+            shown = f"(unreadable: {gone.message.splitlines()[0]})"
+        raise AssertionError(f"the sign-in popup ({popup.url}) shows no e-mail field: {shown!r}") from e
     # A click, not Enter: the popup may close between keydown and keyup once it has answered.
     popup.locator("#continue").click(no_wait_after=True)
 
