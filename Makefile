@@ -23,8 +23,8 @@ tools/node_modules/.installed: tools/package.json tools/package-lock.json
 setup: .venv/.installed tools/node_modules/.installed
 
 # Debian's Chromium for the browser tests (Playwright cannot download browsers here): its headless
-# shell, and the desktop build for the one test of a refused camera; a Korean font so screenshots of
-# the ko pages show Hangul.
+# shell, and the desktop build for the QR unit's camera-permission tests; a Korean font so
+# screenshots of the ko pages show Hangul.
 chromium:
 	@{ command -v chromium && command -v chromium-headless-shell && fc-list | grep -qi nanum; } >/dev/null || \
 	  flock $(APT_LOCK) sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
@@ -59,8 +59,8 @@ run-scale: setup
 # linters (a finding fails the run) beside the build, which installs .web/node_modules, whose React
 # and Radix the QR unit's test bundle uses. Then two halves side by side (each alone
 # leaves a core idle much of the time): every test on SQLite (1 worker per app server), and the
-# scale suites (test-scale) on PostgreSQL + Redis + 2 workers (NO_DB_TESTS in the latter only). Their output is printed when they
-# end, and kept in test-results/sqlite/ and test-results/scale/.
+# scale suites (test-scale) on PostgreSQL + Redis + 2 workers (NO_DB_TESTS in the latter only).
+# Their output is printed when they end, and kept in test-results/sqlite/ and test-results/scale/.
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target test-ready
 	$(ENV) python tools/side_by_side.py "sqlite=python -m pytest -q --durations=15 tests $(NO_DB_TESTS:%=--ignore=%)" \
