@@ -54,7 +54,12 @@ def enter_pin(page: Page, title: str, pin: str = PIN, label: str = "PIN", confir
     dialog = page.get_by_role("dialog", name=title)
     expect(dialog).to_be_visible(timeout=30_000)
     pin_field(dialog, label).fill(pin)
-    dialog.get_by_role("button", name=confirm).click()
+    button = dialog.get_by_role("button", name=confirm)
+    try:
+        expect(button).to_be_enabled()
+    except AssertionError:  # say why: the dialog's error (a refused payload) or its missing digits
+        raise AssertionError(f"{confirm} stays off in {title!r}, which shows: {dialog.inner_text()!r}") from None
+    button.click()
     expect(dialog).to_have_count(0, timeout=30_000)
 
 

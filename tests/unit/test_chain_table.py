@@ -6,7 +6,7 @@ import re
 import subprocess
 
 from wallet_app.services.chain import load_chains
-from wallet_app.services.chain_table import chains_var, write_chain_table_module
+from wallet_app.services.chain_table import CHAIN_TABLE_PATH, SHARED_COPY, chains_var, write_chain_table_module
 
 PAYMENT = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512"
 
@@ -41,7 +41,23 @@ def test_the_module_holds_the_resolved_payment_contracts(tmp_path):
     assert path.stat().st_mtime_ns == stamp  # rewritten only on change
 
 
-def test_pages_import_the_table_instead_of_inlining_it():
+def test_pages_import_the_table_instead_of_inlining_it(tmp_path, monkeypatch):
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web"))
     var = chains_var()
     assert str(var) == "CHAINS"
     assert "$/public/external/wallet_app/services/chain_table.js" in str(var._get_all_var_data().imports)
+    assert (tmp_path / "web" / "public" / "external" / "wallet_app" / "services" / "chain_table.js").is_file()
+    assert not SHARED_COPY.exists()  # an older checkout's copy, which Reflex would copy over it, is gone
+
+
+def test_each_build_writes_its_own_table_in_its_web_folder(tmp_path, monkeypatch):
+    """Two servers compiling at once with other chains: neither's table reaches the other's
+    build (in CI a test with no deployments once gave a server's bundle `{}` through assets/)."""
+    deployed = _chains(tmp_path)
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web-a"))
+    write_chain_table_module(configured=deployed)
+    monkeypatch.setenv("REFLEX_WEB_WORKDIR", str(tmp_path / "web-b"))
+    write_chain_table_module(configured=[])
+    tables = {name: (tmp_path / name / CHAIN_TABLE_PATH).read_text() for name in ("web-a", "web-b")}
+    assert PAYMENT in tables["web-a"]
+    assert tables["web-b"] == "export const CHAINS = Object.freeze({});\n"

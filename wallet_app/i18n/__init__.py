@@ -109,7 +109,7 @@ def write_catalogue_modules(folder=CATALOGUE_DIR) -> None:
 
 
 def write_generated_module(path, text: str) -> None:
-    """A generated browser module under assets/external (not committed): rewritten only when
+    """A generated browser module (not committed): rewritten only when
     it changed, atomically, since several builds may run at once."""
     if path.exists() and path.read_text(encoding="utf-8") == text:
         return
