@@ -262,7 +262,7 @@ def start_wallet_app(
     """The wallet app (wallet_app.serve, prod single port), isolated in `workdir`.
 
     Throw-away database (e2e_database_url), its own dev chain(s) on free ports (fresh state, contracts deployed by
-    serve.py), deployments and dev-idp key in `workdir`: a developer's `make run` is untouched.
+    serve.py), deployments, dev-idp key and stand-in Drive in `workdir`: a developer's `make run` is untouched.
     """
     chains_file = workdir / "chains.json"
     chains = json.loads((REPO_ROOT / "chains.dev.json").read_text())
@@ -278,6 +278,7 @@ def start_wallet_app(
         "CHAINS_FILE": str(chains_file),
         "DEPLOYMENTS_DIR": str(workdir),
         "DEV_IDP_KEY_FILE": str(workdir / "dev-idp-key.json"),
+        "DEV_DRIVE_DIR": str(workdir / "dev-drive"),  # not data/dev-drive, the developer's stand-in Drive
         "DEV_CHAIN_FRESH": "true",
         "PYTHONUNBUFFERED": "1",
         # Its own build folder: several test runs (or `make run`) never overwrite each other's build.

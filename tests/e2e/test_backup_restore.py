@@ -6,6 +6,7 @@ script that fails to load offers onboarding or cancel, and every restore error r
 
 import re
 import time
+from pathlib import Path
 
 from eth_account import Account
 from eth_account.messages import encode_defunct
@@ -30,6 +31,7 @@ from tests.e2e.flows_backup import (
     restore_attempt,
     storage,
 )
+from tests.e2e.flows_payment import server_env
 from tests.e2e.leaks import LeakRecorder, phrase_patterns, phrase_windows
 from tests.e2e.vault_py import backup_key, unwrap
 
@@ -119,6 +121,9 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
     file_id = drive.file_id(backup_name(address))
     assert file_id, "no backup file on the Drive stand-in"
     file_bytes = drive.download(file_id)
+    # Stored in this server's own stand-in Drive, not in the developer's data/dev-drive.
+    stored = Path(server_env(app_server)["DEV_DRIVE_DIR"]).rglob(f"{file_id}.bin")
+    assert [f.read_bytes() for f in stored] == [file_bytes]
     original = unwrap(local_materials(page, address), PIN)
 
     errors: list = []

@@ -4,6 +4,8 @@ the notice goes by itself and the page works without a reload."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from playwright.sync_api import expect
 
@@ -39,11 +41,13 @@ def own_server(tmp_path_factory):
 
 def test_reconnecting_notice_comes_and_goes(browser, own_server):
     server, restart = own_server
-    pages = {}
+    pages, console = {}, {}
     for lang, locale in (("en", "en-US"), ("ko", "ko-KR")):
         ctx = browser.new_context(base_url=server.base_url, locale=locale, **helpers.MOBILE_CONTEXT)
         ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
         pages[lang] = ctx.new_page()
+        console[lang] = []
+        pages[lang].on("console", lambda m, lines=console[lang]: lines.append(f"{time.monotonic():.1f} {m.text}"))
     try:
         for lang, page in pages.items():
             page.goto("/")
@@ -53,9 +57,14 @@ def test_reconnecting_notice_comes_and_goes(browser, own_server):
             expect(page.locator("[title^='Connection Error']")).to_have_count(0)
 
         helpers.stop_server(server)
+        stopped = time.monotonic()
         for lang, page in pages.items():
-            expect(page.get_by_role("status").filter(has=page.locator("#connection-notice-text"))).to_have_text(
-                NOTICE[lang])
+            try:
+                expect(page.get_by_role("status").filter(has=page.locator("#connection-notice-text"))).to_have_text(
+                    NOTICE[lang])
+            except AssertionError as e:  # rare in CI: say what the page's socket code logged
+                logged = "\n".join(console[lang])
+                raise AssertionError(f"{e}\nstopped at {stopped:.1f}; {lang} console:\n{logged}") from None
             expect(page.get_by_text("Cannot connect to server", exact=False)).to_have_count(0)
             save_screenshot(page, f"reconnecting-{lang}")
 
