@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 from pathlib import Path
+
+from wallet_app.core.files import write_if_changed
 
 REPO = Path(__file__).resolve().parents[2]
 ARGON2_PACKAGE = REPO / "tools" / "node_modules" / "argon2-browser"
@@ -50,7 +51,7 @@ def inline_small_functions(src: Path, dest: Path, cache: Path = WASM_CACHE) -> N
             [str(WASM_OPT), str(src), *WASM_OPT_ARGS, "-o", str(tmp)], check=True, capture_output=True, timeout=120
         )
         os.replace(tmp, cached)
-    shutil.copyfile(cached, dest)
+    write_if_changed(dest, cached.read_bytes())
 
 
 def copy_argon2(dest: Path, package: Path = ARGON2_PACKAGE) -> None:
@@ -65,9 +66,10 @@ def copy_argon2(dest: Path, package: Path = ARGON2_PACKAGE) -> None:
         src = package / rel
         if not src.is_file():
             raise FileNotFoundError(f"{src} missing: run `npm i --prefix tools`")
+        # Every server start copies them: rewritten only on change, atomically (a build beside
+        # this one copying assets/ meanwhile must never get a half-written file).
         target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
         if rel.endswith(".wasm"):
             inline_small_functions(src, target)
         else:
-            shutil.copyfile(src, target)
+            write_if_changed(target, src.read_bytes())

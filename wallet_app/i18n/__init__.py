@@ -4,8 +4,6 @@ their own, so a page loads only the areas it shows (/ loads only the core texts:
 reports error codes, and LoginState shows their texts)."""
 
 import json
-import os
-import tempfile
 
 import reflex as rx
 from reflex.utils.imports import ImportVar
@@ -13,6 +11,7 @@ from reflex.vars.base import Var, VarData
 from reflex.vars.object import ObjectVar
 
 from wallet_app.core.config import REPO_ROOT
+from wallet_app.core.files import write_if_changed
 from wallet_app.errors import REGISTRY, error_texts
 from wallet_app.i18n.en import EN
 from wallet_app.i18n.ko import KO
@@ -109,16 +108,8 @@ def write_catalogue_modules(folder=CATALOGUE_DIR) -> None:
 
 
 def write_generated_module(path, text: str) -> None:
-    """A generated browser module (not committed): rewritten only when
-    it changed, atomically, since several builds may run at once."""
-    if path.exists() and path.read_text(encoding="utf-8") == text:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
+    """A generated browser module (not committed), rewritten only when it changed."""
+    write_if_changed(path, text.encode("utf-8"))
 
 
 write_catalogue_modules()
