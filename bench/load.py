@@ -8,20 +8,25 @@ answers when a route does nothing. The second stack runs on a private PostgreSQL
 (tools/pgserver.py, temp data) and a private Redis (tools/redisserver.py): REDIS_URL makes
 serve.py start 2 granian workers.
 
-Per stack: --clients users sign in (bench/devstack.sign_in, each with a registered address);
-then for --seconds each, at --clients concurrent connections: the ceiling, /me, /assets (wrk,
+Both stacks run at once. Per stack: --clients users sign in (bench/devstack.sign_in, each with a
+registered address). Then --rounds rounds, the stacks taking turns (first one, then the other, the
+order reversed each round), so a machine that slows down or speeds up during the run weighs on
+both alike: in each, at --clients concurrent connections for --seconds / --rounds per route, the
+ceiling, /me, /assets (wrk,
 Debian's C load generator, installed with apt-get when missing; keep-alive, each request with
 the next user's cookie), and page loads of /home: each a new websocket that replays the frames
 Chromium sent on a real load of /home in this stack (captured once with Playwright: the
 hydrate_and_load in the socket.io CONNECT, then the page's own events, each sent after as many
 server updates as Chromium had seen), done when the server has sent as many updates as it did
-to Chromium. The page loads run in --ws-procs processes (asyncio + websockets, raw frames).
+to Chromium. The page loads run in --ws-procs processes (asyncio + websockets, raw frames),
+for --seconds per stack after the rounds. A route's req/s is over all its rounds, its p50 and p99
+the median of the rounds' (each round's are printed as it ends, with the CPU the idle stack used).
 
 Prints req/s, p50, p99 and errors per route and stack, the CPU the server and the load
 generator used, the machine's load average, the ratios (route/ceiling, 2 workers/1 worker),
 and PASS/FAIL: /me p99 < 20 ms on each stack; /me req/s with 2 workers >= 1.6x with 1.
 
-    source env.sh && python bench/load.py [--clients 50] [--seconds 30] [--only sqlite|pg]
+    source env.sh && python bench/load.py [--clients 50] [--seconds 30] [--rounds 3] [--only sqlite|pg]
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ CEILING_PATH = "/dev-bench/ceiling"  # wallet_app.dev.CEILING_PATH (not imported
 PAGE = "/home"
 WS_LOAD_TIMEOUT = 10.0  # a page load not done by then counts as an error
 WRK_TIMEOUT = "10s"
+WRK_ERRORS = ("connect", "read", "write", "status", "timeout")
 
 # wrk's script: every request carries the next user's cookie (pre-formatted once per thread), and
 # the summary is written as one JSON line so nothing parses wrk's human output.
@@ -341,9 +347,9 @@ def tree_cpu(pid: int) -> float:
 
 @contextlib.contextmanager
 def running_stack(name: str, workdir: Path, extra_env: dict[str, str]) -> Iterator[helpers.Server]:
-    """The wallet app as the e2e tests start it (own anvil, dev sign-in, generous rate limits),
-    built in the repository's .web (both stacks share one build), with the ceiling route."""
-    env = {"REFLEX_WEB_WORKDIR": str(REPO / ".web"), "DEV_BENCH_CEILING": "1", **extra_env}
+    """The wallet app as the e2e tests start it (own anvil, dev sign-in, generous rate limits, its
+    own web folder: the second stack copies the first one's build), with the ceiling route."""
+    env = {"DEV_BENCH_CEILING": "1", **extra_env}
     log = RESULTS / f"load-{name}.log"
     log.unlink(missing_ok=True)
     with helpers.running_wallet_app(workdir, log, env) as server:
@@ -375,10 +381,20 @@ def sign_in_users(base: str, workdir: Path, n: int) -> list[str]:
     return cookies
 
 
-def measure_stack(name: str, server: helpers.Server, workdir: Path, args, wrk: str) -> tuple[list[Result], dict]:
-    base = server.base_url.replace("localhost", "127.0.0.1")
+@dataclass
+class Stack:
+    name: str
+    server: helpers.Server
+    base: str  # 127.0.0.1, for wrk and the websockets
+    cookies: list[str]
+    script: PageScript
+
+
+def prepare_stack(name: str, server: helpers.Server, workdir: Path, args) -> Stack:
+    """Signs the users in and captures the page load (checked by a replay)."""
     cookies = sign_in_users(server.base_url, workdir, args.clients)
     cookie_dicts = [dict(kv.split("=", 1) for kv in c.split("; ")) for c in cookies]
+    base = server.base_url.replace("localhost", "127.0.0.1")
     script = capture_page_load(server.base_url, cookie_dicts[0])
     check_replay(base, server.base_url, script, cookies[1 % len(cookies)])
     print(
@@ -386,53 +402,84 @@ def measure_stack(name: str, server: helpers.Server, workdir: Path, args, wrk: s
         f"{script.updates} updates ({len(script.shape)} vars and events), replay checked",
         flush=True,
     )
-    results = []
+    return Stack(name, server, base, cookies, script)
+
+
+def measure_routes(stacks: list[Stack], args, wrk: str) -> list[Result]:
+    """The HTTP routes, in rounds (see the module's text); one Result per stack and route."""
+    routes = (CEILING_PATH, "/api/v1/me") if args.me_only else (CEILING_PATH, "/api/v1/me", "/api/v1/assets")
+    seconds = max(1, round(args.seconds / args.rounds))
+    warm_errors: dict[tuple[str, str], int] = {}
+    rounds: dict[tuple[str, str], list[Result]] = {(st.name, route): [] for st in stacks for route in routes}
     with tempfile.TemporaryDirectory() as tmp:
-        for route in (CEILING_PATH, "/api/v1/me") if args.me_only else (CEILING_PATH, "/api/v1/me", "/api/v1/assets"):
-            # A short warm-up: first requests open DB connections and import lazily. Its errors count
-            # (the first requests at once are where races show).
-            warm = run_wrk(wrk, base, route, cookies, args.clients, 2, Path(tmp))
-            cpu0 = tree_cpu(server.proc.pid)
-            r = run_wrk(wrk, base, route, cookies, args.clients, args.seconds, Path(tmp))
-            results.append(
-                Result(
-                    name,
-                    route,
-                    r["requests"],
-                    r["duration_us"] / 1e6,
-                    r["p50_us"] / 1000,
-                    r["p99_us"] / 1000,
-                    sum(x[k] for x in (r, warm) for k in ("connect", "read", "write", "status", "timeout")),
-                    tree_cpu(server.proc.pid) - cpu0,
-                    r["cpu_s"],
-                    os.getloadavg()[0],
-                )
-            )
-            print(f"[{name}] {fmt(results[-1])}", flush=True)
-    if args.me_only:
-        return results, {}
-    cpu0, t0 = tree_cpu(server.proc.pid), time.monotonic()
-    ws = run_page_loads(base, server.base_url, script, cookies, args.clients, args.seconds, args.ws_procs)
+        # A short warm-up: first requests open DB connections and import lazily. Its errors count
+        # (the first requests at once are where races show).
+        for st in stacks:
+            for route in routes:
+                warm = run_wrk(wrk, st.base, route, st.cookies, args.clients, 2, Path(tmp))
+                warm_errors[(st.name, route)] = sum(warm[k] for k in WRK_ERRORS)
+        for k in range(args.rounds):
+            for st in stacks if k % 2 == 0 else stacks[::-1]:
+                others = [o for o in stacks if o is not st]
+                for route in routes:
+                    cpu0, idle0 = tree_cpu(st.server.proc.pid), sum(tree_cpu(o.server.proc.pid) for o in others)
+                    r = run_wrk(wrk, st.base, route, st.cookies, args.clients, seconds, Path(tmp))
+                    result = Result(
+                        st.name,
+                        route,
+                        r["requests"],
+                        r["duration_us"] / 1e6,
+                        r["p50_us"] / 1000,
+                        r["p99_us"] / 1000,
+                        sum(r[k] for k in WRK_ERRORS),
+                        tree_cpu(st.server.proc.pid) - cpu0,
+                        r["cpu_s"],
+                        os.getloadavg()[0],
+                    )
+                    rounds[(st.name, route)].append(result)
+                    idle = (sum(tree_cpu(o.server.proc.pid) for o in others) - idle0) / result.seconds * 100
+                    print(f"[{st.name}] round {k + 1}: {fmt(result)}  idle stack cpu {idle:3.0f}%", flush=True)
+    return [combine(rs, warm_errors[key]) for key, rs in rounds.items()]
+
+
+def combine(rounds: list[Result], warm_errors: int) -> Result:
+    """A route's rounds as one: req/s over all of them, the median p50 and p99, errors and CPU summed."""
+    first = rounds[0]
+    return Result(
+        first.stack,
+        first.route,
+        sum(r.requests for r in rounds),
+        sum(r.seconds for r in rounds),
+        statistics.median(r.p50_ms for r in rounds),
+        statistics.median(r.p99_ms for r in rounds),
+        warm_errors + sum(r.errors for r in rounds),
+        sum(r.server_cpu_s for r in rounds),
+        sum(r.client_cpu_s for r in rounds),
+        max(r.load_average for r in rounds),
+    )
+
+
+def measure_page_loads(st: Stack, args) -> Result:
+    cpu0, t0 = tree_cpu(st.server.proc.pid), time.monotonic()
+    ws = run_page_loads(st.base, st.server.base_url, st.script, st.cookies, args.clients, args.seconds, args.ws_procs)
     elapsed = time.monotonic() - t0
     lat = sorted(ws["latencies"]) or [0.0]
-    results.append(
-        Result(
-            name,
-            f"page load {PAGE} (ws)",
-            len(ws["latencies"]),
-            args.seconds,
-            statistics.median(lat),
-            percentile(lat, 99),
-            len(ws["errors"]),
-            tree_cpu(server.proc.pid) - cpu0,
-            ws["cpu_s"],
-            os.getloadavg()[0],
-        )
+    result = Result(
+        st.name,
+        f"page load {PAGE} (ws)",
+        len(ws["latencies"]),
+        args.seconds,
+        statistics.median(lat),
+        percentile(lat, 99),
+        len(ws["errors"]),
+        tree_cpu(st.server.proc.pid) - cpu0,
+        ws["cpu_s"],
+        os.getloadavg()[0],
     )
-    print(f"[{name}] {fmt(results[-1])} (wall {elapsed:.1f} s)", flush=True)
+    print(f"[{st.name}] {fmt(result)} (wall {elapsed:.1f} s)", flush=True)
     if ws["errors"]:
-        print(f"[{name}] page load errors (first 5): {ws['errors'][:5]}", flush=True)
-    return results, {"sends": len(script.sends), "updates": script.updates}
+        print(f"[{st.name}] page load errors (first 5): {ws['errors'][:5]}", flush=True)
+    return result
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
@@ -450,41 +497,43 @@ def fmt(r: Result) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=50)
-    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--seconds", type=float, default=30.0, help="per route and stack, over all rounds")
+    parser.add_argument("--rounds", type=int, default=3, help="turns of the stacks (the order reversed each round)")
     parser.add_argument("--ws-procs", type=int, default=2, help="processes running the page loads")
     parser.add_argument("--only", choices=("sqlite", "pg"), help="one stack (no worker ratio)")
     parser.add_argument("--me-only", action="store_true", help="the ceiling and /me only (the targets' route)")
     args = parser.parse_args()
     wrk = ensure_wrk()
     RESULTS.mkdir(parents=True, exist_ok=True)
-    results: list[Result] = []
-    captures: dict = {}
-    with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp:
+    stacks: list[Stack] = []
+    with tempfile.TemporaryDirectory(prefix="bench-load-") as tmp, contextlib.ExitStack() as running:
         if args.only in (None, "sqlite"):
             work = Path(tmp) / "sqlite"
             work.mkdir()
-            with running_stack("sqlite-1w", work, {}) as server:
-                r, captures["sqlite-1w"] = measure_stack("sqlite-1w", server, work, args, wrk)
-                results += r
+            server = running.enter_context(running_stack("sqlite-1w", work, {}))
+            stacks.append(prepare_stack("sqlite-1w", server, work, args))
         if args.only in (None, "pg"):
             from tools.pgserver import PgServer
             from tools.redisserver import RedisServer
 
             work = Path(tmp) / "pg"
             work.mkdir()
-            with PgServer(temp=True) as pg, RedisServer() as redis:
-                env = {"DATABASE_URL": pg.create_database("bench_load"), "REDIS_URL": redis.url}
-                with running_stack("pg-redis-2w", work, env) as server:
-                    r, captures["pg-redis-2w"] = measure_stack("pg-redis-2w", server, work, args, wrk)
-                    results += r
+            pg, redis = running.enter_context(PgServer(temp=True)), running.enter_context(RedisServer())
+            env = {"DATABASE_URL": pg.create_database("bench_load"), "REDIS_URL": redis.url}
+            server = running.enter_context(running_stack("pg-redis-2w", work, env))
+            stacks.append(prepare_stack("pg-redis-2w", server, work, args))
+        results = measure_routes(stacks, args, wrk)
+        if not args.me_only:
+            results += [measure_page_loads(st, args) for st in stacks]
+    captures = {st.name: {"sends": len(st.script.sends), "updates": st.script.updates} for st in stacks}
     return report(results, captures, args)
 
 
 def report(results: list[Result], captures: dict, args) -> int:
     by = {(r.stack, r.route): r for r in results}
     print(
-        f"\nload: {args.clients} clients, {args.seconds:.0f} s per route, {os.cpu_count()} CPUs, "
-        f"load average now {os.getloadavg()}"
+        f"\nload: {args.clients} clients, {args.seconds:.0f} s per route in {args.rounds} rounds, "
+        f"{os.cpu_count()} CPUs, load average now {os.getloadavg()}"
     )
     for r in results:
         ceiling = by.get((r.stack, CEILING_PATH))
@@ -506,6 +555,7 @@ def report(results: list[Result], captures: dict, args) -> int:
             {
                 "clients": args.clients,
                 "seconds": args.seconds,
+                "rounds": args.rounds,
                 "cpus": os.cpu_count(),
                 "captures": captures,
                 "results": [{**r.__dict__, "rps": round(r.rps, 1)} for r in results],
