@@ -10,7 +10,8 @@ Fixtures:
   browser_issues    console errors, uncaught page errors and CSP violations seen in the context;
                     browser_issues.assert_clean() fails listing them
   screenshot        screenshot("name") -> test-results/screenshots/name.png
-A failing test also leaves test-results/screenshots/FAILED-<test>.png.
+A failing test also leaves test-results/screenshots/FAILED-<test>.png, and its report ends with what the
+browser reported (browser_issues, and the requests that failed).
 """
 
 from __future__ import annotations
@@ -96,6 +97,8 @@ class BrowserIssues:
     console_errors: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     csp_violations: list[dict] = field(default_factory=list)
+    # Not a problem by itself (a navigation aborts requests): reported with a failed test only.
+    failed_requests: list[str] = field(default_factory=list)
 
     def all(self, ignore: list[str] | None = None) -> list[str]:
         items = ([f"console error: {m}" for m in self.console_errors]
@@ -129,6 +132,7 @@ def context(browser, app_server, browser_issues):
 
     ctx.on("console", on_console)
     ctx.on("weberror", lambda err: browser_issues.page_errors.append(str(err.error)))
+    ctx.on("requestfailed", lambda r: browser_issues.failed_requests.append(f"{r.method} {r.url}: {r.failure}"))
     ctx.expose_binding("__nbReportCsp", lambda _source, v: browser_issues.csp_violations.append(v))
     ctx.add_init_script(_CSP_LISTENER)
     yield ctx
@@ -172,6 +176,12 @@ def pytest_runtest_makereport(item, call):
     outcome = yield
     rep = outcome.get_result()
     setattr(item, f"rep_{rep.when}", rep)
+    # A failure's report ends with what the browser reported meanwhile: often the cause (a script
+    # that did not load), and CI's output is all there is to read of a rare failure.
+    issues = getattr(item, "funcargs", {}).get("browser_issues")
+    if rep.when == "call" and rep.failed and isinstance(issues, BrowserIssues) and hasattr(rep.longrepr, "addsection"):
+        lines = issues.all() + [f"failed request: {r}" for r in issues.failed_requests]
+        rep.longrepr.addsection("what the browser reported", "\n".join(x[:300] for x in lines[-15:]) or "nothing")
 
 
 # A browser test that fails is run once more, and the run says so: on a shared 2-core CI machine a
