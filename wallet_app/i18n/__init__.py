@@ -104,12 +104,7 @@ def catalogue_module_texts() -> dict[str, str]:
 
 def write_catalogue_modules(folder=CATALOGUE_DIR) -> None:
     for name, text in catalogue_module_texts().items():
-        write_generated_module(folder / name, text)
-
-
-def write_generated_module(path, text: str) -> None:
-    """A generated browser module (not committed), rewritten only when it changed."""
-    write_if_changed(path, text.encode("utf-8"))
+        write_if_changed(folder / name, text.encode("utf-8"))
 
 
 write_catalogue_modules()

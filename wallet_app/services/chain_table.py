@@ -21,7 +21,7 @@ from reflex.vars.base import Var, VarData
 from reflex.vars.object import ObjectVar
 
 from wallet_app.core.config import REPO_ROOT
-from wallet_app.i18n import write_generated_module
+from wallet_app.core.files import write_if_changed
 from wallet_app.services import chain as chains
 from wallet_app.services.chain import ChainConfig
 
@@ -51,7 +51,7 @@ def chain_table(configured: list[ChainConfig]) -> dict[str, dict]:
 def write_chain_table_module(path: Path | None = None, configured: list[ChainConfig] | None = None) -> None:
     path = path or chain_table_file()
     table = chain_table(chains.get_chains() if configured is None else configured)
-    write_generated_module(path, f"export const CHAINS = Object.freeze({json.dumps(table, sort_keys=True)});\n")
+    write_if_changed(path, f"export const CHAINS = Object.freeze({json.dumps(table, sort_keys=True)});\n".encode())
 
 
 def chains_var() -> ObjectVar:
