@@ -417,9 +417,9 @@ def measure_routes(stacks: list[Stack], args, wrk: str) -> list[Result]:
         for st in stacks:
             for route in routes:
                 warm = run_wrk(wrk, st.base, route, st.cookies, args.clients, 2, Path(tmp))
-                warm_errors[(st.name, route)] = sum(warm[k] for k in WRK_ERRORS)
-        for k in range(args.rounds):
-            for st in stacks if k % 2 == 0 else stacks[::-1]:
+                warm_errors[(st.name, route)] = sum(warm[e] for e in WRK_ERRORS)
+        for n in range(args.rounds):
+            for st in stacks if n % 2 == 0 else stacks[::-1]:
                 others = [o for o in stacks if o is not st]
                 for route in routes:
                     cpu0, idle0 = tree_cpu(st.server.proc.pid), sum(tree_cpu(o.server.proc.pid) for o in others)
@@ -431,14 +431,14 @@ def measure_routes(stacks: list[Stack], args, wrk: str) -> list[Result]:
                         r["duration_us"] / 1e6,
                         r["p50_us"] / 1000,
                         r["p99_us"] / 1000,
-                        sum(r[k] for k in WRK_ERRORS),
+                        sum(r[e] for e in WRK_ERRORS),
                         tree_cpu(st.server.proc.pid) - cpu0,
                         r["cpu_s"],
                         os.getloadavg()[0],
                     )
                     rounds[(st.name, route)].append(result)
                     idle = (sum(tree_cpu(o.server.proc.pid) for o in others) - idle0) / result.seconds * 100
-                    print(f"[{st.name}] round {k + 1}: {fmt(result)}  idle stack cpu {idle:3.0f}%", flush=True)
+                    print(f"[{st.name}] round {n + 1}: {fmt(result)}  idle stack cpu {idle:3.0f}%", flush=True)
     return [combine(rs, warm_errors[key]) for key, rs in rounds.items()]
 
 
