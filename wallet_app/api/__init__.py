@@ -4,7 +4,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -23,13 +23,12 @@ from wallet_app.api import (
     tokens,
     tx,
 )
-from wallet_app.api.deps import require_same_origin
+from wallet_app.api.deps import API_PREFIX, add_routes
 from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
 from wallet_app.errors import AppError, unexpected_code
 from wallet_app.services import sessions
 
-API_PREFIX = "/api/v1"
 DATABASE_RETRY_SECONDS = 2  # Retry-After of database_unavailable: a restart or failover is seconds
 
 
@@ -120,21 +119,12 @@ def build_api() -> FastAPI:
         redoc_url=None,
         swagger_ui_oauth2_redirect_url=None,
     )
-    # Every /api/v1 write must come from the app's own origin (see deps.origin_allowed).
-    v1 = APIRouter(prefix=API_PREFIX, dependencies=[Depends(require_same_origin)])
-    v1.include_router(auth.router)
-    v1.include_router(me.router)
-    v1.include_router(backup.router)
-    v1.include_router(payment.router)
-    v1.include_router(merchant.router)
-    v1.include_router(health.router)
-    for wallet_router in (chains.router, assets.router, tokens.router, tx.router, activity.router):
-        v1.include_router(wallet_router)
     app.add_exception_handler(AppError, app_error_response)
     app.add_middleware(RefuseWhileLimited, openapi=app.openapi)
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.add_exception_handler(Exception, unexpected_error_response)
-    app.include_router(v1)
-    app.include_router(docs.router)
+    # Every /api/v1 write must come from the app's own origin: v1_router (deps.origin_allowed).
+    for module in (auth, me, backup, payment, merchant, health, chains, assets, tokens, tx, activity, docs):
+        add_routes(app, module.router)
     return app

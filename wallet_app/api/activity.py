@@ -1,13 +1,12 @@
 """GET /api/v1/activities: the user's activity entries, newest first."""
 
-from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.services import activity
 
-router = APIRouter(tags=["activity"])
+router = v1_router(tags=["activity"])
 
 
 class ActivityOut(BaseModel):

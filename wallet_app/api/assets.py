@@ -1,14 +1,13 @@
 """GET /api/v1/assets: the user's token balances (one aggregated eth_call per chain)."""
 
-from fastapi import APIRouter
 from pydantic import Field
 
 from wallet_app.api.chains import ERRORS
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.api.tokens import TokenOut
 from wallet_app.services import tokens
 
-router = APIRouter(tags=["assets"])
+router = v1_router(tags=["assets"])
 
 
 class BalanceOut(TokenOut):

@@ -2,10 +2,10 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import Depends, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from wallet_app.api.deps import session_token
+from wallet_app.api.deps import session_token, v1_router
 from wallet_app.api.schemas import GoogleCodeIn, GoogleIdTokenIn, LoginAttemptOut, MeOut, OkOut
 from wallet_app.core import ratelimit
 from wallet_app.core.config import get_settings
@@ -13,7 +13,7 @@ from wallet_app.errors import AppError
 from wallet_app.models import stored_id
 from wallet_app.services import accounts, google, sessions
 
-router = APIRouter(prefix="/auth", tags=["auth"])
+router = v1_router("/auth", tags=["auth"])
 
 _AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "token or code refused"},

@@ -2,14 +2,13 @@
 
 from typing import Any
 
-from fastapi import APIRouter
 from pydantic import BaseModel
 
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.models import stored_id
 from wallet_app.services import backups
 
-router = APIRouter(prefix="/backup", tags=["backup"])
+router = v1_router("/backup", tags=["backup"])
 
 _401: dict[int | str, dict[str, Any]] = {401: {"description": "no live session"}}
 

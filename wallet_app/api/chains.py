@@ -2,13 +2,12 @@
 
 from typing import Any
 
-from fastapi import APIRouter
 from pydantic import BaseModel
 
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.services import tokens
 
-router = APIRouter(tags=["chains"])
+router = v1_router(tags=["chains"])
 
 # Shared by the wallet routers: errors are {"detail": <machine code>} with the code's status in
 # wallet_app.errors.REGISTRY (see app_error_response).

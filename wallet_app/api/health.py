@@ -3,12 +3,13 @@ a load balancer's health checks. No session needed; it names no more than ok or 
 
 from typing import Literal
 
-from fastapi import APIRouter, Response
+from fastapi import Response
 from pydantic import BaseModel
 
+from wallet_app.api.deps import v1_router
 from wallet_app.services import health
 
-router = APIRouter(tags=["health"])
+router = v1_router(tags=["health"])
 
 
 class HealthOut(BaseModel):

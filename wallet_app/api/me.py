@@ -2,15 +2,13 @@
 
 from typing import Any
 
-from fastapi import APIRouter
-
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.api.schemas import AddressIn, LocaleIn, MeOut
 from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.models import stored_id
 from wallet_app.services import accounts
 
-router = APIRouter(prefix="/me", tags=["me"])
+router = v1_router("/me", tags=["me"])
 
 _401: dict[int | str, dict[str, Any]] = {401: {"description": "no live session"}}
 

@@ -3,13 +3,14 @@ Paid event (services.merchant_payments), rate-limited per client IP (RATE_LIMIT_
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import Depends, Query
 from pydantic import BaseModel, Field
 
+from wallet_app.api.deps import v1_router
 from wallet_app.core import ratelimit
 from wallet_app.services import merchant_payments
 
-router = APIRouter(prefix="/merchant", tags=["merchant"])
+router = v1_router("/merchant", tags=["merchant"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": '{"detail": code}: invalid_payment_id (ref is not 0x + 64 hex), unsupported_chain'},

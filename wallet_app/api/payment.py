@@ -2,15 +2,15 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 from pydantic import BaseModel, Field
 
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.core.threads import in_payment_thread
 from wallet_app.services import accounts, payment_watch, payments
 
-router = APIRouter(prefix="/payment", tags=["payment"])
+router = v1_router("/payment", tags=["payment"])
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"description": "no live session"},

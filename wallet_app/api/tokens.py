@@ -2,15 +2,15 @@
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import Query
 from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.services import tokens
 
-router = APIRouter(tags=["tokens"])
+router = v1_router(tags=["tokens"])
 
 
 class TokenOut(BaseModel):

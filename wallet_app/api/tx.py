@@ -2,15 +2,14 @@
 
 from typing import Literal
 
-from fastapi import APIRouter
 from pydantic import BaseModel, Field
 
 from wallet_app.api.chains import ERRORS
-from wallet_app.api.deps import CurrentUser
+from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.services import transfers
 
-router = APIRouter(prefix="/tx", tags=["tx"])
+router = v1_router("/tx", tags=["tx"])
 
 
 class BuildTxIn(BaseModel):

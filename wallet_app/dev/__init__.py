@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
+from wallet_app.api.deps import add_routes
 from wallet_app.core import extensions
 from wallet_app.core.config import ANVIL_PUBLIC_KEYS, get_settings
 from wallet_app.dev import drive, faucet, idp, merchant
@@ -65,8 +66,8 @@ def install(api: FastAPI) -> None:
     settings = get_settings()
     if settings.dev_mode and settings.dev_bench_ceiling:
         api.router.routes.append(Route(CEILING_PATH, _ceiling, methods=["GET"]))
-    api.include_router(idp.build_router())
-    api.include_router(drive.build_router())
+    add_routes(api, idp.build_router())
+    add_routes(api, drive.build_router())
     extensions.add_address_hook(faucet.on_address_registered)
     extensions.set_identity_provider(_identity_provider)
     extensions.set_merchant_link(_merchant_link)
