@@ -3,11 +3,13 @@ user longer than documented: at once after a change made through this process, a
 worker with REDIS_URL (the user's version in Redis), and within SESSION_CACHE_SECONDS after a
 change this process cannot hear of."""
 
+import asyncio
 import threading
 import time
 
 import redis
 
+from tests.conftest import run_async
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
 from wallet_app import crud
 from wallet_app.core.config import get_settings
@@ -116,6 +118,46 @@ def test_past_its_refresh_point_the_cache_answers_at_once_and_reads_again_behind
     while me(client, cookie).status_code != 401:  # well within the 60 s bound
         assert time.monotonic() < deadline, "the background read did not replace the entry"
         time.sleep(0.02)  # polling interval, not a fixed wait
+
+
+def test_requests_of_one_session_share_a_read_unless_a_change_came_between(monkeypatch, settings_env, client, login):
+    """On a saturated worker a read in a thread takes long, and every request of the session
+    arriving meanwhile started its own: they now share it. A request after a sign-out heard of
+    does not join a read begun before it (that read may still find the session live)."""
+    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    cookie = signed_in(client, login)
+    reads: list[list[str]] = []
+    release = threading.Event()
+    lookup = sessions._lookup_with_expiry
+
+    def held_lookup(keys):
+        found = lookup(keys)  # what the database holds when the read begins
+        reads.append(keys)
+        assert release.wait(10), "the held read was never released"
+        return found
+
+    monkeypatch.setattr(sessions, "_lookup_with_expiry", held_lookup)
+
+    async def until(condition, failure: str) -> None:
+        deadline = time.monotonic() + 5
+        while not condition():
+            assert time.monotonic() < deadline, failure
+            await asyncio.sleep(0.01)  # polling interval, not a fixed wait
+
+    async def scenario():
+        before = [asyncio.create_task(sessions.api_user(cookie)) for _ in range(5)]
+        await until(lambda: len(reads) >= 1, "no read started")
+        await asyncio.to_thread(sessions.revoke_session, cookie)  # a sign-out through this process
+        after = asyncio.create_task(sessions.api_user(cookie))
+        await until(lambda: len(reads) >= 2, "the request after the sign-out joined the read begun before it")
+        release.set()
+        return await asyncio.gather(*before), await after
+
+    users_before, user_after = run_async(scenario())
+    assert len(reads) == 2  # one for the five requests before the sign-out, one after it
+    assert [u.email if u else None for u in users_before] == [EMAIL] * 5
+    assert user_after is None
+    assert me(client, cookie).status_code == 401
 
 
 def refresher_idle() -> None:
