@@ -160,6 +160,29 @@ def test_requests_of_one_session_share_a_read_unless_a_change_came_between(monke
     assert me(client, cookie).status_code == 401
 
 
+def test_sessions_asked_for_together_are_read_in_one_query(monkeypatch, settings_env, client, login):
+    """After a restart or a quiet spell every client comes back at once: their sessions are read
+    together, each request still getting its own user."""
+    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    emails = [f"together{i}@example.com" for i in range(3)]
+    cookies = [signed_in(client, login, email) for email in emails]
+    reads: list[list[str]] = []
+    lookup = sessions._lookup_with_expiry
+
+    def counted_lookup(keys):
+        reads.append(keys)
+        return lookup(keys)
+
+    monkeypatch.setattr(sessions, "_lookup_with_expiry", counted_lookup)
+
+    async def all_at_once():
+        return await asyncio.gather(*(sessions.api_user(cookie) for cookie in cookies + cookies))
+
+    users = run_async(all_at_once())
+    assert [u.email for u in users] == emails + emails
+    assert [sorted(keys) for keys in reads] == [sorted(sessions.hash_token(c) for c in cookies)]
+
+
 def refresher_idle() -> None:
     deadline = time.monotonic() + 5
     while sessions._refresher is not None and not sessions._refresher.done():
