@@ -72,7 +72,7 @@ def with_real_values(case, real: dict) -> None:
 
 
 def check_case(case, cookies: dict) -> None:
-    # Origin: every write must come from the app's own origin (api.deps.require_same_origin).
+    # Origin: every write must come from the app's own origin (api.deps.SameOriginWrites).
     response = case.call(headers={"Origin": ORIGIN}, cookies=cookies)
     RUN["cases"] += 1
     key = f"{case.method} {case.path} {response.status_code}"

@@ -23,7 +23,7 @@ from wallet_app.api import (
     tokens,
     tx,
 )
-from wallet_app.api.deps import API_PREFIX, add_routes
+from wallet_app.api.deps import API_PREFIX, SameOriginWrites, add_routes
 from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
 from wallet_app.errors import AppError, unexpected_code
@@ -120,11 +120,11 @@ def build_api() -> FastAPI:
         swagger_ui_oauth2_redirect_url=None,
     )
     app.add_exception_handler(AppError, app_error_response)
+    app.add_middleware(SameOriginWrites)  # every /api/v1 write must come from the app's own origin
     app.add_middleware(RefuseWhileLimited, openapi=app.openapi)
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.add_exception_handler(Exception, unexpected_error_response)
-    # Every /api/v1 write must come from the app's own origin: v1_router (deps.origin_allowed).
     for module in (auth, me, backup, payment, merchant, health, chains, assets, tokens, tx, activity, docs):
         add_routes(app, module.router)
     return app

