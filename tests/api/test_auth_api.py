@@ -238,6 +238,9 @@ STATE_CHANGING = [
     ("post", "/api/v1/auth/logout", None),
     ("post", "/api/v1/me/address", {"address": "0x" + "11" * 20}),
     ("patch", "/api/v1/me/locale", {"locale": "en"}),
+    ("post", "/api/v1/tx/submit", {"chain_id": 31337, "raw_tx": "0x00"}),
+    ("post", "/api/v1/payment/execute", {}),
+    ("delete", "/api/v1/no-such-route", None),  # refused before any route is looked for
 ]
 
 
