@@ -19,7 +19,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
 from wallet_app.pages import add_pages, registered_pages
-from wallet_app.state.session import server_error_event
+from wallet_app.state.session import VISIT_SCRIPT, server_error_event
 
 # The schema belongs to Alembic: bring it up to date before serving anything.
 upgrade_schema()
@@ -35,6 +35,7 @@ app = rx.App(
         rx.el.meta(name="theme-color", content="#2563eb"),
         rx.el.meta(name="viewport", content="width=device-width, initial-scale=1, viewport-fit=cover"),
         rx.el.script(src="/register-sw.js", defer=True),
+        rx.el.script(VISIT_SCRIPT),  # inline: runs before the app connects (allowed by hash, core/security.py)
     ],
     api_transformer=[api, SecurityHeaders],
     # the colour tokens (contrast at WCAG AA in both themes); prefers-reduced-motion: nothing animates

@@ -31,11 +31,22 @@ def texts_for(key: str, params: dict | None = None) -> dict[str, str]:
     return {lang: CATALOGUES[lang][key].format(**(params or {})) for lang in LANGUAGES}
 
 
-def dialog_after_load(open_: bool, route: str, pending: bool, path: str) -> tuple[bool, bool]:
-    """(open, pending) of the shared alert after a page load of `path`: an alert raised with a
-    redirect arrives on its route and stays (once); every other alert belongs to an earlier
-    page and closes."""
-    if open_ and pending and route == path:
+# Every load of a document writes a new id here, before Reflex connects (an inline script in the
+# head, wallet_app.py); the socket's reconnect sends the same id again. Not a secret: it only tells
+# a reconnect's on_load, which Reflex runs like a page load's, from a new load of the page.
+VISIT_KEY = "nb.visit"
+VISIT_SCRIPT = (
+    "try{var v=new Uint32Array(2);crypto.getRandomValues(v);"
+    f'sessionStorage.setItem("{VISIT_KEY}",v[0].toString(36)+v[1].toString(36))}}catch(e){{}}'
+)
+
+
+def dialog_after_load(open_: bool, route: str, pending: bool, path: str, same_visit: bool) -> tuple[bool, bool]:
+    """(open, pending) of the shared alert after an on_load of `path`: an alert raised with a
+    redirect arrives on its route and stays (once); an alert on its own route stays when the page
+    was not loaded again since it was raised (`same_visit`: the socket reconnected); every other
+    alert belongs to an earlier page and closes."""
+    if open_ and route == path and (pending or same_visit):
         return True, False
     return False, False
 
@@ -54,6 +65,7 @@ class SessionState(rx.State):
     lang: str = "en"
     # nb.lang is not secret (design.md section 1), so Reflex's LocalStorage may hold it.
     stored_lang: str = rx.LocalStorage("", name="nb.lang", sync=True)
+    visit: str = rx.SessionStorage("", name=VISIT_KEY)  # this load of the page (VISIT_SCRIPT)
     checked: bool = False
     busy: bool = False
 
@@ -71,6 +83,7 @@ class SessionState(rx.State):
     # and the next page load closes it, except the arrival of such a redirect.
     dialog_route: str = ""
     _dialog_pending: bool = False
+    _dialog_visit: str = ""  # the page load it was raised in ("" when unknown)
 
     # ------------------------------------------------------------ private helpers (inherited by page states)
 
@@ -127,6 +140,7 @@ class SessionState(rx.State):
         self.dialog_ok_label = ok_label
         self.dialog_route = for_route or routes.normalize_path(self.router.url.path)
         self._dialog_pending = bool(for_route)
+        self._dialog_visit = self.visit
         self.dialog_open = True
 
     # ------------------------------------------------------------ computed
@@ -161,8 +175,9 @@ class SessionState(rx.State):
         self._apply(await asyncio.to_thread(self._lookup_user))
         self.checked = True
         path = routes.normalize_path(self.router.url.path)
+        same_visit = bool(self.visit) and self._dialog_visit == self.visit
         self.dialog_open, self._dialog_pending = dialog_after_load(
-            self.dialog_open, self.dialog_route, self._dialog_pending, path
+            self.dialog_open, self.dialog_route, self._dialog_pending, path, same_visit
         )
         target = routes.redirect_for(_pages(), path, self.logged_in, bool(self.address))
         if target:

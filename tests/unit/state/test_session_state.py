@@ -6,18 +6,23 @@ import redis.exceptions
 from wallet_app.state.session import alert_due, dialog_after_load, server_error_event
 
 
-@pytest.mark.parametrize("open_, route, pending, path, expected", [
+@pytest.mark.parametrize("open_, route, pending, path, same_visit, expected", [
     # Raised with a redirect to /home (sign's invalid tx): shown on /home, once.
-    (True, "/home", True, "/home", (True, False)),
-    (True, "/home", False, "/home", (False, False)),  # a later load of /home
-    (True, "/home", True, "/send", (False, False)),  # went elsewhere first
+    (True, "/home", True, "/home", False, (True, False)),
+    (True, "/home", True, "/home", True, (True, False)),  # a client-side redirect: the same visit
+    (True, "/home", False, "/home", False, (False, False)),  # a later load of /home
+    (True, "/home", True, "/send", True, (False, False)),  # went elsewhere first
     # Raised on its own page (send validation): any next load closes it, the same page too.
-    (True, "/send", False, "/send", (False, False)),
-    (True, "/send", False, "/activity", (False, False)),
-    (False, "/activity", True, "/activity", (False, False)),  # closed with OK before the redirect landed
+    (True, "/send", False, "/send", False, (False, False)),
+    (True, "/send", False, "/activity", False, (False, False)),
+    (True, "/send", False, "/activity", True, (False, False)),  # went elsewhere in the app
+    # ...but the socket's reconnect (on_load again, the page not loaded again) keeps it.
+    (True, "/send", False, "/send", True, (True, False)),
+    (False, "/activity", True, "/activity", False, (False, False)),  # closed with OK before the redirect landed
+    (False, "/send", False, "/send", True, (False, False)),
 ])
-def test_dialog_after_load(open_, route, pending, path, expected):
-    assert dialog_after_load(open_, route, pending, path) == expected
+def test_dialog_after_load(open_, route, pending, path, same_visit, expected):
+    assert dialog_after_load(open_, route, pending, path, same_visit) == expected
 
 
 # (failures alerted for, the failed event, the event that queued it) -> (alert?, alerted for after). Keep 2.
