@@ -12,7 +12,8 @@ waits for the database only on a session's first use (entries cached in one burs
 restart, would otherwise all expire and be read again in one burst, a stall of every request of
 that worker). The entries that fall due within REFRESH_BATCH_SECONDS are read in one query: one
 read per session every few seconds was a sixth of a worker's CPU under a payment burst of 100
-users. The Reflex handlers read the database every time (`lookup_user`).
+users. Requests that find no entry share the reads in flight, and those of one turn of the event
+loop are read in one query (`_read`). The Reflex handlers read the database every time (`lookup_user`).
 """
 
 import asyncio

@@ -80,7 +80,8 @@ class SessionState(rx.State):
     dialog_ok_label: rx.Field[str] = rx.field("ok")
     # An alert belongs to a page: the one that raised it, or the one it was raised together
     # with a redirect to. It shows only there (a new page load never flashes it elsewhere),
-    # and the next page load closes it, except the arrival of such a redirect.
+    # and the next page load closes it, except the arrival of such a redirect (a reconnect of the
+    # socket, which runs on_load again, is no page load: VISIT_KEY).
     dialog_route: str = ""
     _dialog_pending: bool = False
     _dialog_visit: str = ""  # the page load it was raised in ("" when unknown)
