@@ -190,7 +190,17 @@ def pytest_runtest_makereport(item, call):
 # A test that fails twice fails the run; every retried test is listed at the end (E2E_RETRIES=0: none).
 E2E_RETRIES = int(os.environ.get("E2E_RETRIES", "1"))
 E2E_DIR = Path(__file__).resolve().parent
-RETRIED: list[tuple[str, str]] = []  # (test, the end of its first failure's report)
+RETRIED: list[tuple[str, str]] = []  # (test, the gist of its first failure's report)
+
+
+def failure_gist(report_text: str) -> str:
+    """The code line of each frame and the first lines of the error, then the report's end: an
+    expect() failure ends with the page's whole aria snapshot, which pushed which check failed
+    and its message out of a plain tail (the last clean-clone run's retry said neither)."""
+    lines = report_text.splitlines()
+    code = [line for line in lines if line.startswith(">")]
+    error = [line for line in lines if line.startswith("E ")][:8]
+    return "\n".join([*code, *error, "...", *lines[-12:]])
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -205,7 +215,7 @@ def pytest_runtest_protocol(item, nextitem):
         failed = [r for r in reports if r.failed]
         if not failed or attempt == E2E_RETRIES:
             break
-        RETRIED.append((item.nodeid, "\n".join(failed[0].longreprtext.splitlines()[-25:])))
+        RETRIED.append((item.nodeid, failure_gist(failed[0].longreprtext)))
         item._initrequest()  # fresh fixture requests for the next attempt
     for report in reports:
         item.ihook.pytest_runtest_logreport(report=report)
