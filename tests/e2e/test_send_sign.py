@@ -178,8 +178,8 @@ window.WebSocket = class extends NativeWebSocket {
 
 def test_an_alert_stays_when_the_connection_comes_back(page, context):
     """A reconnect runs the page's on_load events again, as a page load does: the alert raised on
-    the page must stay (it closed by itself, the cause of rare e2e failures: a socket dropped on
-    the loaded CI machine). A reload still closes it (test above)."""
+    the page must stay (it closed by itself: one way an alert went missing in rare e2e failures,
+    a socket dropped on the loaded CI machine). A reload still closes it (test above)."""
     context.add_init_script(SOCKET_WATCH)
     create_wallet(page, new_email("reconnectalert"))
     page.goto("/send")

@@ -11,9 +11,10 @@ from pathlib import Path
 from fastapi import APIRouter, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse
 
+from wallet_app.api.deps import API_PREFIX
 from wallet_app.core.config import REPO_ROOT
 
-PREFIX = "/api/v1/docs"
+PREFIX = API_PREFIX + "/docs"
 SWAGGER_DIST = REPO_ROOT / "tools" / "node_modules" / "swagger-ui-dist"
 OWN_ASSETS = Path(__file__).resolve().parent / "docs_assets"
 # name served -> file: only these (no path from the request reaches the file system).
