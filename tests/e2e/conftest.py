@@ -16,9 +16,11 @@ browser reported (browser_issues, and the requests that failed).
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +37,13 @@ from tests.e2e import helpers  # noqa: E402
 RESULTS_DIR = Path(os.environ.get("TEST_RESULTS_DIR") or REPO_ROOT / "test-results")
 SCREENSHOTS_DIR = RESULTS_DIR / "screenshots"
 DEFAULT_TIMEOUT_MS = 15_000
+SOCKET_FRAMES_KEPT = 30
+SOCKET_FRAME_CHARS = 400
+# The sections a failed browser test's report ends with (pytest_runtest_makereport).
+BROWSER_SECTION = "what the browser reported"
+FRAMES_SECTION = "the last websocket frames"
+SERVER_LOG_SECTION = "the app server's log, its end"
+SECTION_HEADER = re.compile(rf"^-+ ({BROWSER_SECTION}|{FRAMES_SECTION}|{SERVER_LOG_SECTION}) -+$")
 # expect() waits as long as actions do (its own default is 5 s): a page's first render waits for its
 # websocket events, which on 2 workers over Redis on a loaded 2-core machine took more than 5 s.
 expect.set_options(timeout=DEFAULT_TIMEOUT_MS)
@@ -99,6 +108,20 @@ class BrowserIssues:
     csp_violations: list[dict] = field(default_factory=list)
     # Not a problem by itself (a navigation aborts requests): reported with a failed test only.
     failed_requests: list[str] = field(default_factory=list)
+    # The last websocket frames (Reflex's events sent, the deltas received), reported with a failed
+    # test only: which event went out, and what came back, when an expected change never showed.
+    frames: collections.deque = field(default_factory=lambda: collections.deque(maxlen=SOCKET_FRAMES_KEPT))
+    started: float = field(default_factory=time.monotonic)
+
+    def watch_socket(self, socket) -> None:
+        def note(direction: str, payload) -> None:
+            text = payload if isinstance(payload, str) else f"<{len(payload)} bytes>"
+            self.frames.append(f"{time.monotonic() - self.started:7.2f}s {direction} {text[:SOCKET_FRAME_CHARS]}")
+
+        note("open", socket.url)
+        socket.on("framesent", lambda payload: note("sent", payload))
+        socket.on("framereceived", lambda payload: note("got ", payload))
+        socket.on("close", lambda _socket: note("closed", ""))
 
     def all(self, ignore: list[str] | None = None) -> list[str]:
         items = ([f"console error: {m}" for m in self.console_errors]
@@ -133,8 +156,10 @@ def context(browser, app_server, browser_issues):
     ctx.on("console", on_console)
     ctx.on("weberror", lambda err: browser_issues.page_errors.append(str(err.error)))
     ctx.on("requestfailed", lambda r: browser_issues.failed_requests.append(f"{r.method} {r.url}: {r.failure}"))
+    ctx.on("page", lambda pg: pg.on("websocket", browser_issues.watch_socket))
     ctx.expose_binding("__nbReportCsp", lambda _source, v: browser_issues.csp_violations.append(v))
     ctx.add_init_script(_CSP_LISTENER)
+    ctx.add_init_script(helpers.SOCKET_WATCH)
     yield ctx
     helpers.close_context(ctx)
 
@@ -181,7 +206,11 @@ def pytest_runtest_makereport(item, call):
     issues = getattr(item, "funcargs", {}).get("browser_issues")
     if rep.when == "call" and rep.failed and isinstance(issues, BrowserIssues) and hasattr(rep.longrepr, "addsection"):
         lines = issues.all() + [f"failed request: {r}" for r in issues.failed_requests]
-        rep.longrepr.addsection("what the browser reported", "\n".join(x[:300] for x in lines[-15:]) or "nothing")
+        rep.longrepr.addsection(BROWSER_SECTION, "\n".join(x[:300] for x in lines[-15:]) or "nothing")
+        rep.longrepr.addsection(FRAMES_SECTION, "\n".join(issues.frames) or "none")
+        server = item.funcargs.get("app_server")
+        if server is not None:
+            rep.longrepr.addsection(SERVER_LOG_SECTION, server.log_tail(15))
 
 
 # A browser test that fails is run once more, and the run says so: on a shared 2-core CI machine a
@@ -194,13 +223,15 @@ RETRIED: list[tuple[str, str]] = []  # (test, the gist of its first failure's re
 
 
 def failure_gist(report_text: str) -> str:
-    """The code line of each frame and the first lines of the error, then the report's end: an
-    expect() failure ends with the page's whole aria snapshot, which pushed which check failed
-    and its message out of a plain tail (the last clean-clone run's retry said neither)."""
+    """The code line of each frame and the first lines of the error, then the sections the report
+    ends with (what the browser reported, the last websocket frames, the server log's end): an
+    expect() failure's text ends with the page's whole aria snapshot, which pushed which check
+    failed and its message out of a plain tail."""
     lines = report_text.splitlines()
-    code = [line for line in lines if line.startswith(">")]
-    error = [line for line in lines if line.startswith("E ")][:8]
-    return "\n".join([*code, *error, "...", *lines[-12:]])
+    first_section = next((i for i, line in enumerate(lines) if SECTION_HEADER.match(line)), len(lines))
+    code = [line for line in lines[:first_section] if line.startswith(">")]
+    error = [line for line in lines[:first_section] if line.startswith("E ")][:8]
+    return "\n".join([*code, *error, *(lines[first_section:] or ["...", *lines[-12:]])])
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -69,10 +69,16 @@ def fill_send(page: Page, network: str | None = None, recipient: str | None = No
               amount: str | None = None) -> None:
     if network is not None:
         pick(page, "Network", network)
+    # Each field waits until the server has its value: a click on Next may otherwise come while
+    # the recipient note is still on its way and be lost when the note moves the button.
     if recipient is not None:
+        since = helpers.received_frames(page)
         page.get_by_label("Recipient address").fill(recipient)
+        helpers.wait_for_state(page, since, "recipient", recipient)
     if amount is not None:
+        since = helpers.received_frames(page)
         page.get_by_label("Amount").fill(amount)
+        helpers.wait_for_state(page, since, "amount", amount)
 
 
 def bad_checksum(address: str) -> str:
@@ -113,6 +119,7 @@ def page_with_camera(pw, app_server, qr_text: str, tmp_path: Path) -> Iterator[P
     try:
         ctx = browser.new_context(base_url=app_server.base_url, **helpers.MOBILE_CONTEXT)
         ctx.set_default_timeout(15_000)
+        ctx.add_init_script(helpers.SOCKET_WATCH)
         yield ctx.new_page()
     finally:
         browser.close()

@@ -52,6 +52,52 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 # A phone-sized context (the app is mobile first).
+# Installed in every test context (add_init_script): the page's websockets, whether each has been
+# hydrated, and the text of the last frames received, so a test can wait until the server has a
+# value (wait_for_state) rather than act while its answer is still on the way.
+SOCKET_WATCH = """
+window.__nbSockets = [];
+window.__nbFrames = {count: 0, last: []};
+const NativeWebSocket = window.WebSocket;
+window.WebSocket = class extends NativeWebSocket {
+  constructor(...args) {
+    super(...args);
+    window.__nbSockets.push(this);
+    this.hydrated = false;
+    this.addEventListener("message", (m) => {
+      const text = String(m.data);
+      if (text.includes('"is_hydrated_rx_state_":true')) this.hydrated = true;
+      const frames = window.__nbFrames;
+      frames.count += 1;
+      frames.last.push(text.slice(0, 20000));
+      if (frames.last.length > 50) frames.last.shift();
+    });
+  }
+};
+"""
+
+
+def received_frames(page) -> int:
+    """How many websocket frames the page has received so far (SOCKET_WATCH)."""
+    return page.evaluate("window.__nbFrames.count")
+
+
+def wait_for_state(page, since: int, var: str, value: str) -> None:
+    """Wait until a frame received after the first `since` sets the state var `var` to `value`:
+    the server has it. An input's change reaches the server up to 300 ms after typing (debounced)
+    or at once on blur; a click in between can land on a layout that moves under it (the recipient
+    note appears on /send), and the click is lost."""
+    needle = json.dumps({f"{var}_rx_state_": value}, separators=(",", ":"), ensure_ascii=False)[1:-1]
+    page.wait_for_function(
+        """([since, needle]) => {
+          const frames = window.__nbFrames;
+          const fresh = frames.last.slice(Math.max(0, frames.last.length - (frames.count - since)));
+          return fresh.some((text) => text.includes(needle));
+        }""",
+        arg=[since, needle],
+    )
+
+
 MOBILE_CONTEXT = {
     "viewport": {"width": 390, "height": 844},
     "is_mobile": True,

@@ -21,7 +21,7 @@ from tests.e2e.flows_payment import (
     wait_for_balance,
     wait_for_chain_balance,
 )
-from tests.e2e.flows_send import wait_for_asset
+from tests.e2e.flows_send import fill_send, wait_for_asset
 
 NETWORK = "Newbl Dev (anvil)"
 KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
@@ -141,10 +141,7 @@ def test_pin_dialog_by_keyboard_hides_the_digits_and_takes_focus(page, browser_i
     create_wallet(page, new_email("dialog-keys"))
     wait_for_asset(page, "tUSD")
     page.goto("/send")
-    page.get_by_role("combobox", name="Network").click()
-    page.get_by_role("option", name=NETWORK).click()
-    page.get_by_label("Recipient address").fill(Account.create().address)
-    page.get_by_label("Amount").fill("1")
+    fill_send(page, network=NETWORK, recipient=Account.create().address, amount="1")
     page.get_by_role("button", name="Next").click()
     page.wait_for_url("**/sign?tx=**")
 

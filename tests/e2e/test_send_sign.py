@@ -150,48 +150,45 @@ def test_an_alert_belongs_to_the_page_that_raised_it(page):
         expect(page.get_by_role("heading", level=1)).to_have_text(heading)
         expect(alert).to_have_count(0)
     # A validation alert of /send stays on /send: a reload of it shows none.
+    # A reload is a new visit of the page: the form starts empty.
     page.goto("/send")
+    fill_send(page, recipient=Account.create().address)
     page.get_by_role("button", name="Next").click()
     expect(alert.get_by_role("alert")).to_have_text("Please select a network.")
     page.reload()
     expect(page.get_by_role("heading", level=1)).to_have_text("Send")
     expect(alert).to_have_count(0)
+    expect(page.get_by_label("Recipient address")).to_have_value("")
 
 
-# Keeps the page's websockets reachable (window.__sockets), each marked hydrated once its server has
-# sent Reflex's is_hydrated = true, which ends the hydrate and the page's on_load events.
-SOCKET_WATCH = """
-window.__sockets = [];
-const NativeWebSocket = window.WebSocket;
-window.WebSocket = class extends NativeWebSocket {
-  constructor(...args) {
-    super(...args);
-    window.__sockets.push(this);
-    this.hydrated = false;
-    this.addEventListener("message", (m) => {
-      if (String(m.data).includes('"is_hydrated_rx_state_":true')) this.hydrated = true;
-    });
-  }
-};
-"""
-
-
-def test_an_alert_stays_when_the_connection_comes_back(page, context):
+def test_the_alert_and_the_form_stay_when_the_connection_comes_back(page):
     """A reconnect runs the page's on_load events again, as a page load does: the alert raised on
     the page must stay (it closed by itself: one way an alert went missing in rare e2e failures,
-    a socket dropped on the loaded CI machine). A reload still closes it (test above)."""
-    context.add_init_script(SOCKET_WATCH)
+    a socket dropped on the loaded CI machine), and so must what the user typed (a phone drops the
+    socket when the user switches apps to copy an address). A reload still closes the alert and
+    empties the form (test above)."""
     create_wallet(page, new_email("reconnectalert"))
     page.goto("/send")
+    recipient = Account.create().address
+    fill_send(page, network=NETWORK, recipient=recipient, amount="1.2.3")
     page.get_by_role("button", name="Next").click()
     alert = page.get_by_role("alertdialog")
-    expect(alert.get_by_role("alert")).to_have_text("Please select a network.")
-    sockets = page.evaluate("window.__sockets.length")
-    page.evaluate("window.__sockets.forEach((socket) => socket.close())")
-    page.wait_for_function("(n) => window.__sockets.length > n && window.__sockets.at(-1).hydrated", arg=sockets)
-    expect(alert.get_by_role("alert")).to_have_text("Please select a network.")
-    alert.get_by_role("button", name="OK").click()
-    expect(alert).to_have_count(0)
+    expect(alert.get_by_role("alert")).to_have_text("amount format error: invalid amount")
+    # helpers.SOCKET_WATCH: the page's sockets, each marked hydrated once the server has sent
+    # Reflex's is_hydrated = true (the hydrate and the page's on_load events are done).
+    sockets = page.evaluate("window.__nbSockets.length")
+    page.evaluate("window.__nbSockets.forEach((socket) => socket.close())")
+    page.wait_for_function("(n) => window.__nbSockets.length > n && window.__nbSockets.at(-1).hydrated", arg=sockets)
+    expect(alert.get_by_role("alert")).to_have_text("amount format error: invalid amount")
+    expect_alert(page, "amount format error: invalid amount")
+    expect(page.get_by_role("combobox", name="Network")).to_have_text(NETWORK)
+    expect(page.get_by_label("Recipient address")).to_have_value(recipient)
+    expect(page.get_by_label("Amount")).to_have_value("1.2.3")
+    # The server kept them too: the corrected form goes on to the preview.
+    fill_send(page, amount="1")
+    page.get_by_role("button", name="Next").click()
+    page.wait_for_url("**/sign?tx=**")
+    expect(page.locator("#sign-recipient")).to_have_text(recipient)
 
 
 def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):

@@ -85,6 +85,11 @@ class SessionState(rx.State):
     dialog_route: str = ""
     _dialog_pending: bool = False
     _dialog_visit: str = ""  # the page load it was raised in ("" when unknown)
+    # The page the last on_load was for ("<visit> <path>?<query>"). The same page again in the same
+    # visit is a reconnect of the socket (Reflex runs on_load again), not the user opening it:
+    # a page's form keeps what was typed (switching apps to copy an address drops a phone's socket).
+    _loaded_page: str = ""
+    _page_again: bool = False
 
     # ------------------------------------------------------------ private helpers (inherited by page states)
 
@@ -173,9 +178,12 @@ class SessionState(rx.State):
     @rx.event
     async def check_session(self):
         """on_load of every page, first: load the session and apply the redirect rules."""
+        path = routes.normalize_path(self.router.url.path)
+        page = f"{self.visit} {path}?{self.router.url.query}"
+        self._page_again = bool(self.visit) and page == self._loaded_page
+        self._loaded_page = page
         self._apply(await asyncio.to_thread(self._lookup_user))
         self.checked = True
-        path = routes.normalize_path(self.router.url.path)
         same_visit = bool(self.visit) and self._dialog_visit == self.visit
         self.dialog_open, self._dialog_pending = dialog_after_load(
             self.dialog_open, self.dialog_route, self._dialog_pending, path, same_visit
