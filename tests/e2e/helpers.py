@@ -77,6 +77,18 @@ window.WebSocket = class extends NativeWebSocket {
 """
 
 
+def reconnect(page) -> None:
+    """Close the page's websockets, as a phone does when the user switches apps, and wait until
+    Reflex has connected again and hydrated (is_hydrated = true comes after the page's on_load
+    events: a reconnect runs them again)."""
+    sockets = page.evaluate("window.__nbSockets.length")
+    page.evaluate("window.__nbSockets.forEach((socket) => socket.close())")
+    page.wait_for_function("(n) => window.__nbSockets.length > n && window.__nbSockets.at(-1).hydrated", arg=sockets)
+    # The last frame is read; React renders what it brought in a task of its own, before the
+    # second animation frame from now: a check made earlier would still see the page as it was.
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def received_frames(page) -> int:
     """How many websocket frames the page has received so far (SOCKET_WATCH)."""
     return page.evaluate("window.__nbFrames.count")

@@ -52,5 +52,7 @@ def test_normal_close(outer_timer, recwarn):
     ctx = Context()
     helpers.close_context(ctx)
     assert ctx.closed
-    assert not recwarn.list
+    # Only close_context's own warning counts: any other (a ResourceWarning of an object the garbage
+    # collector happened to free meanwhile, in a process full of servers and browsers) is not its.
+    assert not [w for w in recwarn.list if "did not close" in str(w.message)], [str(w.message) for w in recwarn.list]
     assert signal.getitimer(signal.ITIMER_REAL)[0] > 90

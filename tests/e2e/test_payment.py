@@ -77,6 +77,9 @@ def test_pay_merchant_link(page, app_server, screenshot, browser_issues):
     contract = payment_contract(app_server)
     summary = page.get_by_role("dialog", name="Approve the token").get_by_test_id("pin-summary")
     expect(summary).to_have_text(f"Allow {contract[:6]}…{contract[-4:]} to spend 1.5 tEUR")
+    # A dropped socket (the user switched apps) leaves the dialog open: the payment is running.
+    helpers.reconnect(page)
+    expect(page.get_by_role("dialog", name="Approve the token")).to_have_attribute("data-state", "open")
     enter_pin(page, "Approve the token")
     # The approve hash is notified while the quote is polled until the allowance shows.
     expect(page.locator("#pay-approve-hash")).to_have_text(

@@ -8,6 +8,7 @@ import re
 from eth_account import Account
 from playwright.sync_api import expect
 
+from tests.e2e import helpers
 from tests.e2e.flows import create_wallet, expect_alert, new_email
 from tests.e2e.flows_send import (
     bad_checksum,
@@ -164,9 +165,9 @@ def test_an_alert_belongs_to_the_page_that_raised_it(page):
 def test_the_alert_and_the_form_stay_when_the_connection_comes_back(page):
     """A reconnect runs the page's on_load events again, as a page load does: the alert raised on
     the page must stay (it closed by itself: one way an alert went missing in rare e2e failures,
-    a socket dropped on the loaded CI machine), and so must what the user typed (a phone drops the
-    socket when the user switches apps to copy an address). A reload still closes the alert and
-    empties the form (test above)."""
+    a socket dropped on the loaded CI machine), and so must what the user typed on /send and the
+    PIN dialog on /sign (a phone drops the socket when the user switches apps to copy an address).
+    A reload still closes the alert and empties the form (test above)."""
     create_wallet(page, new_email("reconnectalert"))
     page.goto("/send")
     recipient = Account.create().address
@@ -174,11 +175,7 @@ def test_the_alert_and_the_form_stay_when_the_connection_comes_back(page):
     page.get_by_role("button", name="Next").click()
     alert = page.get_by_role("alertdialog")
     expect(alert.get_by_role("alert")).to_have_text("amount format error: invalid amount")
-    # helpers.SOCKET_WATCH: the page's sockets, each marked hydrated once the server has sent
-    # Reflex's is_hydrated = true (the hydrate and the page's on_load events are done).
-    sockets = page.evaluate("window.__nbSockets.length")
-    page.evaluate("window.__nbSockets.forEach((socket) => socket.close())")
-    page.wait_for_function("(n) => window.__nbSockets.length > n && window.__nbSockets.at(-1).hydrated", arg=sockets)
+    helpers.reconnect(page)
     expect(alert.get_by_role("alert")).to_have_text("amount format error: invalid amount")
     expect_alert(page, "amount format error: invalid amount")
     expect(page.get_by_role("combobox", name="Network")).to_have_text(NETWORK)
@@ -188,6 +185,13 @@ def test_the_alert_and_the_form_stay_when_the_connection_comes_back(page):
     fill_send(page, amount="1")
     page.get_by_role("button", name="Next").click()
     page.wait_for_url("**/sign?tx=**")
+    expect(page.locator("#sign-recipient")).to_have_text(recipient)
+    # On /sign the preview and an open PIN dialog stay too.
+    page.get_by_role("button", name="Confirm").click()
+    pin_dialog = page.get_by_role("dialog", name="Enter your PIN")
+    expect(pin_dialog).to_be_visible()
+    helpers.reconnect(page)
+    expect(pin_dialog).to_have_attribute("data-state", "open")  # "closed" while it fades out
     expect(page.locator("#sign-recipient")).to_have_text(recipient)
 
 
