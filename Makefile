@@ -24,11 +24,12 @@ setup: .venv/.installed tools/node_modules/.installed
 
 # Debian's Chromium for the browser tests (Playwright cannot download browsers here): its headless
 # shell, and the desktop build for the QR unit's camera-permission tests; a Korean font so
-# screenshots of the ko pages show Hangul.
+# screenshots of the ko pages show Hangul. Bounded like tools/debian.py's installs: a mirror that
+# stops answering fails the target instead of holding CI to its end.
 chromium:
 	@{ command -v chromium && command -v chromium-headless-shell && fc-list | grep -qi nanum; } >/dev/null || \
-	  flock $(APT_LOCK) sh -c 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	  apt-get install -y -qq chromium chromium-headless-shell fonts-nanum >/dev/null'
+	  flock -w 1800 $(APT_LOCK) sh -c 'timeout 900 apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  timeout 900 apt-get install -y -qq chromium chromium-headless-shell fonts-nanum >/dev/null'
 
 # Debian's redis-server (installed when missing); `python tools/redisserver.py -- CMD` runs CMD next to a
 # private instance on a free loopback port (data in data/redis, stopped on exit) with REDIS_URL set.
