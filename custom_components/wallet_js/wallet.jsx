@@ -448,9 +448,15 @@ export function DeviceCheck({ owner, onCheck }) {
         .every((name) => window.localStorage.getItem(`${lc}:${name}`) !== null);
       onCheck && onCheck(present ? "present" : "missing");
     };
-    check();
+    // After this render's effects, not in them: Reflex takes an event's route from a ref its
+    // provider updates in its own effect, which runs after this one. Reported at once, a move
+    // within the app sent the previous page's route, and the alert was bound to that page.
+    const first = setTimeout(check, 0);
     document.addEventListener("visibilitychange", check);
-    return () => document.removeEventListener("visibilitychange", check);
+    return () => {
+      clearTimeout(first);
+      document.removeEventListener("visibilitychange", check);
+    };
   }, [owner]);
   return null;
 }

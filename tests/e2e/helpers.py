@@ -53,13 +53,20 @@ CHROMIUM_ARGS = [
 ]
 # A phone-sized context (the app is mobile first).
 # Installed in every test context (add_init_script): the page's websockets, whether each has been
-# hydrated, and the text of the last frames received, so a test can wait until the server has a
-# value (wait_for_state) rather than act while its answer is still on the way.
+# hydrated, and the text of the last frames received and sent, so a test can wait until the server
+# has a value (wait_for_state) or the page has sent an event (wait_for_sent) rather than act while
+# they are still on the way.
 SOCKET_WATCH = """
 window.__nbSockets = [];
-window.__nbFrames = {count: 0, last: []};
+window.__nbFrames = {count: 0, last: [], sent: []};
 const NativeWebSocket = window.WebSocket;
 window.WebSocket = class extends NativeWebSocket {
+  send(data) {
+    const sent = window.__nbFrames.sent;
+    sent.push(String(data).slice(0, 2000));
+    if (sent.length > 50) sent.shift();
+    return super.send(data);
+  }
   constructor(...args) {
     super(...args);
     window.__nbSockets.push(this);
@@ -87,6 +94,11 @@ def reconnect(page) -> None:
     # The last frame is read; React renders what it brought in a task of its own, before the
     # second animation frame from now: a check made earlier would still see the page as it was.
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def wait_for_sent(page, text: str) -> None:
+    """Wait until one of the page's last 50 frames sent contains `text` (e.g. an event's name)."""
+    page.wait_for_function("(text) => window.__nbFrames.sent.some((f) => f.includes(text))", arg=text)
 
 
 def received_frames(page) -> int:

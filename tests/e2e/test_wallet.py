@@ -96,6 +96,20 @@ def test_device_check_without_materials_or_backup_goes_to_onboarding(page):
     assert me(page)["address"] == address
 
 
+def test_device_check_after_a_move_within_the_app_stays_on_the_new_page(page):
+    """The bottom bar moves within the app (no page load). The new page's report went out with the
+    previous page's route (Reflex reads the route from a ref its provider updates after the page's
+    own effects), so the notice was bound to /home, flashed on /card, and /card's session check
+    closed it: the user stayed on a page without the wallet's materials and nothing said so."""
+    create_wallet(page, new_email())
+    helpers.wait_for_sent(page, '.device_checked","payload":{"status":"present"}')  # /home's own check
+    page.evaluate("() => localStorage.clear()")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Card").click()
+    page.wait_for_url("**/card**")
+    expect_alert(page, "No backup file on Google Drive. Redirecting to onboarding.", title="Notice")
+    page.wait_for_url("**/onboarding**")
+
+
 def test_device_check_runs_when_tab_becomes_visible(page):
     create_wallet(page, new_email())
     page.evaluate("() => localStorage.clear()")
