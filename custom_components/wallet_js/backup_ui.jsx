@@ -103,7 +103,10 @@ export function BackupButton({ owner, clientId, devMode, messages, errors, onDon
   };
   return (
     <>
-      <Button size="3" onClick={() => setOpen(true)} disabled={!owner}>{messages.backup_now}</Button>
+      {/* The Drive configuration (client id, dev mode) comes with the page's on_load: opened before
+          it, the dialog loaded Google's GIS script in development (refused by the CSP) and kept that
+          failed load when the dev stand-in's URL came. */}
+      <Button size="3" onClick={() => setOpen(true)} disabled={!owner || !clientId}>{messages.backup_now}</Button>
       <DrivePinDialog open={open} title={messages.backup_dialog_title} description={messages.backup_dialog_hint}
         messages={messages} errors={errors} clientId={clientId} devMode={devMode} errorPrefix={messages.backup_failed}
         pinMessage={messages.pin_must_be_6_settings} run={run} testId="backup-dialog"
