@@ -71,14 +71,11 @@ def fill_send(page: Page, network: str | None = None, recipient: str | None = No
         pick(page, "Network", network)
     # Each field waits until the server has its value: a click on Next may otherwise come while
     # the recipient note is still on its way and be lost when the note moves the button.
-    if recipient is not None:
-        since = helpers.received_frames(page)
-        page.get_by_label("Recipient address").fill(recipient)
-        helpers.wait_for_state(page, since, "recipient", recipient)
-    if amount is not None:
-        since = helpers.received_frames(page)
-        page.get_by_label("Amount").fill(amount)
-        helpers.wait_for_state(page, since, "amount", amount)
+    for label, var, value in (("Recipient address", "recipient", recipient), ("Amount", "amount", amount)):
+        if value is not None:
+            since = helpers.received_frames(page)
+            page.get_by_label(label).fill(value)
+            helpers.wait_for_state(page, since, var, value)
 
 
 def bad_checksum(address: str) -> str:

@@ -51,7 +51,6 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-# A phone-sized context (the app is mobile first).
 # Installed in every test context (add_init_script): the page's websockets, whether each has been
 # hydrated, and the text of the last frames received and sent, so a test can wait until the server
 # has a value (wait_for_state) or the page has sent an event (wait_for_sent) rather than act while
@@ -122,6 +121,7 @@ def wait_for_state(page, since: int, var: str, value: str) -> None:
     )
 
 
+# A phone-sized context (the app is mobile first).
 MOBILE_CONTEXT = {
     "viewport": {"width": 390, "height": 844},
     "is_mobile": True,

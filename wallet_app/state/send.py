@@ -89,7 +89,7 @@ class SendState(SignedInState):
         """on_load: a fresh form with the configured chains and the user's tokens; after a
         reconnect (the same page again, SessionState._page_again) the form as it was."""
         if self._page_again and self.loaded:
-            return self._to_login() if await self._require_user() is None else None
+            return None  # check_session, just before it, checked the session
         self.chain_id = self.token_address = self.recipient = self.amount = ""
         self.building = False
         self.loaded = False

@@ -111,7 +111,7 @@ class SignState(SignedInState):
     @rx.event
     async def load(self):
         if self._page_again and self.ready:  # a reconnect: the preview and an open PIN dialog stay
-            return self._to_login() if await self._require_user() is None else None
+            return None  # check_session, just before it, checked the session
         self.ready = self.pin_open = self.submitting = self.done = False
         self.tx, self.summary, self.payload, self.chain_name, self.tx_hash = {}, {}, "", "", ""
         self.lines, self.warnings, self.fee, self.selector, self.refusal = [], [], "", "", {}
