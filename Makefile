@@ -3,9 +3,6 @@ SHELL := /bin/bash
 PORT ?= 3000
 ENV := source ./env.sh &&
 PY := .venv/bin/python
-# Held around every apt-get run (tools/debian.py takes it too): make test installs side by side,
-# and a second apt-get at once fails on dpkg's lock.
-APT_LOCK := /tmp/newbl-apt.lock
 
 .PHONY: setup run run-scale test test-ready test-scale lint build chromium clean audit redis servers pg test-pg
 
@@ -24,12 +21,10 @@ setup: .venv/.installed tools/node_modules/.installed
 
 # Debian's Chromium for the browser tests (Playwright cannot download browsers here): its headless
 # shell, and the desktop build for the QR unit's camera-permission tests; a Korean font so
-# screenshots of the ko pages show Hangul. Bounded like tools/debian.py's installs: a mirror that
-# stops answering fails the target instead of holding CI to its end.
+# screenshots of the ko pages show Hangul (with Chromium's recommended packages: its fonts).
 chromium:
 	@{ command -v chromium && command -v chromium-headless-shell && fc-list | grep -qi nanum; } >/dev/null || \
-	  flock -w 1800 $(APT_LOCK) sh -c 'timeout 900 apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-	  timeout 900 apt-get install -y -qq chromium chromium-headless-shell fonts-nanum >/dev/null'
+	  python3 tools/debian.py --with-recommends chromium chromium-headless-shell fonts-nanum
 
 # Debian's redis-server (installed when missing); `python tools/redisserver.py -- CMD` runs CMD next to a
 # private instance on a free loopback port (data in data/redis, stopped on exit) with REDIS_URL set.

@@ -36,7 +36,7 @@ export class DriveError extends Error {
 
 // ---------------------------------------------------------------- Google Identity Services
 
-let gisLoading = null;
+let gisLoading = null; // {url, promise}: the load in flight
 
 function gisReady() {
   return !!(window.google && window.google.accounts && window.google.accounts.oauth2);
@@ -44,12 +44,13 @@ function gisReady() {
 
 /**
  * Loads the GIS script once (Google's, or the dev stand-in's). Rejects with
- * GIS_LOAD_FAILED on a load error or timeout; a later call tries again.
+ * GIS_LOAD_FAILED on a load error or timeout; a later call tries again. A call for another
+ * URL than the load in flight starts its own: it never gets the other script's outcome.
  */
 export function loadGis(scriptUrl = GOOGLE_GIS_URL, timeoutMs = DEFAULT_TIMEOUT_MS) {
   if (gisReady()) return Promise.resolve();
-  if (gisLoading) return gisLoading;
-  gisLoading = new Promise((resolve, reject) => {
+  if (gisLoading && gisLoading.url === scriptUrl) return gisLoading.promise;
+  const promise = new Promise((resolve, reject) => {
     const el = document.createElement('script');
     el.src = scriptUrl;
     el.async = true;
@@ -59,14 +60,15 @@ export function loadGis(scriptUrl = GOOGLE_GIS_URL, timeoutMs = DEFAULT_TIMEOUT_
       el.onload = el.onerror = null;
       if (ok && gisReady()) return resolve();
       el.remove();
-      gisLoading = null; // a failed load is not cached
+      if (gisLoading && gisLoading.promise === promise) gisLoading = null; // a failed load is not cached
       reject(new DriveError('GIS_LOAD_FAILED'));
     }
     el.onload = () => done(true);
     el.onerror = () => done(false);
     document.head.appendChild(el);
   });
-  return gisLoading;
+  gisLoading = { url: scriptUrl, promise };
+  return promise;
 }
 
 /**

@@ -399,6 +399,13 @@ def test_drive_client_and_gis_errors(devices, server):
     assert (res["code"], res["message"]) == ("GIS_LOAD_FAILED", "Failed to load Google Identity Services")
     res = dev.fails("return nb.drive.loadGis('/no-such-script.js');")
     assert (res["code"], res["message"]) == ("GIS_LOAD_FAILED", "Failed to load Google Identity Services")
+    # A load of another URL while one is in flight is its own: the failing one does not fail it.
+    got = dev.ok(
+        """const failing = nb.drive.loadGis('/no-such-script.js').then(() => 'loaded', (e) => e.code);
+           const other = nb.drive.loadGis('/dev-idp/gsi/client').then(() => 'loaded', (e) => e.code);
+           return [await failing, await other];"""
+    )
+    assert got == ["GIS_LOAD_FAILED", "loaded"]
 
     # No account in this profile yet: the popup asks for an e-mail; closing it -> no token.
     dev.drive_token(email=None)

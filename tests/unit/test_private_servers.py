@@ -32,6 +32,13 @@ def test_install_commands(euid, sudo, prefix):
     ]
 
 
+def test_install_commands_with_recommends_for_chromium():
+    """make chromium keeps Chromium's recommended packages (its fonts)."""
+    assert install_commands(["chromium"], euid=0, sudo=None, recommends=True)[1] == [
+        *APT, "install", "-y", "-qq", "chromium"
+    ]
+
+
 def test_install_commands_without_root_or_sudo_say_what_to_run():
     with pytest.raises(InstallError) as e:
         install_commands(["postgresql"], euid=1000, sudo=None)
@@ -41,16 +48,16 @@ def test_install_commands_without_root_or_sudo_say_what_to_run():
     )
 
 
-def test_install_runs_apt_get_under_the_lock_the_makefile_takes(tmp_path, monkeypatch):
+def test_install_runs_apt_get_under_one_lock(tmp_path, monkeypatch):
     """make test installs side by side: each apt-get runs while the lock is held, so a second
-    installer (flock(1) in the Makefile's chromium target) waits instead of failing on dpkg's."""
+    installer waits instead of failing on dpkg's."""
     lock = tmp_path / "apt.lock"
     monkeypatch.setattr(debian, "APT_LOCK", str(lock))
     ran = []
     real_run = subprocess.run
 
     def fake_run(cmd, **kwargs):
-        # What the Makefile runs, without waiting: exit 1 when the lock is taken.
+        # Another installer's try, without waiting: exit 1 when the lock is taken.
         held = real_run(["flock", "-n", str(lock), "true"]).returncode == 1
         ran.append((cmd[-1], held))
         return subprocess.CompletedProcess(cmd, 0, "", "")
