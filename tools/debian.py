@@ -1,8 +1,9 @@
-"""Debian packages the project needs (postgresql and redis-server for the private servers; Chromium
-and a Korean font for the browser tests, `make chromium`: `python3 tools/debian.py --with-recommends
-PKG...`), installed with apt-get when missing. Non-interactive (no debconf question, no password prompt): as root directly (CI has
-root and no sudo), otherwise through `sudo -n`, which fails rather than asks; with neither, the
-error says what to run. Standard library only (see tools/child.py)."""
+"""Debian packages the project needs, installed with apt-get when missing: postgresql and
+redis-server for the private servers; Chromium and a Korean font for the browser tests (`make
+chromium`: `python3 tools/debian.py --with-recommends PKG...`). Non-interactive (no debconf
+question, no password prompt): as root directly (CI has root and no sudo), otherwise through
+`sudo -n`, which fails rather than asks; with neither, the error says what to run. Standard
+library only (see tools/child.py)."""
 
 from __future__ import annotations
 
