@@ -84,9 +84,12 @@ def test_the_page_carries_on_while_each_worker_is_killed(page, app_server, redis
         expect(page.locator("#connection-notice")).to_have_count(0)
         # granian starts a new worker in place of the dead one.
         two_new_workers(app_server, killed)
-    # A websocket being opened at the moment its worker is killed is reset (the browser logs it);
+    # A websocket being opened at the moment its worker is killed fails (the browser logs it: reset,
+    # or "not connected" when the kill came before the handshake's end; a clean-clone run saw each);
     # the page reconnects to the other worker, which is what this test shows. Nothing else may show.
-    browser_issues.assert_clean(ignore=[r"WebSocket connection to \S+/_event\S* failed.*ERR_CONNECTION_RESET"])
+    browser_issues.assert_clean(
+        ignore=[r"WebSocket connection to \S+/_event\S* failed.*(ERR_CONNECTION_RESET|ERR_SOCKET_NOT_CONNECTED)"]
+    )
 
 
 def relayers(server) -> set[int]:
