@@ -20,6 +20,8 @@ import threading
 import time
 from urllib.parse import urlsplit
 
+import psutil
+
 from contracts.artifacts import compile_contracts
 from custom_components.wallet_js.vendor import copy_argon2
 from wallet_app.core.config import LOOPBACK_HOSTS, REPO_ROOT, SettingsError, get_settings
@@ -157,27 +159,42 @@ def relayer_process():
     return supervised("relayer", [sys.executable, "-m", "wallet_app.relayer"])
 
 
+INTERRUPT_REACH_SECONDS = 2.0  # after Ctrl-C: how long the server may take to stop by itself before SIGTERM
+
+
 def run_until_stopped(cmd: list[str], grace: float = 20.0) -> int:
-    """Runs the server and returns its exit status. Ctrl-C reaches it too (one process group):
-    it is given `grace` seconds to shut down by itself, then the chain stops, with no traceback
-    here (status 130). On SIGTERM (SystemExit from the handler) the server is terminated first."""
+    """Runs the server and returns its exit status. Ctrl-C in a terminal reaches it too (one
+    process group) and it stops by itself, with no traceback here (status 130); a SIGINT sent to
+    this process alone does not reach it: after INTERRUPT_REACH_SECONDS it is stopped as on
+    SIGTERM (SystemExit from the handler): terminated, given `grace` seconds, then killed with
+    every process under it (granian's workers outlive a killed parent and keep the port)."""
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT)
     try:
         return proc.wait()
     except KeyboardInterrupt:
-        try:
-            proc.wait(grace)
-        except (subprocess.TimeoutExpired, KeyboardInterrupt):  # stuck, or a second Ctrl-C
-            proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired, KeyboardInterrupt):
+            proc.wait(INTERRUPT_REACH_SECONDS)
         return 130
     finally:
         if proc.poll() is None:
+            family = _descendants(proc.pid)  # before the parent goes: its workers are then re-parented
             proc.terminate()
             try:
                 proc.wait(grace)
-            except subprocess.TimeoutExpired:
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):  # stuck, or a second Ctrl-C
+                family = _descendants(proc.pid) or family
                 proc.kill()
+                for child in family:  # SIGKILL: their sockets close as they die (no wait: nobody may reap them)
+                    with contextlib.suppress(psutil.Error):
+                        child.kill()
             proc.wait()
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
 
 
 if __name__ == "__main__":

@@ -20,12 +20,13 @@ print('ready', flush=True)
 while True:
     time.sleep(0.05)
 """
-SERVE = f"""
+SERVE_TEMPLATE = """
 import signal, sys
 signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
 from wallet_app.serve import run_until_stopped
-sys.exit(run_until_stopped([sys.executable, '-c', {SERVER!r}]))
+sys.exit(run_until_stopped([sys.executable, '-c', {server!r}], grace={grace}))
 """
+SERVE = SERVE_TEMPLATE.format(server=SERVER, grace=20.0)
 
 
 def test_ctrl_c_stops_quietly():
@@ -41,6 +42,67 @@ def test_ctrl_c_stops_quietly():
     assert proc.returncode == 130
     assert out == "server stopped cleanly\n"  # it was not killed
     assert err == ""
+
+
+# A server that stops on SIGTERM only (as granian does on either), and one stuck with a child of its own.
+SERVER_ON_SIGTERM = """
+import signal, sys, time
+signal.signal(signal.SIGTERM, lambda *_: (print('server stopped cleanly', flush=True), sys.exit(0)))
+print('ready', flush=True)
+while True:
+    time.sleep(0.05)
+"""
+SERVER_STUCK_WITH_A_WORKER = """
+import signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+worker = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])
+print(worker.pid, flush=True)
+while True:
+    time.sleep(0.05)
+"""
+
+
+def serve_alone(server: str, grace: float) -> subprocess.Popen:
+    code = SERVE_TEMPLATE.format(server=server, grace=grace)
+    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO_ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_a_sigint_to_serve_alone_stops_the_server_it_did_not_reach():
+    """kill -INT of make run's python (not its group): the server is terminated, not left running
+    until the grace is over and then killed."""
+    proc = serve_alone(SERVER_ON_SIGTERM, grace=60)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert (proc.returncode, out, err) == (130, "server stopped cleanly\n", "")
+
+
+def test_a_stuck_server_is_killed_with_its_workers():
+    """granian's workers outlive a killed parent and keep the port: they go with it."""
+    proc = serve_alone(SERVER_STUCK_WITH_A_WORKER, grace=1)
+    try:
+        assert proc.stdout is not None
+        worker = psutil.Process(int(proc.stdout.readline()))
+        os.kill(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert not worker_alive(worker)
+
+
+def worker_alive(worker: psutil.Process) -> bool:
+    """Running and not a zombie (a container's first process may never reap an orphan)."""
+    try:
+        return worker.is_running() and worker.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
 
 
 def test_several_workers_need_redis(tmp_path):
