@@ -1,5 +1,6 @@
-"""`make run`'s processes: Ctrl-C stops the server quietly (no traceback, status 130); the relayer beside it
-is started again when it fails, and stopped with it."""
+"""`make run`'s processes: Ctrl-C stops the server quietly (no traceback, status 130), and so does a SIGINT
+sent to serve alone; a stuck server is killed with its workers; the relayer beside it is started again
+when it fails, and stopped with it."""
 
 import os
 import signal
@@ -13,41 +14,10 @@ import pytest
 from wallet_app import serve
 from wallet_app.core.config import REPO_ROOT
 
-SERVER = """
+# A server that stops cleanly on one signal ({signal}), and one stuck with a worker of its own.
+SERVER_STOPPING_ON = """
 import signal, sys, time
-signal.signal(signal.SIGINT, lambda *_: (print('server stopped cleanly', flush=True), sys.exit(0)))
-print('ready', flush=True)
-while True:
-    time.sleep(0.05)
-"""
-SERVE_TEMPLATE = """
-import signal, sys
-signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
-from wallet_app.serve import run_until_stopped
-sys.exit(run_until_stopped([sys.executable, '-c', {server!r}], grace={grace}))
-"""
-SERVE = SERVE_TEMPLATE.format(server=SERVER, grace=20.0)
-
-
-def test_ctrl_c_stops_quietly():
-    proc = subprocess.Popen([sys.executable, "-c", SERVE], cwd=REPO_ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
-        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-    assert proc.returncode == 130
-    assert out == "server stopped cleanly\n"  # it was not killed
-    assert err == ""
-
-
-# A server that stops on SIGTERM only (as granian does on either), and one stuck with a child of its own.
-SERVER_ON_SIGTERM = """
-import signal, sys, time
-signal.signal(signal.SIGTERM, lambda *_: (print('server stopped cleanly', flush=True), sys.exit(0)))
+signal.signal(signal.{signal}, lambda *_: (print('server stopped cleanly', flush=True), sys.exit(0)))
 print('ready', flush=True)
 while True:
     time.sleep(0.05)
@@ -60,18 +30,39 @@ print(worker.pid, flush=True)
 while True:
     time.sleep(0.05)
 """
+SERVE = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal
+from wallet_app.serve import run_until_stopped
+sys.exit(run_until_stopped([sys.executable, '-c', {server!r}], grace={grace}))
+"""
 
 
-def serve_alone(server: str, grace: float) -> subprocess.Popen:
-    code = SERVE_TEMPLATE.format(server=server, grace=grace)
-    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO_ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+def start_serve(server: str, grace: float = 20.0) -> subprocess.Popen:
+    """`python -m wallet_app.serve` in its own process group, running `server`."""
+    return subprocess.Popen([sys.executable, "-c", SERVE.format(server=server, grace=grace)], cwd=REPO_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def test_ctrl_c_stops_quietly():
+    proc = start_serve(SERVER_STOPPING_ON.format(signal="SIGINT"))
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        os.killpg(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C does: the whole group
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130
+    assert out == "server stopped cleanly\n"  # it was not killed
+    assert err == ""
 
 
 def test_a_sigint_to_serve_alone_stops_the_server_it_did_not_reach():
     """kill -INT of make run's python (not its group): the server is terminated, not left running
     until the grace is over and then killed."""
-    proc = serve_alone(SERVER_ON_SIGTERM, grace=60)
+    # A server that only SIGTERM stops: the SIGINT below is sent to serve alone and never reaches it.
+    proc = start_serve(SERVER_STOPPING_ON.format(signal="SIGTERM"), grace=60)
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         os.kill(proc.pid, signal.SIGINT)
@@ -84,7 +75,7 @@ def test_a_sigint_to_serve_alone_stops_the_server_it_did_not_reach():
 
 def test_a_stuck_server_is_killed_with_its_workers():
     """granian's workers outlive a killed parent and keep the port: they go with it."""
-    proc = serve_alone(SERVER_STUCK_WITH_A_WORKER, grace=1)
+    proc = start_serve(SERVER_STUCK_WITH_A_WORKER, grace=1)
     try:
         assert proc.stdout is not None
         worker = psutil.Process(int(proc.stdout.readline()))
