@@ -6,20 +6,22 @@ import sys
 
 from contracts.artifacts import compile_contracts
 from custom_components.wallet_js.vendor import copy_argon2
-from wallet_app.core.config import REPO_ROOT, SettingsError, load_settings
+from wallet_app.core.config import BUILDING_ENV, REPO_ROOT, SettingsError, load_settings
 
 # The compiled frontend is the same in both modes (they differ only at runtime), so a machine
 # with no serving settings (CI, `make test`) builds under these instead of being refused.
 BUILD_DEFAULTS = {"DEV_MODE": "1", "PUBLIC_BASE_URL": "http://localhost:3000", "GOOGLE_CLIENT_ID": ""}
 
 
-def build_env() -> dict[str, str] | None:
-    """The environment for `reflex export` (None: this one); reflex loads the settings (rxconfig.py)."""
+def build_env() -> dict[str, str]:
+    """The environment for `reflex export`, which loads the settings (rxconfig.py): this one, or
+    BUILD_DEFAULTS over it when it cannot serve; BUILDING_ENV set either way."""
     try:
         load_settings()
-        return None
+        defaults = {}
     except SettingsError:
-        return {**os.environ, **BUILD_DEFAULTS}
+        defaults = BUILD_DEFAULTS
+    return {**os.environ, **defaults, BUILDING_ENV: "1"}
 
 
 def main() -> int:

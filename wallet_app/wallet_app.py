@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import reflex as rx
 
 # First, while few modules are loaded: each rx.asset(shared=True) in these walks the whole call
@@ -15,14 +17,16 @@ import custom_components.wallet_js.qr_scan  # noqa: F401
 import custom_components.wallet_js.wallet  # noqa: F401
 from wallet_app import dev
 from wallet_app.api import build_api
-from wallet_app.core.config import get_settings
+from wallet_app.core.config import BUILDING_ENV, get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
 from wallet_app.pages import add_pages, registered_pages
 from wallet_app.state.session import VISIT_SCRIPT, server_error_event
 
-# The schema belongs to Alembic: bring it up to date before serving anything.
-upgrade_schema()
+# The schema belongs to Alembic: bring it up to date before serving anything (not while only
+# compiling the pages: `make build`, wallet_app.build).
+if not os.environ.get(BUILDING_ENV):
+    upgrade_schema()
 
 api = build_api()
 if get_settings().dev_mode:

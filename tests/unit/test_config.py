@@ -7,7 +7,15 @@ import sys
 
 import pytest
 
-from wallet_app.core.config import ANVIL_PUBLIC_KEYS, REPO_ROOT, Settings, SettingsError, get_settings, load_settings
+from wallet_app.core.config import (
+    ANVIL_PUBLIC_KEYS,
+    BUILDING_ENV,
+    REPO_ROOT,
+    Settings,
+    SettingsError,
+    get_settings,
+    load_settings,
+)
 
 KEY = "0x" + "11" * 32
 PRODUCTION = {"GOOGLE_CLIENT_ID": "id.apps.googleusercontent.com", "GOOGLE_CLIENT_SECRET": "s",
@@ -130,7 +138,21 @@ def test_the_build_needs_no_serving_settings(env):
     from wallet_app import build
 
     built = build.build_env()  # no mode variables at all (a build machine): refused for serving
-    assert built is not None and {k: built[k] for k in build.BUILD_DEFAULTS} == build.BUILD_DEFAULTS
+    assert {k: built[k] for k in build.BUILD_DEFAULTS} == build.BUILD_DEFAULTS
+    assert built[BUILDING_ENV] == "1"
     assert env(**build.BUILD_DEFAULTS).dev_mode  # what reflex export then loads
     env(**PRODUCTION, DEV_MODE="0")
-    assert build.build_env() is None  # valid settings are built with as they are
+    built = build.build_env()  # valid settings are built with as they are
+    assert (built["DEV_MODE"], built["PUBLIC_BASE_URL"], built[BUILDING_ENV]) == (
+        "0", PRODUCTION["PUBLIC_BASE_URL"], "1")
+
+
+@pytest.mark.parametrize("building", [True, False])
+def test_the_app_migrates_its_database_when_serving_not_when_built(tmp_path, building):
+    """`make build` imports the app to compile its pages (reflex export): the database is left
+    alone then (a release built beside the running one must not migrate it under that one)."""
+    database = tmp_path / "app.db"
+    flag = {BUILDING_ENV: "1"} if building else {}
+    done = _start("-c", "import wallet_app.wallet_app", DEV_MODE="1", DATABASE_URL=f"sqlite:///{database}", **flag)
+    assert done.returncode == 0, done.stderr
+    assert database.exists() is not building

@@ -49,6 +49,11 @@ def environment() -> dict[str, str]:
     return {**dotenv, **os.environ}
 
 
+# Set by wallet_app.build for `reflex export`: the app module then leaves the database alone
+# (building a release beside the running one must not migrate the database under it, nor need it).
+BUILDING_ENV = "NEWBL_BUILDING"
+
+
 class SettingsError(ValueError):
     """The settings are refused; the text says which variable and how to fix it."""
 
