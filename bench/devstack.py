@@ -89,11 +89,13 @@ def api_factory():
     import httpx
 
     from wallet_app.api import build_api
+    from wallet_app.core.startup import freeze_startup_objects
     from wallet_app.services import google
 
     api = build_api()
     install_dev_without_faucet(api)
     google.set_transport(httpx.ASGITransport(app=api))  # dev ID tokens are verified against itself
+    freeze_startup_objects()  # as the app's lifespan does in production (wallet_app.py)
     return api
 
 

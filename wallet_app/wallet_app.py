@@ -20,6 +20,7 @@ from wallet_app.api import build_api
 from wallet_app.core.config import BUILDING_ENV, get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
+from wallet_app.core.startup import freeze_startup_objects
 from wallet_app.pages import add_pages, registered_pages
 from wallet_app.state.session import VISIT_SCRIPT, server_error_event
 
@@ -49,4 +50,5 @@ app = rx.App(
 # Reflex's connection overlay (a toast and a pulsing icon with English developer text) gives way
 # to our localized notice on every page (components.layout.connection_notice).
 app.app_wraps[(5, "Overlay")] = lambda _stateful: None
+app.register_lifespan_task(freeze_startup_objects)  # in each worker, once the app is up
 add_pages(app, registered_pages())

@@ -523,7 +523,7 @@ def test_a_transaction_the_node_left_out_is_replaced_once_without_waiting_to_be_
     pools (eth_getTransactionByHash answers it, the pending count stops before it, a re-send is
     'already imported'), and mines neither it nor the later nonces queued behind it: the payments
     waited for relayer_stuck_seconds (30 s). Seen in bench/payments; the node's state here is its
-    pending count (read through _pool_nonce) as anvil answered it then."""
+    pending count (read through _node_now) as anvil answered it then."""
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 78)
@@ -533,7 +533,13 @@ def test_a_transaction_the_node_left_out_is_replaced_once_without_waiting_to_be_
         assert w3.eth.get_transaction_count(RELAYER.address, "pending") == first.nonce + 1
         assert relayer.reconcile(chain) == {"ok": 0, "failed": 0, "resent": 0, "replaced": 0, "pending": 1}
         # Known, but the pending count stops before it: replaced now, not after relayer_stuck_seconds.
-        monkeypatch.setattr(relayer, "_pool_nonce", lambda w3_, address: w3_.eth.get_transaction_count(address))
+        node_now = relayer._node_now
+
+        def pending_count_lagging(w3_, address):
+            node = node_now(w3_, address)
+            return node._replace(pool_nonce=node.mined_nonce)
+
+        monkeypatch.setattr(relayer, "_node_now", pending_count_lagging)
         monkeypatch.setattr(relayer, "LEFT_OUT_SECONDS", 5.0)
         assert relayer.reconcile(chain)["replaced"] == 0  # sent less than LEFT_OUT_SECONDS ago
         monkeypatch.setattr(relayer, "LEFT_OUT_SECONDS", 0.0)

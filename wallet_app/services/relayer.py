@@ -811,10 +811,8 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         loaded = _load(db, [], [row.activity_id for row in rows if row.activity_id is not None])  # noqa: F841
         try:
             # Order matters: nonce and time first, receipts after (a tx mined in between is seen).
-            mined_nonce = w3.eth.get_transaction_count(acct.address, "latest")
-            pool_nonce = _pool_nonce(w3, acct.address)
-            latest = w3.eth.get_block("latest")
-            gas_price_now = w3.eth.gas_price
+            node = _node_now(w3, acct.address)
+            mined_nonce, pool_nonce = node.mined_nonce, node.pool_nonce
             receipts = _receipts(w3, [h for row in rows for h in _hashes(row)])
             unmined = [h for row in rows if not any(h in receipts for h in _hashes(row)) for h in _hashes(row)]
             known = _known_hashes(w3, unmined)
@@ -842,7 +840,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                             row.status, row.reason = "failed", "dropped"
                         counts["failed"] += 1
                 else:
-                    if row.status == "pending" and row.deadline is not None and latest["timestamp"] > row.deadline:
+                    if row.status == "pending" and row.deadline is not None and node.timestamp > row.deadline:
                         row.status, row.reason = "failed", "expired"
                     counts["pending"] += 1
                     if row.sent_at is None or row.tx_hash not in known:
@@ -857,7 +855,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                     elif (
                         (waited := now() - row.sent_at) >= stuck_after
                         or _left_out(row, mined_nonce, pool_nonce, waited)
-                    ) and _replace(chain, acct, row, gas_price_now, now):
+                    ) and _replace(chain, acct, row, node.gas_price, now):
                         counts["replaced"] += 1
                 if before[0] == "pending" and row.status != "pending":
                     final.append(row)
@@ -876,9 +874,28 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
 LEFT_OUT_SECONDS = 2.0
 
 
-def _pool_nonce(w3, address: str) -> int:
-    """The relayer's next nonce counting the node's pool of ready transactions."""
-    return int(w3.eth.get_transaction_count(address, "pending"))
+class _NodeNow(NamedTuple):
+    mined_nonce: int  # the relayer's next nonce in the latest block
+    pool_nonce: int  # the same counting the node's pool of ready transactions
+    timestamp: int  # the latest block's
+    gas_price: int
+
+
+def _node_now(w3, address: str) -> _NodeNow:
+    """The node's state a follow pass starts from, in one JSON-RPC batch: four web3 calls were four
+    round trips and, with web3's formatting, a third of the pass's CPU. Web3RPCError for an error."""
+    calls: list[tuple[str, list]] = [
+        ("eth_getTransactionCount", [address, "latest"]),
+        ("eth_getTransactionCount", [address, "pending"]),
+        ("eth_getBlockByNumber", ["latest", False]),
+        ("eth_gasPrice", []),
+    ]
+    answers = _batch(w3, calls)
+    try:
+        mined, pool, block, price = (answer["result"] for answer in answers)
+        return _NodeNow(int(mined, 16), int(pool, 16), int(block["timestamp"], 16), int(price, 16))
+    except (KeyError, TypeError, ValueError) as e:
+        raise Web3RPCError(f"unexpected answer to the follow pass's reads: {answers!r}") from e
 
 
 def _left_out(row: Payment, mined_nonce: int, pool_nonce: int, waited: int) -> bool:
