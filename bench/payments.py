@@ -383,10 +383,9 @@ def run(args, base: str, node, dep: dict) -> dict:
     pay_seconds = t_end - marks.get("pay_start", t0)
 
     # ---- plain ERC-20 transfers from one account, same node, same run
-    calls = [{"to": token, "data": token_c.encode_abi("transfer", [merchant, 1])} for _ in range(args.transfers)]
     quiet_collector()  # as before the pay phase
     t1 = time.monotonic()
-    blast(sender, calls)
+    blast(sender, [{"to": token, "data": token_c.encode_abi("transfer", [merchant, 1])} for _ in range(args.transfers)])
     transfers_ps = args.transfers / (time.monotonic() - t1)
     gc.unfreeze()
 
