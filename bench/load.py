@@ -580,7 +580,7 @@ def report(results: list[Result], captures: dict, args) -> int:
     verdict = "PASS" if p99_ok and errors_ok and (scale_ok or len(stacks) < 2) else "FAIL"
     print(
         f"load: me_p99_ms {me_p99} (target < {TARGET_ME_P99_MS:.0f}: {'PASS' if p99_ok else 'FAIL'}) "
-        f"me_workers_ratio={scaling.get('/api/v1/me', float('nan')):.2f} "
+        f"me_workers_ratio={scaling.get('/api/v1/me', float('nan')):.3f} "
         f"(target >= {TARGET_WORKER_SCALING}: {'PASS' if scale_ok else 'FAIL' if len(stacks) == 2 else 'n/a'}) "
         f"errors={'0' if errors_ok else 'SOME'} load_avg_1min={os.getloadavg()[0]:.2f} -> {verdict}"
     )
