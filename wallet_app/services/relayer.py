@@ -812,7 +812,6 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
         try:
             # Order matters: nonce and time first, receipts after (a tx mined in between is seen).
             node = _node_now(w3, acct.address)
-            mined_nonce, pool_nonce = node.mined_nonce, node.pool_nonce
             receipts = _receipts(w3, [h for row in rows for h in _hashes(row)])
             unmined = [h for row in rows if not any(h in receipts for h in _hashes(row)) for h in _hashes(row)]
             known = _known_hashes(w3, unmined)
@@ -828,7 +827,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                 if tx_hash is not None and receipt is not None:
                     _apply_receipt(db, row, w3, tx_hash, receipt)
                     counts[row.status] += 1
-                elif _relayed(row).nonce < mined_nonce:
+                elif _relayed(row).nonce < node.mined_nonce:
                     seen = any(h in known for h in _hashes(row))
                     if seen or not _vanished_for(row.payment_id, DROPPED_AFTER_SECONDS):
                         counts["pending"] += 1  # mined (its receipt comes later), or not gone for long yet
@@ -854,7 +853,7 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                             )
                     elif (
                         (waited := now() - row.sent_at) >= stuck_after
-                        or _left_out(row, mined_nonce, pool_nonce, waited)
+                        or _left_out(row, node.mined_nonce, node.pool_nonce, waited)
                     ) and _replace(chain, acct, row, node.gas_price, now):
                         counts["replaced"] += 1
                 if before[0] == "pending" and row.status != "pending":
