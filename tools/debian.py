@@ -13,9 +13,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+import time
 
 # make test runs its installs side by side, and a second apt-get at once fails on dpkg's lock.
 APT_LOCK = "/tmp/newbl-apt.lock"
+LOCK_WAIT_SECONDS = 1800  # two bounded apt-get runs of another installer, and then some
 
 
 class InstallError(RuntimeError):
@@ -41,19 +43,33 @@ def install_commands(
     return [[*apt, "update", "-qq"], [*apt, "install", "-y", "-qq", *without, *packages]]
 
 
-def install(packages: list[str], timeout: float = 900, recommends: bool = False) -> None:
-    """Runs install_commands for this process, one apt-get user at a time (APT_LOCK), each
-    bounded by `timeout` s (a mirror that stops answering fails the install instead of holding CI
-    to its end); InstallError with apt-get's output when one fails."""
+def install(
+    packages: list[str], timeout: float = 900, recommends: bool = False, lock_wait: float = LOCK_WAIT_SECONDS
+) -> None:
+    """Runs install_commands for this process, one apt-get user at a time (APT_LOCK, waited for at
+    most `lock_wait` s), each bounded by `timeout` s (a mirror that stops answering fails the
+    install instead of holding CI to its end); InstallError with apt-get's output when one fails."""
     commands = install_commands(packages, euid=os.geteuid(), sudo=shutil.which("sudo"), recommends=recommends)
     # Read-only: another user's lock file can still be taken.
     with open(os.open(APT_LOCK, os.O_RDONLY | os.O_CREAT, 0o666)) as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        _take(lock, lock_wait)
         for cmd in commands:
             print(f"installing {' '.join(packages)}: {shlex.join(cmd)}", flush=True)
             result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)
             if result.returncode:
                 raise InstallError(f"`{shlex.join(cmd)}` failed ({result.returncode}): {result.stderr[-1500:]}")
+
+
+def _take(lock, wait: float) -> None:
+    end = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= end:
+                raise InstallError(f"another install held {APT_LOCK} for {wait:g} s") from None
+            time.sleep(0.2)
 
 
 def main(argv: list[str]) -> int:

@@ -1,6 +1,7 @@
 """tools/child.py and tools/debian.py, shared by the private servers (anvil, PostgreSQL, Redis):
 the stop that signals, waits, then kills; the apt-get commands that install a missing server."""
 
+import fcntl
 import signal
 import subprocess
 import sys
@@ -66,6 +67,18 @@ def test_install_runs_apt_get_under_one_lock(tmp_path, monkeypatch):
     debian.install(["redis-server"])
     assert ran == [("-qq", True), ("redis-server", True)]
     assert subprocess.run(["flock", "-n", str(lock), "true"]).returncode == 0  # let go after
+
+
+def test_install_waits_for_the_lock_a_bounded_time(tmp_path, monkeypatch):
+    """A stuck installer holding the lock fails the next one after lock_wait s, with nothing run."""
+    lock = tmp_path / "apt.lock"
+    monkeypatch.setattr(debian, "APT_LOCK", str(lock))
+    monkeypatch.setattr(debian.subprocess, "run", lambda cmd, **kw: pytest.fail(f"ran {cmd}"))
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # another open file: flock conflicts within one process too
+        with pytest.raises(InstallError) as e:
+            debian.install(["redis-server"], lock_wait=0.3)
+    assert str(e.value) == f"another install held {lock} for 0.3 s"
 
 
 def _initdb(lib: Path, version: str) -> None:
