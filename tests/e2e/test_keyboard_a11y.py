@@ -160,7 +160,10 @@ def test_pin_dialog_by_keyboard_hides_the_digits_and_takes_focus(page, browser_i
     expect_progress(dialog, "6 of 6 digits")
     expect(field).to_have_value(BULLET * 6)
     assert pin_exposures(page, PIN) == []
-    # Tab order: the field, Cancel, Confirm (enabled at 6 digits), and round again inside the dialog.
+    # Confirm turns on at 6 digits once the signing code has prepared the transaction (a disabled
+    # button is skipped by Tab; on a loaded CI machine it was still preparing, and Tab went past it).
+    expect(dialog.get_by_role("button", name="Confirm", exact=True)).to_be_enabled()
+    # Tab order: the field, Cancel, Confirm, and round again inside the dialog.
     for name in ("Cancel", "Confirm"):
         page.keyboard.press("Tab")
         expect(dialog.get_by_role("button", name=name, exact=True)).to_be_focused()
