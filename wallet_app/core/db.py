@@ -3,11 +3,12 @@
 import fcntl
 import os
 import sqlite3
+import time
 from contextlib import ExitStack
 from functools import lru_cache
 from pathlib import Path
 
-from sqlalchemy import Engine, event, text
+from sqlalchemy import Engine, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, create_engine
 
@@ -24,6 +25,13 @@ SERVER_POOL_SIZE, SERVER_POOL_OVERFLOW = 20, 10
 PG_CONNECT_TIMEOUT_SECONDS = 5  # unless DATABASE_URL sets connect_timeout
 PG_LOCK_TIMEOUT_MS = 10_000
 PG_STATEMENT_TIMEOUT_MS = 30_000
+# A pooled PostgreSQL connection idle this long is pinged before use (a restart or failover
+# leaves dead ones in the pool). One used more recently is not: under load a ping before every
+# checkout was one more round trip to the server per session (a status read: two instead of
+# one). A connection the server dropped in that second fails its statement instead (503
+# database_unavailable, as any statement the restart cut off), which replaces the whole pool, as
+# a failed ping does.
+PING_AFTER_IDLE_SECONDS = 1.0
 
 
 def _forget_pools_in_child() -> None:
@@ -41,13 +49,11 @@ os.register_at_fork(after_in_child=_forget_pools_in_child)
 def _engine_for(url: str) -> Engine:
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
-        # A server restart or failover leaves dead connections in the pool: each is tried first.
         # Kept: SERVER_POOL_SIZE (a new PostgreSQL connection is a new server process: a burst
         # past the default 5 opened and closed them by the dozen).
         connect_args = {} if "connect_timeout" in parsed.query else {"connect_timeout": PG_CONNECT_TIMEOUT_SECONDS}
         engine = create_engine(
             url,
-            pool_pre_ping=True,
             pool_size=SERVER_POOL_SIZE,
             max_overflow=SERVER_POOL_OVERFLOW,
             connect_args=connect_args,
@@ -62,6 +68,7 @@ def _engine_for(url: str) -> Engine:
             )
             dbapi_conn.autocommit = autocommit
 
+        _ping_after_idle(engine)
         return engine
 
     file_backed = bool(parsed.database) and parsed.database != ":memory:"
@@ -88,6 +95,26 @@ def _engine_for(url: str) -> Engine:
         cur.close()
 
     return engine
+
+
+def _ping_after_idle(engine: Engine) -> None:
+    """pool_pre_ping, for connections idle PING_AFTER_IDLE_SECONDS or longer only."""
+
+    @event.listens_for(engine, "connect")
+    @event.listens_for(engine, "checkin")
+    def _used(_dbapi_conn, record) -> None:
+        record.info["used_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping(dbapi_conn, record, _proxy) -> None:
+        if time.monotonic() - record.info.get("used_at", 0.0) < PING_AFTER_IDLE_SECONDS:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_conn)
+        except Exception as e:
+            # As a failed pre-ping: every pooled connection made before now is replaced, and this
+            # checkout tries a new one (its failure to connect is the caller's error).
+            raise exc.InvalidatePoolError() from e
 
 
 def get_engine() -> Engine:
