@@ -16,7 +16,7 @@ import custom_components.wallet_js.focus  # noqa: F401
 import custom_components.wallet_js.qr_scan  # noqa: F401
 import custom_components.wallet_js.wallet  # noqa: F401
 from wallet_app import dev
-from wallet_app.api import build_api
+from wallet_app.api import build_api, in_front_of_reflex
 from wallet_app.core.config import BUILDING_ENV, get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
@@ -42,7 +42,7 @@ app = rx.App(
         rx.el.script(src="/register-sw.js", defer=True),
         rx.el.script(VISIT_SCRIPT),  # inline: runs before the app connects (allowed by hash, core/security.py)
     ],
-    api_transformer=[api, SecurityHeaders],
+    api_transformer=[in_front_of_reflex(api), SecurityHeaders],
     # the colour tokens (contrast at WCAG AA in both themes); prefers-reduced-motion: nothing animates
     stylesheets=["/theme.css", "/reduced_motion.css"],
     backend_exception_handler=server_error_event,

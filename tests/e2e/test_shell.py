@@ -197,3 +197,16 @@ def test_security_headers(page):
         worker_csp = page.request.get(path).headers["content-security-policy"]
         assert "script-src 'self' 'sha256-" in worker_csp and "frame-ancestors 'none'" in worker_csp, path
     assert "'wasm-unsafe-eval'" in page.request.get("/kdf-worker.js").headers["content-security-policy"]
+
+
+def test_api_answers_carry_cors_headers_once(page, app_server):
+    """One CORSMiddleware answers for the API and the pages alike (Reflex's): a cross-origin read
+    from the app's own origin is allowed once, and a preflight is answered."""
+    origin = app_server.base_url.rstrip("/")
+    answer = page.request.get("/api/v1/health", headers={"Origin": origin})
+    headers = [(h["name"].lower(), h["value"]) for h in answer.headers_array]
+    assert [v for k, v in headers if k == "access-control-allow-origin"] == [origin]
+    assert [v for k, v in headers if k == "vary"] == ["Origin"]
+    preflight = page.request.fetch("/api/v1/me/locale", method="OPTIONS", headers={
+        "Origin": origin, "Access-Control-Request-Method": "PATCH"})
+    assert (preflight.status, preflight.headers["access-control-allow-origin"]) == (200, origin)
