@@ -109,6 +109,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     # ---- merchant payments (services.payments, services.relayer)
     "payments_unavailable": _server(400, "err_payments_unavailable"),
     "invalid_merchant": _server(400, "err_invalid_merchant"),
+    "merchant_is_payer": _server(400, "err_merchant_is_payer"),
     "invalid_token": _server(400, "err_invalid_token"),
     "invalid_payment_id": _server(400, "err_invalid_payment_id"),
     "invalid_signature": _server(400, "err_invalid_signature"),

@@ -38,6 +38,7 @@ from wallet_app.services.merchant_webhooks import verify
 
 SECRET = "whsec-" + "k7Qz" * 6  # the merchant's shared secret; must never show in a log
 URL_TOKEN = "path-token-9f3e"  # a merchant's own token in its URL; not logged either
+SHOP = Account.create().address  # the merchant the webhooks are for (MERCHANT_WEBHOOK_MERCHANTS)
 
 
 def new_ref() -> str:
@@ -168,6 +169,20 @@ def test_a_ref_is_paid_once_through_the_app(client, payer, deployed, send_tx, lo
     assert len(lookup(client, ref).json()["payments"]) == 1
 
 
+def test_a_payment_to_oneself_is_refused(client, payer, deployed):  # noqa: F811
+    """It would move nothing and spend the relayer's gas: refused at the quote and at execute."""
+    token = token_of(deployed)
+    for merchant in (payer.address, payer.address.lower()):
+        r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token, "amount": 4,
+                                                         "merchant": merchant})
+        assert (r.status_code, r.json()) == (400, {"detail": "merchant_is_payer"})
+    q = get_quote(client, token, 4, merchant=Account.create().address)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, payer.address, token, 4, int(time.time()) + 300))
+    assert (r.status_code, r.json()) == (400, {"detail": "merchant_is_payer"})
+    with get_session() as s:
+        assert s.exec(select(Payment).where(Payment.payment_id == q["payment_id"])).one().status == "quoted"
+
+
 def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed, login):  # noqa: F811
     token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
     get_quote(client, token, 9, merchant=merchant, ref=ref)  # opened, never paid (or a squatter's)
@@ -238,6 +253,7 @@ def receiver(monkeypatch, settings_env):
     r = Receiver()
     monkeypatch.setenv("MERCHANT_WEBHOOK_URL", r.url)
     monkeypatch.setenv("MERCHANT_WEBHOOK_SECRET", SECRET)
+    monkeypatch.setenv("MERCHANT_WEBHOOK_MERCHANTS", f"0x{'ee' * 20}, {SHOP}")
     monkeypatch.setenv("MERCHANT_WEBHOOK_RETRY_SECONDS", "10")
     get_settings.cache_clear()
     yield r
@@ -252,7 +268,7 @@ def outbox() -> list[MerchantWebhook]:
 def owed(db_ref: str | None = None, amount: str = "5") -> str:
     """A settled payment's webhook, enqueued as the relayer's pass does it (no chain needed)."""
     row = Payment(payment_id=db_ref or new_ref(), user_id=1, chain_id=31337, token_address="0x" + "aa" * 20,
-                  amount=amount, from_address="0x" + "bb" * 20, merchant_address="0x" + "cc" * 20, status="ok",
+                  amount=amount, from_address="0x" + "bb" * 20, merchant_address=SHOP.lower(), status="ok",
                   tx_hash="0x" + "dd" * 32)
     with get_session() as s:
         assert merchant_webhooks.enqueue_paid(s, [row], {row.tx_hash: {"blockNumber": 9}}) == 1
@@ -272,7 +288,7 @@ def checked(request: tuple[dict[str, str], bytes]) -> dict:
 def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, send_tx, receiver, caplog):  # noqa: F811
     caplog.set_level(logging.DEBUG)
     ref = new_ref()
-    merchant = pay_ref(client, payer, deployed, send_tx, ref, 2_000_000)  # the relayer's passes enqueue it
+    merchant = pay_ref(client, payer, deployed, send_tx, ref, 2_000_000, SHOP)  # the relayer's passes enqueue it
     (row,) = outbox()
     assert (row.status, row.attempts) == ("pending", 0)
     started = int(time.time())
@@ -382,8 +398,16 @@ def test_nothing_is_owed_without_a_webhook_url(db):
     assert outbox() == [] and merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}
 
 
+def test_a_payment_to_another_address_is_not_posted(client, payer, deployed, send_tx, receiver):  # noqa: F811
+    """Anyone can pay anyone with any ref through the app: the merchant hears only of its own."""
+    ref = new_ref()
+    pay_ref(client, payer, deployed, send_tx, ref, 3, Account.create().address)
+    assert outbox() == [] and merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}
+    assert receiver.requests == []
+
+
 def test_the_relayer_process_sends_the_webhook(client, payer, deployed, send_tx, receiver, monkeypatch):  # noqa: F811
-    token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
+    token, merchant, ref = token_of(deployed), SHOP, new_ref()
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, 23, merchant=merchant, ref=ref)
     r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 23, int(time.time()) + 300))

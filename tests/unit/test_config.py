@@ -15,6 +15,7 @@ from wallet_app.core.config import (
     SettingsError,
     get_settings,
     load_settings,
+    parse_addresses,
 )
 
 KEY = "0x" + "11" * 32
@@ -78,6 +79,11 @@ def test_production_with_everything_set(env):
          "MERCHANT_WEBHOOK_SECRET is missing or shorter than 16 characters"),
         ({**PRODUCTION, "MERCHANT_WEBHOOK_URL": "ftp://shop.example.com/hook",
           "MERCHANT_WEBHOOK_SECRET": "0123456789abcdef"}, "MERCHANT_WEBHOOK_URL is not an http(s) URL"),
+        ({**PRODUCTION, "MERCHANT_WEBHOOK_URL": "https://shop.example.com/hook", "MERCHANT_WEBHOOK_SECRET": "s" * 16},
+         "MERCHANT_WEBHOOK_URL is set but MERCHANT_WEBHOOK_MERCHANTS is empty: name the merchant's own 0x addresses"),
+        ({**PRODUCTION, "MERCHANT_WEBHOOK_URL": "https://shop.example.com/hook", "MERCHANT_WEBHOOK_SECRET": "s" * 16,
+          "MERCHANT_WEBHOOK_MERCHANTS": f"0x{'ab' * 20}, 0x12"},
+         "MERCHANT_WEBHOOK_MERCHANTS: '0x12' is not a 0x address of 40 hex digits; write the merchant's 0x addresses"),
         ({**PRODUCTION, "MERCHANT_WEBHOOK_RETRY_SECONDS": "0"},
          "MERCHANT_WEBHOOK_MAX_ATTEMPTS and MERCHANT_WEBHOOK_RETRY_SECONDS must be at least 1"),
     ],
@@ -92,9 +98,12 @@ def test_refused(env, values, message):
         assert "set DEV_MODE=1 for local development" in text
 
 
-def test_a_merchant_webhook_with_its_secret(env):
-    s = env(**PRODUCTION, MERCHANT_WEBHOOK_URL="https://shop.example.com/hook", MERCHANT_WEBHOOK_SECRET="s" * 16)
+def test_a_merchant_webhook_with_its_secret_and_merchants(env):
+    shop = "0x" + "Ab" * 20
+    s = env(**PRODUCTION, MERCHANT_WEBHOOK_URL="https://shop.example.com/hook", MERCHANT_WEBHOOK_SECRET="s" * 16,
+            MERCHANT_WEBHOOK_MERCHANTS=f" {shop} ,,0x{'01' * 20}")
     assert s.merchant_webhook_url == "https://shop.example.com/hook"
+    assert parse_addresses(s.merchant_webhook_merchants) == {shop.lower(), "0x" + "01" * 20}
     assert "s" * 16 not in repr(s)  # a SecretStr: never printed with the settings
 
 

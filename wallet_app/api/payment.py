@@ -70,7 +70,11 @@ async def get_available(
     chain_id: str = Query(max_length=20),
     token_address: str = Query(max_length=64),
     amount: str = Query(max_length=80),
-    merchant: str | None = Query(default=None, max_length=64, description="optional; ties the quote to a merchant"),
+    merchant: str | None = Query(
+        default=None,
+        max_length=64,
+        description="optional; ties the quote to a merchant (400 merchant_is_payer: the payer's own address)",
+    ),
     ref: str | None = Query(
         default=None,
         max_length=80,

@@ -42,6 +42,21 @@ def parse_networks(spec: str) -> tuple[Network, ...]:
     return tuple(networks)
 
 
+ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+
+
+@lru_cache
+def parse_addresses(spec: str) -> frozenset[str]:
+    """MERCHANT_WEBHOOK_MERCHANTS: '0xAb…, 0xCd…' -> lowercase addresses; ValueError names a malformed entry."""
+    found = set()
+    for part in spec.split(","):
+        if part := part.strip():
+            if not ADDRESS.fullmatch(part):
+                raise ValueError(f"{part!r} is not a 0x address of 40 hex digits")
+            found.add(part.lower())
+    return frozenset(found)
+
+
 def environment() -> dict[str, str]:
     """The variables as the settings see them: the process environment over `.env`'s (read for the
     chains file's ${NAME} references, which are not settings)."""
@@ -139,6 +154,10 @@ class Settings(BaseSettings):
     # the relayer POSTs it here, signed with HMAC-SHA256 of MERCHANT_WEBHOOK_SECRET (X-Newbl-Signature).
     merchant_webhook_url: str | None = None
     merchant_webhook_secret: SecretStr | None = None
+    # The merchant addresses (comma-separated) whose payments are posted. Anyone can pay any
+    # address with any ref through the app, so a webhook for every payment would tell the
+    # merchant's shop "paid" for a ref someone paid to themselves.
+    merchant_webhook_merchants: str = ""
     # Attempts of one delivery before it is given up (status 'failed' in merchant_webhooks).
     merchant_webhook_max_attempts: int = 10
     # The wait before the first retry; it doubles with every failed attempt, up to an hour.
@@ -207,6 +226,16 @@ def refusals(s: Settings) -> list[str]:
                 "MERCHANT_WEBHOOK_URL is set but MERCHANT_WEBHOOK_SECRET is missing or shorter than 16 characters: "
                 "the merchant checks every webhook's HMAC with it; set a long random secret shared with the merchant."
             )
+        try:
+            merchants = parse_addresses(s.merchant_webhook_merchants)
+        except ValueError as e:
+            problems.append(f"MERCHANT_WEBHOOK_MERCHANTS: {e}; write the merchant's 0x addresses joined by commas.")
+        else:
+            if not merchants:
+                problems.append(
+                    "MERCHANT_WEBHOOK_URL is set but MERCHANT_WEBHOOK_MERCHANTS is empty: name the merchant's own "
+                    "0x addresses (comma-separated); only payments to them are posted."
+                )
     if s.merchant_webhook_max_attempts < 1 or s.merchant_webhook_retry_seconds < 1:
         problems.append("MERCHANT_WEBHOOK_MAX_ATTEMPTS and MERCHANT_WEBHOOK_RETRY_SECONDS must be at least 1.")
     if s.dev_mode:

@@ -1,5 +1,6 @@
 """Signed merchant webhooks: when the relayer sees a payment's receipt settle it ok, it POSTs the
-payment to MERCHANT_WEBHOOK_URL (README, "Merchants").
+payment to MERCHANT_WEBHOOK_URL (README, "Merchants"), if it paid one of
+MERCHANT_WEBHOOK_MERCHANTS: anyone may pay any address with any ref through the app.
 
 Request: POST, `Content-Type: application/json`, body
   {"id": <event id>, "type": "payment.paid", "timestamp": <epoch s>, "payment": {ref, chain_id,
@@ -37,7 +38,7 @@ from sqlalchemy import or_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
-from wallet_app.core.config import get_settings
+from wallet_app.core.config import get_settings, parse_addresses
 from wallet_app.core.db import get_session
 from wallet_app.models import MerchantWebhook, Payment, now_epoch
 from wallet_app.services.eth import checksum
@@ -102,14 +103,16 @@ def _where(url: str) -> str:
 
 def enqueue_paid(db: Session, rows: list[Payment], receipts: dict[str, dict]) -> int:
     """The relayer's one call (services.relayer.reconcile, before its commit): a webhook owed for
-    each of these rows that is now ok, in the same transaction. Nothing without
-    MERCHANT_WEBHOOK_URL. A second relayer settling the same payment adds nothing (the event id is
-    unique: ON CONFLICT DO NOTHING). Returns how many rows were offered."""
-    if not get_settings().merchant_webhook_url:
+    each of these rows that is now ok and paid one of MERCHANT_WEBHOOK_MERCHANTS, in the same
+    transaction. Nothing without MERCHANT_WEBHOOK_URL. A second relayer settling the same
+    payment adds nothing (the event id is unique: ON CONFLICT DO NOTHING). Returns how many rows were offered."""
+    settings = get_settings()
+    if not settings.merchant_webhook_url:
         return 0
+    merchants = parse_addresses(settings.merchant_webhook_merchants)
     values = []
     for row in rows:
-        if row.status != "ok" or not row.tx_hash:
+        if row.status != "ok" or not row.tx_hash or (row.merchant_address or "").lower() not in merchants:
             continue
         block = receipts.get(row.tx_hash, {}).get("blockNumber")
         values.append(

@@ -279,6 +279,7 @@ def quote(
     merchant_addr = parse_address(merchant, code="invalid_merchant").lower() if merchant not in (None, "") else None
     wanted = parse_payment_id(ref) if ref not in (None, "") else None
     owner = _user_address(user)
+    _not_to_oneself(merchant_addr, owner)
     request = _QuoteRequest(
         user_id=stored_id(user),
         chain_id=chain.chain_id,
@@ -316,6 +317,12 @@ def quote(
     else:
         result["available"] = True
     return result
+
+
+def _not_to_oneself(merchant: str | None, owner: str) -> None:
+    """A payment to the payer's own address moves nothing and only spends the relayer's gas."""
+    if merchant is not None and merchant.lower() == owner.lower():
+        raise AppError("merchant_is_payer", "the merchant is the payer")
 
 
 class _QuoteRequest(TypedDict):
@@ -400,6 +407,7 @@ def execute(
     dl = parse_uint256(deadline, code="invalid_deadline")
     sig = parse_signature(signature)
     owner = _user_address(user)
+    _not_to_oneself(merchant, owner)
 
     settings = get_settings()
     now = int(time.time())

@@ -63,6 +63,7 @@ EN: dict[str, str] = {
     # ---- merchant payments
     "err_payments_unavailable": "Payments are not available on this network.",
     "err_invalid_merchant": "The merchant address is invalid.",
+    "err_merchant_is_payer": "The merchant address is your own address.",
     "err_invalid_token": "The token address is invalid.",
     "err_invalid_payment_id": "The payment reference is invalid.",
     "err_invalid_signature": "The payment signature is invalid.",
@@ -191,6 +192,7 @@ KO: dict[str, str] = {
     "err_bad_config": "서버에 이 네트워크 설정이 없습니다.",
     "err_payments_unavailable": "이 네트워크에서는 결제를 사용할 수 없습니다.",
     "err_invalid_merchant": "가맹점 주소가 올바르지 않습니다.",
+    "err_merchant_is_payer": "가맹점 주소가 내 주소와 같습니다.",
     "err_invalid_token": "토큰 주소가 올바르지 않습니다.",
     "err_invalid_payment_id": "결제 참조 번호가 올바르지 않습니다.",
     "err_invalid_signature": "결제 서명이 올바르지 않습니다.",
