@@ -27,6 +27,7 @@ KDF_TIMEOUT_MS = 60_000
 GAS_LIMIT = 100_000
 UNLIMITED_TEXT = "Unlimited approval: this address can take all of this token."
 UNKNOWN_TEXT = "Unknown function: check that you trust this site."
+MALFORMED_APPROVE = "The data of this approve call is not exactly its arguments, so it cannot be signed."
 FAIL_TEXT = "This transaction is expected to fail."
 FIRST_TIME = "First time sending to this address."
 LOOKALIKE = "This address looks like one you used before, but it is different."
@@ -98,6 +99,15 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
         ("reverting-call", link(data=transfer_data(attacker, tusd_balance + 1)),
          [f"Send {format_balance(tusd_balance + 1, 6, max_decimals=6)} tUSD to {attacker}"], [FIRST_TIME], None,
          fee_text(price), FAIL_TEXT),
+        # One byte after the arguments: the token still runs the approve (no Transfer: no balance
+        # change), so it is decoded, warned of and refused.
+        ("approve-trailing-byte", link(data=approve_data(attacker, 2**256 - 1) + "00"),
+         [f"Approve {attacker} to spend unlimited tUSD"], [UNLIMITED_TEXT, MALFORMED_APPROVE, FIRST_TIME],
+         "invalid transaction", fee_text(price), "No balance changes."),
+        # Far above any supply, if not 2^256 - 1: unlimited too.
+        ("approve-1e60", link(data=approve_data(attacker, 10**60)),
+         [f"Approve {attacker} to spend unlimited tUSD"], [UNLIMITED_TEXT, FIRST_TIME], None, fee_text(price),
+         "No balance changes."),
     ]
     confirm = page.get_by_role("button", name="Confirm")
     for name, url, lines, warnings, refused, fee, changes in cases:

@@ -33,6 +33,7 @@ import logging
 import re
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -364,19 +365,42 @@ def erc20_call_selectors() -> dict[str, str]:
     return {"0x" + keccak(text=f"{n}({','.join(a)})")[:4].hex(): n for n, a in ERC20_CALLS.items()}
 
 
+def erc20_call_name(data: Any) -> str | None:
+    """The name of the ERC20_CALLS call whose selector `data` starts with (whatever follows it), else None."""
+    return erc20_call_selectors().get(data[:10].lower()) if isinstance(data, str) else None
+
+
 def decode_erc20_call(data: Any) -> tuple[str, tuple] | None:
-    """(name, arguments) when `data` is exactly one of ERC20_CALLS, else None."""
-    name = erc20_call_selectors().get(data[:10].lower()) if isinstance(data, str) else None
+    """(name, arguments) of one of ERC20_CALLS, the arguments decoded from the head of the data when it
+    holds at least them: a token compiled by Solidity ignores bytes after its arguments, so such a call
+    runs as that call and is decoded as it (erc20_call_malformed tells it apart; /sign refuses it).
+    None for another selector, or arguments that are short, not hex, or do not decode (an address
+    with dirty high bytes, which Solidity refuses too)."""
+    name = erc20_call_name(data)
     if name is None:
         return None
     types = ERC20_CALLS[name]
-    body = data[10:]
-    if len(body) != 64 * len(types):
+    try:
+        body = bytes.fromhex(data[10:])
+    except ValueError:
+        return None
+    size = 32 * len(types)
+    if len(body) < size:
         return None
     try:
-        return name, tuple(abi_decode(list(types), bytes.fromhex(body)))
+        return name, tuple(abi_decode(list(types), body[:size]))
     except Exception:
         return None
+
+
+def erc20_call_malformed(data: Any) -> bool:
+    """`data` starts with an ERC20_CALLS selector but is not exactly that call's arguments: bytes after
+    them (the token still runs the call), fewer (an old token reads them zero-padded: the short address
+    attack), or ones that do not decode."""
+    name = erc20_call_name(data)
+    if name is None:
+        return False
+    return len(data) != 10 + 64 * len(ERC20_CALLS[name]) or decode_erc20_call(data) is None
 
 
 @cache
@@ -432,8 +456,25 @@ def _decode_string(ret: bytes) -> str | None:
         return None
 
 
+# What a token's own name() and symbol() may put on a page: no control or format characters (Unicode
+# categories Cc and Cf: bidi overrides such as U+202E, zero-width characters, NUL, line breaks), no
+# line/paragraph separators or surrogates, and at most this many characters.
+SYMBOL_MAX_CHARS = 32
+NAME_MAX_CHARS = 64
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def clean_token_text(text: str | None, max_chars: int) -> str:
+    """A token's self-declared name or symbol made safe to show: hidden characters removed, the
+    surrounding white space trimmed, then cut to `max_chars` characters ("" for None)."""
+    kept = "".join(c for c in text or "" if unicodedata.category(c) not in _HIDDEN_CATEGORIES)
+    return kept.strip()[:max_chars].strip()
+
+
 def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
-    """Name, symbol and decimals; the zero address gives the native coin of the chain."""
+    """Name, symbol and decimals; the zero address gives the native coin of the chain. The name and
+    symbol read from the token pass through clean_token_text (a symbol that is empty after it is no
+    ERC-20's)."""
     addr = parse_address(token_address, allow_zero=True)
     if is_zero(addr):
         return chain.native_token()
@@ -444,11 +485,11 @@ def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
     (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(
         chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))]
     )
-    symbol = _decode_string(r_s) if ok_s else None
+    symbol = clean_token_text(_decode_string(r_s) if ok_s else None, SYMBOL_MAX_CHARS)
     decimals = int.from_bytes(r_d, "big") if ok_d and len(r_d) == 32 else None
     if not symbol or decimals is None or decimals > 255:
         raise AppError("not_erc20", f"{addr} does not answer symbol()/decimals() like an ERC-20")
-    name = (_decode_string(r_n) if ok_n else None) or symbol
+    name = clean_token_text(_decode_string(r_n) if ok_n else None, NAME_MAX_CHARS) or symbol
     return TokenInfo(addr, symbol, name, decimals)
 
 

@@ -8,9 +8,16 @@ increaseAllowance); the texts of each are sign_line_<name> in the sign catalogue
 describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), warnings,
     the network fee (gas_limit x gas_price in the native coin) and the chain's name.
     `token` is the called token's TokenInfo (None: not an ERC-20, the call is 'Contract call').
-    Approvals of UNLIMITED (2^255) or more are shown as unlimited, with a warning.
+    Approvals (and allowance increases) of UNLIMITED (2^128) or more are shown as unlimited, with a
+    warning. A call with an ERC-20 selector is never an unknown 'Contract call': its arguments are
+    decoded from the head of its data, and data that is not exactly them (services.chain.
+    erc20_call_malformed: a trailing byte still runs the call) is named and warned of, and refused.
+label_token(info, listed) / balance_changes(changes, infos, listed): a token of neither the chain's
+    configured list nor the user's is named by its shortened address, never by its own symbol()
+    (a contract may call itself 'USDC'), with the 'unknown token' warning.
 refusal(tx, chain, node_gas_price, native_balance, max_gas_price_multiple) -> AppError or None:
-    the zero `to`, a gas price above the multiple of the node's, fee + value above the balance.
+    the zero `to`, a malformed ERC-20 call (invalid_tx), a gas price above the multiple of the
+    node's, fee + value above the balance.
 matches(signed, tx) -> the signed transaction (services.chain.decode_raw_tx) is the link's, field by field.
 counterparty(tx) -> who the transaction gives to (a token call's recipient or spender, else `to`),
     checked by services.activity.recipient_risk against the user's history (item 4).
@@ -35,10 +42,19 @@ from wallet_app.models import User
 from wallet_app.services import activity, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
-from wallet_app.services.chain import ChainConfig, DecodedTx, TokenInfo, decode_erc20_call
-from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero
+from wallet_app.services.chain import (
+    ChainConfig,
+    DecodedTx,
+    TokenInfo,
+    decode_erc20_call,
+    erc20_call_malformed,
+    erc20_call_name,
+)
+from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero, short_address
 
-UNLIMITED = 2**255
+# Approvals of this or more are shown as unlimited, with a warning: no real token's supply comes near
+# 2^128, so such an amount (2^256 - 1, 2^254, 10^60...) lets the spender take all of the token.
+UNLIMITED = 2**128
 TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
 NATIVE_LOG_ADDRESS = "0x" + "ee" * 20  # eth_simulateV1 traceTransfers: native value moves
 
@@ -91,12 +107,14 @@ def _token_lines(name: str, args: tuple, token: TokenInfo) -> tuple[list[Line], 
             )
         ], []
     spender, units = checksum(args[0]), args[1]
-    if units >= UNLIMITED:
+    if units >= UNLIMITED:  # approve, or increaseAllowance: either way the allowance is unlimited after it
         approve = Line(
             "sign_line_approve", {"spender": spender, "amount": "sign_unlimited", "symbol": symbol}, keyed=("amount",)
         )
         return [approve], [Line("sign_warn_unlimited")]
-    return [Line("sign_line_approve", {"spender": spender, "amount": _amount(units, token), "symbol": symbol})], []
+    # increaseAllowance adds to what the spender may already spend: not the same words as approve.
+    key = "sign_line_increase_allowance" if name == "increaseAllowance" else "sign_line_approve"
+    return [Line(key, {"spender": spender, "amount": _amount(units, token), "symbol": symbol})], []
 
 
 def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) -> Preview:
@@ -105,13 +123,19 @@ def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) ->
     lines: list[Line] = []
     warnings: list[Line] = []
     selector = ""
-    call = decode_erc20_call(data) if token is not None else None
+    name = erc20_call_name(data)
+    call = decode_erc20_call(data)
     if call is not None and token is not None:
         lines, warnings = _token_lines(call[0], call[1], token)
+    elif name is not None and call is None:  # an ERC-20 selector with arguments that do not decode
+        selector = data[:10]
+        lines.append(Line("sign_line_malformed_call", {"function": name}))
     elif data not in ("", "0x"):
         selector = data[:10]
         lines.append(Line("sign_line_call", {"selector": selector}))
         warnings.append(Line("sign_warn_unknown"))
+    if name is not None and erc20_call_malformed(data):  # why refusal() refuses it
+        warnings.append(Line("sign_warn_malformed_call", {"function": name}))
     if value > 0 or data in ("", "0x"):
         lines.append(Line("sign_line_native", {"amount": _amount(value, native), "symbol": native.token_symbol}))
     fee = int(tx["gas_limit"]) * int(tx["gas_price"])
@@ -129,6 +153,8 @@ def refusal(
 ) -> AppError | None:
     if is_zero(tx["to"]):
         return AppError("sign_no_recipient", "to is the zero address")
+    if erc20_call_malformed(tx["data"]):  # sign_warn_malformed_call says which call
+        return AppError("invalid_tx", "an ERC-20 call whose data is not exactly its arguments")
     gas_price = int(tx["gas_price"])
     if gas_price > node_gas_price * max_gas_price_multiple:
         return AppError("fee_too_high", f"gas price {gas_price} > {max_gas_price_multiple} x {node_gas_price}")
@@ -205,6 +231,35 @@ def change_text(units: int, token: TokenInfo) -> str:
     return f"{'+' if units > 0 else '-'}{_amount(abs(units), token)} {token.token_symbol}"
 
 
+def label_token(info: TokenInfo, listed: set[str]) -> tuple[TokenInfo, Line | None]:
+    """The token as the preview names it: one of `listed` (lowercase addresses: the chain's configured
+    tokens, its native coin, the user's list) by its symbol; any other by its shortened address, in
+    place of the symbol and name it gives itself, with the 'unknown token' warning."""
+    if info.token_address.lower() in listed:
+        return info, None
+    short = short_address(checksum(info.token_address))
+    return replace(info, token_symbol=short, token_name=short), Line("sign_warn_unknown_token", {"token": short})
+
+
+def balance_changes(
+    changes: dict[str, int], infos: dict[str, TokenInfo | None], listed: set[str]
+) -> tuple[list[str], list[Line]]:
+    """The simulated changes as shown ("-12.5 tUSD"; an unlisted token: "+1,000 0xAbCd…1234") and one
+    'unknown token' warning per unlisted token. `infos`: each changed address's TokenInfo (None: not
+    an ERC-20, left out)."""
+    texts: list[str] = []
+    warnings: list[Line] = []
+    for address, units in changes.items():
+        info = infos.get(address)
+        if info is None:  # a Transfer log of something that is not an ERC-20
+            continue
+        shown, warning = label_token(info, listed)
+        texts.append(change_text(units, shown))
+        if warning is not None and warning not in warnings:
+            warnings.append(warning)
+    return texts, warnings
+
+
 # ---------------------------------------------------------------- reads
 
 
@@ -225,11 +280,24 @@ def simulate(chain: ChainConfig, owner: str, tx: dict[str, str]) -> Simulation:
     return parse_simulation(answer, owner)
 
 
+def _listed(user: User, chain: ChainConfig) -> set[str]:
+    """The tokens the preview names by their symbol (lowercase addresses): the chain's configured
+    tokens, its native coin, and the user's list on this chain."""
+    own = [x["token_address"] for x in tokens.user_tokens(user) if x["chain_id"] == chain.chain_id]
+    return {a.lower() for a in (chain.native_token().token_address, *(t.token_address for t in chain.tokens), *own)}
+
+
 def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview, AppError | None]:
-    token = None
+    listed = _listed(user, chain)
+    token: TokenInfo | None = None
+    unknown: Line | None = None
     if decode_erc20_call(tx["data"]) is not None and not is_zero(tx["to"]):
-        token = tokens.token_info(user, chain, tx["to"])
+        info = tokens.token_info(user, chain, tx["to"])
+        if info is not None:
+            token, unknown = label_token(info, listed)
     preview = describe(tx, chain, token)
+    if unknown is not None:
+        preview.warnings.append(unknown)
     who = counterparty(tx)
     owner = user.address or ZERO_ADDRESS
     # To the user's own address (a cancel) is no first-time recipient.
@@ -241,12 +309,11 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview,
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
     refused = refusal(tx, chain, gas_price, balance, get_settings().sign_max_gas_price_multiple)
     sim = simulate(chain, owner, tx)
-    changes = []
-    for address, units in sim.changes.items():
-        info = tokens.token_info(user, chain, address)
-        if info is None:  # a Transfer log of something that is not an ERC-20
-            continue
-        changes.append(change_text(units, info))
+    infos = {address: tokens.token_info(user, chain, address) for address in sim.changes}
+    changes, unknown_changed = balance_changes(sim.changes, infos, listed)
+    for warning in unknown_changed:  # the called token's may be there already
+        if warning not in preview.warnings:
+            preview.warnings.append(warning)
     return replace(preview, changes=changes, simulation=sim.status), refused
 
 

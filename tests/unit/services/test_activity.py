@@ -16,7 +16,11 @@ def test_decode_token_call():
     assert decode_token_call(erc20.encode_abi("approve", [to, 5])) == ("approve", to.lower(), 5)
     assert decode_token_call(erc20.encode_abi("balanceOf", [to])) is None
     assert decode_token_call("0x") is None
-    assert decode_token_call(erc20.encode_abi("transfer", [to, 1]) + "00") is None
+    # Bytes after the arguments (refused on /sign): still the call the token runs, recorded as it.
+    assert decode_token_call(erc20.encode_abi("transfer", [to, 1]) + "00") == ("transfer", to.lower(), 1)
+    unlimited = 2**256 - 1
+    assert decode_token_call(erc20.encode_abi("approve", [to, unlimited]) + "00") == ("approve", to.lower(), unlimited)
+    assert decode_token_call(erc20.encode_abi("transfer", [to, 1])[:-2]) is None
 
 
 @pytest.mark.parametrize("fields,summary", [

@@ -1,15 +1,20 @@
 """The /sign decoder and refusals (services.txpreview): selectors, amounts, the unlimited threshold,
-the native value, unknown calls, the fee, and the refusal rules."""
+the native value, unknown calls, malformed ERC-20 calls, unlisted tokens, the fee, and the refusal rules."""
+
+from dataclasses import replace
 
 import pytest
 from eth_abi import encode
 
 from wallet_app.services.chain import ChainConfig, TokenInfo, erc20_call_selectors
+from wallet_app.services.eth import checksum
 from wallet_app.services.txpreview import (
     UNLIMITED,
     Line,
+    balance_changes,
     counterparty,
     describe,
+    label_token,
     matches,
     refusal,
 )
@@ -19,12 +24,27 @@ TOKEN = TokenInfo("0x5FbDB2315678afecb367f032d93F642f64180aa3", "tUSD", "Newbl T
 CHAIN = ChainConfig(31337, "Newbl Dev (anvil)", "http://127.0.0.1:1", "0x" + "11" * 20, None, "ETH", "Ether", 18,
                     None, (TOKEN,))
 A = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+ZERO = "0x" + "00" * 20
 B = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC"
 
 
 def call(name: str, types: list[str], args: list) -> str:
     sel = next(s for s, n in erc20_call_selectors().items() if n == name)
     return sel + encode(types, args).hex()
+
+
+def approve(spender: str, units: int) -> str:
+    return call("approve", ["address", "uint256"], [spender, units])
+
+
+# Each ERC-20 call with well-formed arguments, to which the malformed cases add or remove bytes.
+WELL_FORMED = {
+    "transfer": call("transfer", ["address", "uint256"], [A, 1]),
+    "transferFrom": call("transferFrom", ["address", "address", "uint256"], [A, B, 1]),
+    "approve": approve(A, 2**256 - 1),
+    "increaseAllowance": call("increaseAllowance", ["address", "uint256"], [A, 2**256 - 1]),
+}
+DIRTY_ADDRESS = "0x095ea7b3" + "ff" * 12 + A[2:].lower() + "00" * 31 + "01"  # approve, high bytes of the address set
 
 
 def tx(data="0x", value="0", gas_limit="50000", gas_price="1000000000", to=TOKEN.token_address) -> dict[str, str]:
@@ -44,22 +64,48 @@ def test_selectors_are_the_erc20_ones():
      [Line("sign_line_transfer_from", {"amount": "0.000001", "symbol": "tUSD", "owner": A, "recipient": B})], [], ""),
     (call("approve", ["address", "uint256"], [A, 5_000_000]),
      [Line("sign_line_approve", {"spender": A, "amount": "5", "symbol": "tUSD"})], [], ""),
+    # increaseAllowance adds to the allowance: its own words.
     (call("increaseAllowance", ["address", "uint256"], [A, 1_234_567]),
-     [Line("sign_line_approve", {"spender": A, "amount": "1.234567", "symbol": "tUSD"})], [], ""),
-    # Just below the threshold: a (huge) number, no warning.
-    (call("approve", ["address", "uint256"], [A, UNLIMITED - 1]),
-     [Line("sign_line_approve", {"spender": A, "amount": f"{(UNLIMITED - 1) // 10**6:,}.{(UNLIMITED - 1) % 10**6:06d}",
+     [Line("sign_line_increase_allowance", {"spender": A, "amount": "1.234567", "symbol": "tUSD"})], [], ""),
+    # Just below the threshold (2^128): a (huge) number, no warning.
+    (approve(A, 2**128 - 1),
+     [Line("sign_line_approve", {"spender": A, "amount": f"{(2**128 - 1) // 10**6:,}.{(2**128 - 1) % 10**6:06d}",
                                  "symbol": "tUSD"})], [], ""),
-    (call("approve", ["address", "uint256"], [A, UNLIMITED]),
-     [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
-     [Line("sign_warn_unlimited")], ""),
+    *[(approve(A, units),
+       [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
+       [Line("sign_warn_unlimited")], "")
+      for units in (2**128, 10**60, 2**254, 2**255, 2**256 - 1)],
     (call("increaseAllowance", ["address", "uint256"], [A, 2**256 - 1]),
      [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
      [Line("sign_warn_unlimited")], ""),
+    (call("increaseAllowance", ["address", "uint256"], [A, 2**128]),
+     [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
+     [Line("sign_warn_unlimited")], ""),
     ("0xdeadbeef", [Line("sign_line_call", {"selector": "0xdeadbeef"})], [Line("sign_warn_unknown")], "0xdeadbeef"),
-    # A known selector with a wrong-length body is not that call.
-    (call("transfer", ["address", "uint256"], [A, 1])[:-2],
-     [Line("sign_line_call", {"selector": "0xa9059cbb"})], [Line("sign_warn_unknown")], "0xa9059cbb"),
+    # A known selector is never an unknown 'Contract call'. Bytes after the arguments (the token still
+    # runs the call): decoded from the head, unlimited warning included, and the malformed warning.
+    (WELL_FORMED["approve"] + "00",
+     [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
+     [Line("sign_warn_unlimited"), Line("sign_warn_malformed_call", {"function": "approve"})], ""),
+    (WELL_FORMED["increaseAllowance"] + "00" * 32,
+     [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
+     [Line("sign_warn_unlimited"), Line("sign_warn_malformed_call", {"function": "increaseAllowance"})], ""),
+    (WELL_FORMED["transfer"] + "ff",
+     [Line("sign_line_transfer", {"amount": "0.000001", "symbol": "tUSD", "recipient": A})],
+     [Line("sign_warn_malformed_call", {"function": "transfer"})], ""),
+    (WELL_FORMED["transferFrom"] + "00",
+     [Line("sign_line_transfer_from", {"amount": "0.000001", "symbol": "tUSD", "owner": A, "recipient": B})],
+     [Line("sign_warn_malformed_call", {"function": "transferFrom"})], ""),
+    # Fewer bytes than the arguments, or arguments that do not decode: named, warned, selector shown.
+    (WELL_FORMED["transfer"][:-2],
+     [Line("sign_line_malformed_call", {"function": "transfer"})],
+     [Line("sign_warn_malformed_call", {"function": "transfer"})], "0xa9059cbb"),
+    ("0x095ea7b3",
+     [Line("sign_line_malformed_call", {"function": "approve"})],
+     [Line("sign_warn_malformed_call", {"function": "approve"})], "0x095ea7b3"),
+    (DIRTY_ADDRESS,
+     [Line("sign_line_malformed_call", {"function": "approve"})],
+     [Line("sign_warn_malformed_call", {"function": "approve"})], "0x095ea7b3"),
     ("0x", [Line("sign_line_native", {"amount": "0", "symbol": "ETH"})], [], ""),
 ])
 def test_decoded_lines(data, lines, warnings, selector):
@@ -76,6 +122,12 @@ def test_native_value_is_its_own_line_whatever_the_data():
     p = describe(tx("0xdeadbeef", value="1"), CHAIN, None)
     assert [x.key for x in p.lines] == ["sign_line_call", "sign_line_native"]
     assert p.lines[1].params["amount"] == "0.000000000000000001"
+
+
+def test_a_malformed_token_call_on_no_token_is_still_called_malformed():
+    p = describe(tx(WELL_FORMED["approve"] + "00"), CHAIN, None)
+    assert p.lines == [Line("sign_line_call", {"selector": "0x095ea7b3"})]
+    assert p.warnings == [Line("sign_warn_unknown"), Line("sign_warn_malformed_call", {"function": "approve"})]
 
 
 def test_a_token_call_on_no_token_is_a_contract_call():
@@ -102,6 +154,15 @@ def test_fee_is_gas_limit_times_gas_price_in_the_native_coin(gas_limit, gas_pric
     ({"value": str(10**18 - 50000 * 10**9 + 1)}, 10**9, 10**18, "fee_unaffordable"),
     ({}, 10**9, 50000 * 10**9 - 1, "fee_unaffordable"),
     ({"to": "0x" + "00" * 20}, 10**9, 10**18, "sign_no_recipient"),
+    # ERC-20 calls: exactly their arguments, or refused (a trailing byte still runs the call).
+    *[({"data": data}, 10**9, 10**18, None) for data in WELL_FORMED.values()],
+    *[({"data": data + "00"}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
+    *[({"data": data + "00" * 32}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
+    *[({"data": data[:-2]}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
+    ({"data": WELL_FORMED["approve"].upper().replace("0X", "0x") + "00"}, 10**9, 10**18, "invalid_tx"),
+    ({"data": "0x095ea7b3"}, 10**9, 10**18, "invalid_tx"),
+    ({"data": DIRTY_ADDRESS}, 10**9, 10**18, "invalid_tx"),
+    ({"data": "0xdeadbeef00"}, 10**9, 10**18, None),  # not an ERC-20 selector: an unknown call, warned
 ])
 def test_refusals(kwargs, node_price, balance, code):
     error = refusal(tx(**kwargs), CHAIN, node_price, balance, 3)
@@ -121,6 +182,59 @@ def test_line_texts_in_both_languages():
     assert line_texts(Line("sign_line_call", {"selector": "0xdeadbeef"}))["en"] == "Contract call"
 
 
+@pytest.mark.parametrize("line, en, ko", [
+    (Line("sign_line_increase_allowance", {"spender": A, "amount": "5", "symbol": "tUSD"}),
+     f"Allow {A} to spend 5 tUSD more, on top of its current allowance",
+     f"{A}이(가) 기존 승인액에 더해 5 tUSD을(를) 더 쓸 수 있도록 승인"),
+    (Line("sign_line_malformed_call", {"function": "approve"}), "Malformed approve call", "형식이 잘못된 approve 호출"),
+    (Line("sign_warn_malformed_call", {"function": "approve"}),
+     "The data of this approve call is not exactly its arguments, so it cannot be signed.",
+     "이 approve 호출의 데이터가 인수와 정확히 일치하지 않아 서명할 수 없습니다."),
+    (Line("sign_warn_unknown_token", {"token": "0xABcD…1234"}),
+     "Unknown token 0xABcD…1234: it is not on your token list, so the name and symbol it gives itself are not shown.",
+     "알 수 없는 토큰 0xABcD…1234: 내 토큰 목록에 없어 토큰이 스스로 밝힌 이름과 기호를 표시하지 않습니다."),
+])
+def test_new_line_texts_in_both_languages(line, en, ko):
+    assert line_texts(line) == {"en": en, "ko": ko}
+
+
+# A contract of the attacker's that calls itself USDC (6 decimals), on no list.
+FAKE = TokenInfo("0xabcdef0123456789abcdef0123456789abcd1234", "USDC", "USD Coin", 6)
+NATIVE = CHAIN.native_token()
+LISTED = {TOKEN.token_address.lower(), NATIVE.token_address.lower()}
+OTHER = TokenInfo("0x" + "11" * 20, "tUSD", "Newbl Test USD", 0)  # another contract borrowing a listed symbol
+UNKNOWN_FAKE = Line("sign_warn_unknown_token", {"token": "0xABcD…1234"})
+
+
+@pytest.mark.parametrize("info, listed, shown, warning", [
+    (TOKEN, LISTED, TOKEN, None),
+    (NATIVE, LISTED, NATIVE, None),
+    (FAKE, LISTED, TokenInfo(FAKE.token_address, "0xABcD…1234", "0xABcD…1234", 6), UNKNOWN_FAKE),
+    # On the user's own list: its symbol (addresses compared whatever their case).
+    (FAKE, LISTED | {FAKE.token_address}, FAKE, None),
+    (replace(FAKE, token_address=checksum(FAKE.token_address)), LISTED | {FAKE.token_address},
+     replace(FAKE, token_address=checksum(FAKE.token_address)), None),
+])
+def test_label_token(info, listed, shown, warning):
+    assert label_token(info, listed) == (shown, warning)
+
+
+@pytest.mark.parametrize("changes, infos, texts, warnings", [
+    # The fake-swap preview: tUSD out, 'USDC' in from the attacker's own contract.
+    ({TOKEN.token_address.lower(): -12_500_000, FAKE.token_address: 1_000 * 10**6},
+     {TOKEN.token_address.lower(): TOKEN, FAKE.token_address: FAKE},
+     ["-12.5 tUSD", "+1,000 0xABcD…1234"], [UNKNOWN_FAKE]),
+    ({ZERO: -(10**18)}, {ZERO: NATIVE}, ["-1 ETH"], []),
+    # Two unlisted tokens: a warning each.
+    ({FAKE.token_address: 1, OTHER.token_address: -2}, {FAKE.token_address: FAKE, OTHER.token_address: OTHER},
+     ["+0.000001 0xABcD…1234", "-2 0x1111…1111"],
+     [UNKNOWN_FAKE, Line("sign_warn_unknown_token", {"token": "0x1111…1111"})]),
+    ({B.lower(): 5}, {B.lower(): None}, [], []),  # not an ERC-20: left out
+])
+def test_balance_changes_name_unlisted_tokens_by_address(changes, infos, texts, warnings):
+    assert balance_changes(changes, infos, LISTED) == (texts, warnings)
+
+
 @pytest.mark.parametrize("data, to, who", [
     (call("transfer", ["address", "uint256"], [A, 1]), TOKEN.token_address, A),
     (call("approve", ["address", "uint256"], [A, UNLIMITED]), TOKEN.token_address, A),
@@ -128,6 +242,9 @@ def test_line_texts_in_both_languages():
     ("0xdeadbeef", B, B),
     ("0x", B, B),
     ("0x", "0x" + "00" * 20, None),
+    # A trailing byte does not hide the spender or the recipient.
+    (WELL_FORMED["approve"] + "00", TOKEN.token_address, A),
+    (WELL_FORMED["transferFrom"] + "00", TOKEN.token_address, B),
 ])
 def test_counterparty(data, to, who):
     assert counterparty(tx(data, to=to)) == who
@@ -150,3 +267,60 @@ def test_matches_only_the_transaction_of_the_link():
     for changes in [{"chainId": 1}, {"to": B}, {"data": call("approve", ["address", "uint256"], [A, UNLIMITED])},
                     {"value": 8}, {"nonce": 1}, {"gas": 50001}, {"gasPrice": 2_000_000_001}]:
         assert not matches(signed(**changes), link), changes
+
+
+# ---------------------------------------------------------------- _reads with its reads stubbed
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """_reads on stubbed reads: the user's list holds tUSD; FAKE answers like an ERC-20 ('USDC');
+    the simulation's answer is set by the test. Returns a function: (tx, changes) -> (Preview, refusal)."""
+    from types import SimpleNamespace
+
+    from wallet_app.services import txpreview
+    from wallet_app.services.txpreview import Simulation
+
+    infos = {TOKEN.token_address.lower(): TOKEN, FAKE.token_address: FAKE, ZERO: NATIVE}
+    monkeypatch.setattr(txpreview.tokens, "user_tokens",
+                        lambda user: [{"chain_id": 31337, "token_address": TOKEN.token_address}])
+    monkeypatch.setattr(txpreview.tokens, "token_info", lambda user, chain, address: infos.get(address.lower()))
+    monkeypatch.setattr(txpreview.activity, "known_counterparties", lambda user: [A.lower()])
+    monkeypatch.setattr(txpreview.chain_svc, "gas_price", lambda chain: 10**9)
+    monkeypatch.setattr(txpreview.chain_svc, "balances", lambda chain, owner, tokens: {ZERO: 10**18})
+    owner = SimpleNamespace(address=B)
+
+    def run(link, changes):
+        monkeypatch.setattr(txpreview, "simulate", lambda chain, who, t: Simulation("ok", changes))
+        return txpreview._reads(owner, CHAIN, link)
+
+    return run
+
+
+def test_reads_the_fake_swap_shows_the_unlisted_token_by_its_address(reads):
+    preview, refused = reads(tx("0xdeadbeef", to=A), {TOKEN.token_address.lower(): -12_500_000,
+                                                      FAKE.token_address: 1_000 * 10**6})
+    assert preview.changes == ["-12.5 tUSD", "+1,000 0xABcD…1234"]
+    assert preview.warnings == [Line("sign_warn_unknown"), UNKNOWN_FAKE]
+    assert refused is None
+
+
+def test_reads_a_call_to_an_unlisted_token_names_it_by_its_address_once(reads):
+    preview, refused = reads(tx(call("transfer", ["address", "uint256"], [A, 10**6]), to=FAKE.token_address),
+                             {FAKE.token_address: -(10**6)})
+    assert preview.lines == [Line("sign_line_transfer", {"amount": "1", "symbol": "0xABcD…1234", "recipient": A})]
+    assert preview.changes == ["-1 0xABcD…1234"]
+    assert preview.warnings == [UNKNOWN_FAKE]
+    assert refused is None
+
+
+def test_reads_an_approve_with_a_trailing_byte_is_decoded_warned_and_refused(reads):
+    preview, refused = reads(tx(approve(A, 2**256 - 1) + "00"), {})  # A: in the history, no first-time note
+    assert preview.lines == [
+        Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))]
+    assert preview.warnings == [Line("sign_warn_unlimited"), Line("sign_warn_malformed_call", {"function": "approve"})]
+    assert preview.selector == "" and preview.changes == [] and preview.simulation == "ok"
+    assert refused is not None and refused.code == "invalid_tx"
+    from wallet_app.state.session import texts_for
+
+    assert texts_for(refused.spec.key, refused.params) == {"en": "invalid transaction", "ko": "잘못된 거래"}

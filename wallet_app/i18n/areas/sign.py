@@ -24,12 +24,20 @@ EN: dict[str, str] = {
     "sign_line_transfer": "Send {amount} {symbol} to {recipient}",
     "sign_line_transfer_from": "Move {amount} {symbol} from {owner} to {recipient}",
     "sign_line_approve": "Approve {spender} to spend {amount} {symbol}",
+    "sign_line_increase_allowance": "Allow {spender} to spend {amount} {symbol} more, on top of its current allowance",
+    "sign_line_malformed_call": "Malformed {function} call",
     "sign_unlimited": "unlimited",
     "sign_line_native": "Sends {amount} {symbol}",
     "sign_line_call": "Contract call",
     "sign_selector": "Function selector",
     "sign_warn_unlimited": "Unlimited approval: this address can take all of this token.",
     "sign_warn_unknown": "Unknown function: check that you trust this site.",
+    "sign_warn_malformed_call": (
+        "The data of this {function} call is not exactly its arguments, so it cannot be signed."
+    ),
+    "sign_warn_unknown_token": (
+        "Unknown token {token}: it is not on your token list, so the name and symbol it gives itself are not shown."
+    ),
     "sign_changes": "Balance changes",
     "recipient_first_time": "First time sending to this address.",
     "recipient_lookalike": "This address looks like one you used before, but it is different.",
@@ -70,12 +78,18 @@ KO: dict[str, str] = {
     "sign_line_transfer": "{recipient}에게 {amount} {symbol} 보내기",
     "sign_line_transfer_from": "{owner}의 {amount} {symbol}을(를) {recipient}에게 옮기기",
     "sign_line_approve": "{spender}이(가) {amount} {symbol}을(를) 쓸 수 있도록 승인",
+    "sign_line_increase_allowance": "{spender}이(가) 기존 승인액에 더해 {amount} {symbol}을(를) 더 쓸 수 있도록 승인",
+    "sign_line_malformed_call": "형식이 잘못된 {function} 호출",
     "sign_unlimited": "무제한",
     "sign_line_native": "{amount} {symbol} 보내기",
     "sign_line_call": "컨트랙트 호출",
     "sign_selector": "함수 선택자",
     "sign_warn_unlimited": "무제한 승인: 이 주소가 이 토큰을 모두 가져갈 수 있습니다.",
     "sign_warn_unknown": "알 수 없는 함수: 이 사이트를 신뢰하는지 확인하세요.",
+    "sign_warn_malformed_call": "이 {function} 호출의 데이터가 인수와 정확히 일치하지 않아 서명할 수 없습니다.",
+    "sign_warn_unknown_token": (
+        "알 수 없는 토큰 {token}: 내 토큰 목록에 없어 토큰이 스스로 밝힌 이름과 기호를 표시하지 않습니다."
+    ),
     "sign_changes": "잔액 변화",
     "recipient_first_time": "이 주소로 처음 보냅니다.",
     "recipient_lookalike": "이 주소는 전에 사용한 주소와 비슷해 보이지만 다른 주소입니다.",
