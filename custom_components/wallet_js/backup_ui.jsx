@@ -6,6 +6,9 @@
 // and the GIS script are loaded beforehand (on mount / when the dialog opens) and
 // getDriveToken is called synchronously from the click handler, before any await. Each
 // token serves one backup or restore and is revoked right after it (success or failure).
+// The token is asked for the signed-in Google account (loginHint, its e-mail, as GIS's
+// login_hint): with several accounts in the browser, another account's Drive would get the
+// backup, or a restore would find no file there and send the user to onboarding.
 import { useEffect, useRef, useState } from "react";
 import { Button, Text } from "@radix-ui/themes";
 import { PinModal, usePin } from "./wallet.jsx";
@@ -37,19 +40,20 @@ function useDrive(active, devMode) {
   return [ref, status];
 }
 
-// Starts the token request synchronously (inside the click) and returns its promise. When
-// drive.js or the GIS script failed to load, the promise rejects with GIS_LOAD_FAILED.
-function requestToken(driveRef, clientId) {
+// Starts the token request synchronously (inside the click) and returns its promise; the
+// token is for the `loginHint` account. When drive.js or the GIS script failed to load, the
+// promise rejects with GIS_LOAD_FAILED.
+function requestToken(driveRef, clientId, loginHint) {
   const d = driveRef.current;
   if (!d.drive || !d.ready) return Promise.reject(new ClientError("GIS_LOAD_FAILED"));
-  return d.drive.getDriveToken({ clientId, interactive: true });
+  return d.drive.getDriveToken({ clientId, interactive: true, hint: loginHint || undefined });
 }
 
 // A PIN modal whose Confirm runs `run(pin, tokenPromise)`. `run` resolves to a result for
 // onDone, or rejects; errors are shown as `errorPrefix + text` and the dialog stays open.
 // A failed GIS load is shown at once and reaches `run` on Confirm (as the token's rejection).
-function DrivePinDialog({ open, title, description, messages, errors, clientId, devMode, errorPrefix, pinMessage,
-                          hint, run, onDone, onClose, testId }) {
+function DrivePinDialog({ open, title, description, messages, errors, clientId, loginHint, devMode, errorPrefix,
+                          pinMessage, hint, run, onDone, onClose, testId }) {
   const pin = usePin();
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState("");
@@ -66,7 +70,7 @@ function DrivePinDialog({ open, title, description, messages, errors, clientId, 
     if (!PIN_RE.test(digits)) { setError(pinMessage); return; }
     if (driveStatus === "loading") return;
     // Synchronously, still inside the gesture: the popup is not blocked.
-    const token = requestToken(driveRef, clientId);
+    const token = requestToken(driveRef, clientId, loginHint);
     token.catch(() => {}); // handled in run; avoids an unhandled rejection while it waits
     setBusy(true);
     setError("");
@@ -88,7 +92,7 @@ function DrivePinDialog({ open, title, description, messages, errors, clientId, 
 }
 
 // Settings: the 'Back up' button and its PIN dialog. onDone("ok") after a verified upload.
-export function BackupButton({ owner, clientId, devMode, messages, errors, onDone }) {
+export function BackupButton({ owner, clientId, loginHint, devMode, messages, errors, onDone }) {
   const [open, setOpen] = useState(false);
   const run = async (pin, token, d) => {
     const backup = await import("./backup.js");
@@ -106,9 +110,12 @@ export function BackupButton({ owner, clientId, devMode, messages, errors, onDon
       {/* The Drive configuration (client id, dev mode) comes with the page's on_load: opened before
           it, the dialog loaded Google's GIS script in development (refused by the CSP) and kept that
           failed load when the dev stand-in's URL came. */}
-      <Button size="3" onClick={() => setOpen(true)} disabled={!owner || !clientId}>{messages.backup_now}</Button>
+      <Button size="3" onClick={() => setOpen(true)} disabled={!owner || !clientId || !loginHint}>
+        {messages.backup_now}
+      </Button>
       <DrivePinDialog open={open} title={messages.backup_dialog_title} description={messages.backup_dialog_hint}
-        messages={messages} errors={errors} clientId={clientId} devMode={devMode} errorPrefix={messages.backup_failed}
+        messages={messages} errors={errors} clientId={clientId} loginHint={loginHint} devMode={devMode}
+        errorPrefix={messages.backup_failed}
         pinMessage={messages.pin_must_be_6_settings} run={run} testId="backup-dialog"
         onDone={(r) => { setOpen(false); onDone && onDone(r); }} onClose={() => setOpen(false)} />
     </>
@@ -118,7 +125,7 @@ export function BackupButton({ owner, clientId, devMode, messages, errors, onDon
 // Device check: the new-device notices and the PIN prompt; one recovery run per Confirm.
 // onResult: "ok" | "NO_BACKUP" | "ADDRESS_MISMATCH" | "error:<text>" (catalogue text, GIS load
 // failures included). An invalid PIN stays here.
-export function RestoreDialog({ open, owner, clientId, devMode, messages, errors, onResult, onClose }) {
+export function RestoreDialog({ open, owner, clientId, loginHint, devMode, messages, errors, onResult, onClose }) {
   const run = async (pin, token, d) => {
     const backup = await import("./backup.js");
     try {
@@ -142,7 +149,8 @@ export function RestoreDialog({ open, owner, clientId, devMode, messages, errors
   };
   return (
     <DrivePinDialog open={open} title={messages.new_device} description={messages.restore_required}
-      messages={messages} errors={errors} clientId={clientId} devMode={devMode} errorPrefix={messages.recovery_failed}
+      messages={messages} errors={errors} clientId={clientId} loginHint={loginHint} devMode={devMode}
+      errorPrefix={messages.recovery_failed}
       pinMessage={errorText(errors, "PIN_FORMAT")} hint={messages.restore_pin_hint} run={run} testId="restore-dialog"
       onDone={(r) => onResult && onResult(r)} onClose={() => onClose && onClose()} />
   );

@@ -23,7 +23,8 @@ _NPM = ["ethers@6.17.0", "qrcode@1.5.4"]
 
 
 class BackupButton(rx.Component):
-    """'Back up' + PIN dialog: Drive token (on Confirm), runBackup, touchBackup; on_done('ok')."""
+    """'Back up' + PIN dialog: Drive token (on Confirm, for the `login_hint` account), runBackup,
+    touchBackup; on_done('ok')."""
 
     library = _LIBRARY
     tag = "BackupButton"
@@ -31,6 +32,8 @@ class BackupButton(rx.Component):
 
     owner: rx.Var[str]
     client_id: rx.Var[str]
+    # The signed-in Google account (e-mail): GIS login_hint of the Drive token request.
+    login_hint: rx.Var[str]
     dev_mode: rx.Var[bool]
     messages: rx.Var[dict[str, str]]
     errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())
@@ -51,6 +54,7 @@ class RestoreDialog(rx.Component):
     open: rx.Var[bool]
     owner: rx.Var[str]
     client_id: rx.Var[str]
+    login_hint: rx.Var[str]  # as BackupButton's
     dev_mode: rx.Var[bool]
     messages: rx.Var[dict[str, str]]
     errors: rx.Var[dict[str, str]]  # error code -> text (wallet_app.i18n.error_messages())

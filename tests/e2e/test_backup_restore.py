@@ -7,6 +7,7 @@ script that fails to load offers onboarding or cancel, and every restore error r
 import re
 import time
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 from eth_account import Account
 from eth_account.messages import encode_defunct
@@ -34,6 +35,7 @@ from tests.e2e.flows_backup import (
 from tests.e2e.flows_payment import server_env
 from tests.e2e.leaks import LeakRecorder, phrase_patterns, phrase_windows
 from tests.e2e.vault_py import backup_key, unwrap
+from wallet_app.dev import idp
 
 Account.enable_unaudited_hdwallet_features()
 WRONG_PIN = "246801"
@@ -427,5 +429,57 @@ def test_restore_of_a_backup_asking_4_gib_fails_fast_and_changes_nothing(page, b
         assert page2.evaluate("() => window.__workers") == 0
         assert elapsed < 15, elapsed  # the token popup and Drive only; no KDF run
         assert storage(page2) == before
+    finally:
+        helpers.close_context(ctx)
+
+
+def remember_google_account(ctx, base_url: str, email: str) -> None:
+    """The browser's Google session is now `email` (the dev provider's account cookie, like
+    Google's own sign-in cookie): its popup picks that account unasked unless the request names
+    another (login_hint)."""
+    host = urlsplit(base_url).hostname
+    ctx.add_cookies([{"name": idp.ACCOUNT_COOKIE, "value": email, "domain": host, "path": idp.PREFIX}])
+
+
+def drive_token_hints(ctx) -> list:
+    """The login_hint of every Drive token request the context's popups make (None: no hint)."""
+    hints: list = []
+
+    def note(request):
+        query = parse_qs(urlsplit(request.url).query)
+        if urlsplit(request.url).path == idp.PREFIX + "/authorize" and query.get("response_type") == ["token"]:
+            hints.append((query.get("login_hint") or [None])[0])
+
+    ctx.on("request", note)
+    return hints
+
+
+def test_drive_token_is_for_the_signed_in_account_when_the_browser_has_another(page, browser, app_server):
+    """Several Google accounts in one browser: backup and restore ask the token for the signed-in
+    account (its e-mail as GIS login_hint), so the file goes to, and is found in, that account's
+    Drive, not the Drive of the account the browser would pick (here the last one used)."""
+    email, other = new_email("hint"), new_email("hint-other")
+    address = create_wallet(page, email)
+    hints = drive_token_hints(page.context)
+    remember_google_account(page.context, app_server.base_url, other)
+    backup_from_settings(page, email, PIN)
+    assert DriveApi(app_server.base_url, other).file_id(backup_name(address)) is None
+    assert DriveApi(app_server.base_url, email).file_id(backup_name(address))
+    assert hints == [email]
+
+    ctx, page2 = new_device(browser, app_server)
+    try:
+        new_hints = drive_token_hints(ctx)
+        sign_in_on_new_device(page2, email)
+        remember_google_account(ctx, app_server.base_url, other)
+        done = page2.get_by_role("alertdialog").filter(has_text="Your wallet has been restored.")
+        no_file = page2.get_by_role("alertdialog").filter(has_text="No backup file on Google Drive.")
+        restore_attempt(page2, email, PIN, lambda: done.count() > 0 or no_file.count() > 0)
+        expect(no_file).to_have_count(0)
+        assert new_hints == [email]
+        done.get_by_role("button", name="OK").click()
+        page2.wait_for_url("**/home**")
+        assert local_materials(page2, address)["lwrapCt"] is not None
+        assert me(page2)["address"] == address
     finally:
         helpers.close_context(ctx)

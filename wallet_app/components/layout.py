@@ -179,6 +179,7 @@ def _signed_in_parts() -> list[rx.Component]:
                 open=SessionState.restore_open,
                 owner=SessionState.address,
                 client_id=SessionState.drive_client_id,
+                login_hint=SessionState.google_account,
                 dev_mode=SessionState.drive_dev_mode,
                 messages=messages(),
                 errors=error_messages(),

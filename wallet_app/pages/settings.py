@@ -35,6 +35,7 @@ def settings_page() -> rx.Component:
             backup_button(
                 owner=SessionState.address,
                 client_id=SettingsState.client_id,
+                login_hint=SessionState.google_account,
                 dev_mode=SettingsState.dev_mode,
                 messages=messages(),
                 errors=error_messages(),

@@ -62,6 +62,10 @@ class SessionState(rx.State):
     logged_in: bool = False
     address: str = ""
     has_backup: bool = False
+    # The signed-in Google account's e-mail: the login_hint of the browser's Drive token requests
+    # (backup, restore), so the token is for this account's Drive, not another account signed in
+    # to the browser. The user's own, not a secret (design.md section 1); the token stays in JS.
+    google_account: str = ""
     lang: str = "en"
     # nb.lang is not secret (design.md section 1), so Reflex's LocalStorage may hold it.
     stored_lang: str = rx.LocalStorage("", name="nb.lang", sync=True)
@@ -100,6 +104,7 @@ class SessionState(rx.State):
         self.logged_in = user is not None
         self.address = (user.address or "") if user else ""
         self.has_backup = bool(user.has_backup) if user else False
+        self.google_account = (user.email or "") if user else ""
         if user is not None and normalize_lang(user.locale):
             # After login the server locale decides; remembering it keeps / in the same language.
             self.lang = user.locale

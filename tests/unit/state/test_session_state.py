@@ -70,3 +70,23 @@ def test_redis_out_of_reach_shows_the_busy_notice_in_the_browser(failure, busy):
         assert [(str(k), str(v)) for k, v in event.args] == [("ref", '"ref_server_busy_flag"'), ("value", '"1"')]
     else:
         assert event.handler.fn.__name__ == "show_server_error"
+
+
+def test_the_session_exposes_the_signed_in_google_account_and_the_drive_dialogs_get_it():
+    """The Drive token requests of backup and restore name the signed-in Google account (GIS
+    login_hint): the session state holds its e-mail (read with the user, no other lookup) and
+    both dialogs get it as their login_hint prop; logged out, it is empty."""
+    from wallet_app.components.layout import _signed_in_parts
+    from wallet_app.models import User
+    from wallet_app.pages.settings import settings_page
+    from wallet_app.state.session import SessionState
+
+    state = SessionState(_reflex_internal_init=True)
+    state._apply(User(id=1, google_sub="1" * 21, email="alice@example.com", locale="en", address="0x" + "ab" * 20))
+    assert state.google_account == "alice@example.com"
+    state._apply(None)
+    assert state.google_account == ""
+
+    bound = "loginHint:" + str(SessionState.google_account)
+    assert bound in str(settings_page()).replace(" ", "")  # the backup button
+    assert any(bound in str(part).replace(" ", "") for part in _signed_in_parts())  # the restore prompt
