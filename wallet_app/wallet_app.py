@@ -22,6 +22,7 @@ from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
 from wallet_app.core.startup import freeze_startup_objects
 from wallet_app.pages import add_pages, registered_pages
+from wallet_app.services.sessions import SocketCookie
 from wallet_app.state.session import VISIT_SCRIPT, server_error_event
 
 # The schema belongs to Alembic: bring it up to date before serving anything (not while only
@@ -42,7 +43,8 @@ app = rx.App(
         rx.el.script(src="/register-sw.js", defer=True),
         rx.el.script(VISIT_SCRIPT),  # inline: runs before the app connects (allowed by hash, core/security.py)
     ],
-    api_transformer=[in_front_of_reflex(api), SecurityHeaders],
+    # SocketCookie: the session token never enters Reflex's state (services.sessions).
+    api_transformer=[in_front_of_reflex(api), SecurityHeaders, SocketCookie],
     # the colour tokens (contrast at WCAG AA in both themes); prefers-reduced-motion: nothing animates
     stylesheets=["/theme.css", "/reduced_motion.css"],
     backend_exception_handler=server_error_event,

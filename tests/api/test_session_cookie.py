@@ -6,6 +6,7 @@ from starlette.testclient import TestClient
 
 from tests.api.conftest import make_api
 from tests.conftest import PRODUCTION_ORIGIN
+from tests.unit.services.test_sessions import over_socket
 from wallet_app.core.security import SecurityHeaders
 from wallet_app.services import accounts, sessions
 
@@ -32,9 +33,9 @@ def check_first_wins(client: TestClient, name: str) -> None:
         (f"theme=dark; {name}={a}; other=1; {name}=forged", "en"),
     ]:
         assert me_locale(client, header) == locale  # the API (api.deps.session_token)
-        assert sessions.user_from_cookie_header(header).locale == locale  # the Reflex handlers
+        assert over_socket(header)[1].locale == locale  # the Reflex handlers
     assert me_locale(client, f"{name}=forged; {name}={a}") == 401
-    assert sessions.user_from_cookie_header(f"{name}=forged; {name}={a}") is None
+    assert over_socket(f"{name}=forged; {name}={a}")[1] is None
 
 
 def test_development_over_http(db, client, login):

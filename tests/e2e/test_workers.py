@@ -50,6 +50,16 @@ def workers(server) -> set[int]:
     return {p.pid for p in top[0].children() if "wallet_app.reflex_run" in p.cmdline()}
 
 
+def redis_values(store: redis.Redis, key: bytes) -> bytes:
+    """Every byte a Redis key holds (Reflex keeps states in strings; the limiter, hashes)."""
+    kind = store.type(key)
+    if kind == b"string":
+        return store.get(key) or b""
+    if kind == b"hash":
+        return b"".join(k + v for k, v in store.hgetall(key).items())
+    return repr(store.dump(key)).encode()
+
+
 def two_new_workers(server, gone: set[int], timeout: float = 60) -> set[int]:
     """Waits until the server runs 2 workers, none of them in `gone`; their pids."""
     deadline = time.monotonic() + timeout
@@ -67,9 +77,16 @@ def test_the_page_carries_on_while_each_worker_is_killed(page, app_server, redis
     short = f"{address[:6]}…{address[-4:]}"
     expect(page.locator("#home-address")).to_have_text(short)
     # The client's Reflex state is in Redis (its keys), not in a worker; so is the spent login attempt.
-    keys = list(redis.Redis.from_url(redis_server.url).scan_iter())
+    store = redis.Redis.from_url(redis_server.url)
+    keys = list(store.scan_iter())
     assert [k for k in keys if not k.startswith(b"nb:")], keys
     assert [k for k in keys if k.startswith(b"nb:spent_login:")], keys
+    # The session cookie is not in there: Reflex keeps each connection's headers in its state, and
+    # the websocket's Cookie reaches it as a handle that means something only in its worker.
+    (token,) = [c["value"] for c in page.context.cookies() if c["name"].endswith("nb_session")]
+    stored = b"".join(redis_values(store, k) for k in keys)
+    assert token.encode() not in stored
+    assert b"nb_socket=" in stored
 
     killed: set[int] = set()
     for pid in sorted(first):

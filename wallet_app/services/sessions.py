@@ -13,7 +13,9 @@ restart, would otherwise all expire and be read again in one burst, a stall of e
 that worker). The entries that fall due within REFRESH_BATCH_SECONDS are read in one query: one
 read per session every few seconds was a sixth of a worker's CPU under a payment burst of 100
 users. Requests that find no entry share the reads in flight, and those of one turn of the event
-loop are read in one query (`_read`). The Reflex handlers read the database every time (`lookup_user`).
+loop are read in one query (`_read`). The Reflex handlers read the database every time
+(`user_from_socket_cookie`): their websocket carries a handle of the token, not the token
+(`SocketCookie`).
 """
 
 import asyncio
@@ -332,10 +334,46 @@ def parse_cookie_header(header: str | None) -> dict[str, str]:
 
 
 def token_from_cookie_header(cookie_header: str | None) -> str | None:
-    """The session token of a raw Cookie header: the one rule for the API and the Reflex handlers."""
+    """The session token of a raw Cookie header: the one rule for the API and the Reflex websocket."""
     return parse_cookie_header(cookie_header).get(session_cookie_name()) or None
 
 
-def user_from_cookie_header(cookie_header: str | None) -> User | None:
-    """For Reflex handlers: the signed-in user from the raw Cookie header, else None."""
-    return lookup_user(token_from_cookie_header(cookie_header))
+# ---------------------------------------------------------------- the Reflex websocket's cookie
+
+# Reflex keeps each connection's request headers in the client's state, and with REDIS_URL that
+# state is pickled into Redis: the raw session token would sit there for the state's lifetime.
+# So the websocket's Cookie header is replaced, before Reflex sees it, by a random handle that
+# names the connection's token in this process only (a socket stays on its worker for its life).
+SOCKET_COOKIE = "nb_socket"
+_socket_tokens: dict[str, str] = {}  # handle -> raw session token, for the sockets open here
+
+
+class SocketCookie:
+    """ASGI middleware: a websocket's Cookie header becomes `nb_socket=<handle>` (or goes, with no
+    session cookie), for the life of the connection. Every other request passes untouched."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "websocket":
+            return await self.app(scope, receive, send)
+        cookie = b"; ".join(v for k, v in scope["headers"] if k == b"cookie").decode("latin-1")
+        headers = [(k, v) for k, v in scope["headers"] if k != b"cookie"]
+        handle = None
+        if token := token_from_cookie_header(cookie):
+            handle = secrets.token_urlsafe(16)
+            _socket_tokens[handle] = token
+            headers.append((b"cookie", f"{SOCKET_COOKIE}={handle}".encode()))
+        try:
+            return await self.app({**scope, "headers": headers}, receive, send)
+        finally:
+            if handle is not None:
+                _socket_tokens.pop(handle, None)
+
+
+def user_from_socket_cookie(cookie_header: str | None) -> User | None:
+    """For Reflex handlers: the signed-in user of the websocket whose Cookie header (as SocketCookie
+    left it) this is, else None."""
+    handle = parse_cookie_header(cookie_header).get(SOCKET_COOKIE)
+    return lookup_user(_socket_tokens.get(handle)) if handle else None

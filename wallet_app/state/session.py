@@ -98,7 +98,7 @@ class SessionState(rx.State):
     # ------------------------------------------------------------ private helpers (inherited by page states)
 
     def _lookup_user(self):
-        return sessions.user_from_cookie_header(self.router.headers.cookie or "")
+        return sessions.user_from_socket_cookie(self.router.headers.cookie or "")
 
     def _apply(self, user) -> None:
         self.logged_in = user is not None

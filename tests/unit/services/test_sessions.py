@@ -1,3 +1,4 @@
+import asyncio
 import re
 
 import pytest
@@ -7,6 +8,20 @@ from wallet_app.core.db import get_session
 from wallet_app.models import UserSession
 from wallet_app.services import accounts, sessions
 from wallet_app.services.sessions import SESSION_COOKIE
+
+
+def over_socket(cookie_header: str | None) -> tuple[str | None, object]:
+    """A websocket opened with this Cookie header, through sessions.SocketCookie: the Cookie header
+    Reflex sees, and the user a Reflex handler finds with it while the connection is open."""
+    seen: dict = {}
+
+    async def reflex(scope, receive, send):
+        header = next((v.decode() for k, v in scope["headers"] if k == b"cookie"), None)
+        seen.update(header=header, user=sessions.user_from_socket_cookie(header))
+
+    headers = [(b"host", b"localhost")] + ([(b"cookie", cookie_header.encode())] if cookie_header is not None else [])
+    asyncio.run(sessions.SocketCookie(reflex)({"type": "websocket", "headers": headers}, None, None))
+    return seen["header"], seen["user"]
 
 
 @pytest.mark.parametrize(
@@ -44,15 +59,38 @@ def test_session_lifecycle(db, settings_env):
     assert row.expires_at - row.created_at == settings_env.session_lifetime_seconds
 
     header = f"theme=dark; {SESSION_COOKIE}={raw}; other=1"
-    assert sessions.user_from_cookie_header(header).id == user.id
-    assert sessions.user_from_cookie_header("theme=dark") is None
-    assert sessions.user_from_cookie_header(f"{SESSION_COOKIE}=wrong") is None
+    assert over_socket(header)[1].id == user.id
+    assert over_socket("theme=dark") == (None, None)  # no session: no Cookie header left at all
+    assert over_socket(f"{SESSION_COOKIE}=wrong")[1] is None
     assert sessions.lookup_user("x" * 1000) is None
 
     assert accounts.logout(raw) is True
-    assert sessions.user_from_cookie_header(header) is None
+    assert over_socket(header)[1] is None
     assert accounts.logout(raw) is True  # still a known session, already revoked
     assert accounts.logout("unknown") is False and accounts.logout(None) is False
+
+
+def test_the_websocket_carries_a_handle_not_the_token(db):
+    """Reflex stores a connection's headers in the client's state (in Redis with REDIS_URL): what it
+    sees is a handle that names the token in this process, for the connection's life only."""
+    user = accounts.login_user("sub-3", "c@example.com", "en")
+    raw = sessions.create_session(user.id)
+    header, found = over_socket(f"{SESSION_COOKIE}={raw}; nb_socket=forged")
+    assert found.id == user.id
+    handle = sessions.parse_cookie_header(header)["nb_socket"]
+    assert header == f"nb_socket={handle}" and raw not in header and len(handle) >= 20
+    assert sessions.user_from_socket_cookie(header) is None  # the connection is closed: the handle means nothing
+    assert over_socket("nb_socket=forged") == (None, None)  # a client's own handle is never read
+    assert sessions.user_from_socket_cookie("nb_socket=forged") is None
+    # An HTTP request passes untouched (the API reads the real cookie).
+    seen = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["headers"])
+
+    http = {"type": "http", "headers": [(b"cookie", f"{SESSION_COOKIE}={raw}".encode())]}
+    asyncio.run(sessions.SocketCookie(app)(http, None, None))
+    assert seen == [http["headers"]]
 
 
 def test_expired_session_is_not_found(db):
