@@ -4,6 +4,7 @@ by the relayer to a real HTTP server in this test (HMAC checked, retries, one se
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import subprocess
@@ -32,6 +33,7 @@ from tests.api.test_payments import (  # noqa: F401 (fixtures: app, payer)
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_session
 from wallet_app.models import MerchantWebhook, Payment, User
+from wallet_app.services import chain as chain_svc
 from wallet_app.services import merchant_webhooks
 from wallet_app.services.merchant_links import order_ref
 from wallet_app.services.merchant_webhooks import verify
@@ -249,7 +251,8 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver(monkeypatch, settings_env):
+def receiver(monkeypatch, chain_env):
+    """The merchant's endpoint, with the test anvil configured (0 confirmations: webhooks at once)."""
     r = Receiver()
     monkeypatch.setenv("MERCHANT_WEBHOOK_URL", r.url)
     monkeypatch.setenv("MERCHANT_WEBHOOK_SECRET", SECRET)
@@ -258,6 +261,11 @@ def receiver(monkeypatch, settings_env):
     get_settings.cache_clear()
     yield r
     r.close()
+
+
+def counts(**some: int) -> dict[str, int]:
+    """deliver_due()'s counters: these, the others 0."""
+    return {"sent": 0, "retry": 0, "failed": 0, "waiting": 0, **some}
 
 
 def outbox() -> list[MerchantWebhook]:
@@ -292,7 +300,7 @@ def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, se
     (row,) = outbox()
     assert (row.status, row.attempts) == ("pending", 0)
     started = int(time.time())
-    assert merchant_webhooks.deliver_due() == {"sent": 1, "retry": 0, "failed": 0}
+    assert merchant_webhooks.deliver_due() == counts(sent=1)
     (request,) = receiver.requests
     event = checked(request)
     with get_session() as s:
@@ -307,7 +315,7 @@ def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, se
                     "token": token_of(deployed), "amount": "2000000", "payer": payer.address, "merchant": merchant},
     }
     # Sent: later passes send nothing; a second relayer settling the same payment adds nothing.
-    assert merchant_webhooks.deliver_due(now=int(time.time()) + 7200) == {"sent": 0, "retry": 0, "failed": 0}
+    assert merchant_webhooks.deliver_due(now=int(time.time()) + 7200) == counts()
     with get_session() as s:
         assert merchant_webhooks.enqueue_paid(s, [paid], {}) == 1
         s.commit()
@@ -322,15 +330,15 @@ def test_a_failing_receiver_gets_it_again_with_backoff(receiver, db, caplog):
     receiver.answers.extend([500, 503])
     ref = owed()
     t0 = int(time.time())
-    assert merchant_webhooks.deliver_due(now=t0) == {"sent": 0, "retry": 1, "failed": 0}
+    assert merchant_webhooks.deliver_due(now=t0) == counts(retry=1)
     (row,) = outbox()
     assert (row.status, row.attempts, row.next_attempt_at, row.last_error) == ("pending", 1, t0 + 10, "HTTP 500")
-    assert merchant_webhooks.deliver_due(now=t0 + 9) == {"sent": 0, "retry": 0, "failed": 0}  # not due yet
-    assert merchant_webhooks.deliver_due(now=t0 + 10) == {"sent": 0, "retry": 1, "failed": 0}
+    assert merchant_webhooks.deliver_due(now=t0 + 9) == counts()  # not due yet
+    assert merchant_webhooks.deliver_due(now=t0 + 10) == counts(retry=1)
     (row,) = outbox()
     assert (row.attempts, row.next_attempt_at, row.last_error) == (2, t0 + 10 + 20, "HTTP 503")  # doubled
-    assert merchant_webhooks.deliver_due(now=t0 + 29) == {"sent": 0, "retry": 0, "failed": 0}
-    assert merchant_webhooks.deliver_due(now=t0 + 30) == {"sent": 1, "retry": 0, "failed": 0}
+    assert merchant_webhooks.deliver_due(now=t0 + 29) == counts()
+    assert merchant_webhooks.deliver_due(now=t0 + 30) == counts(sent=1)
     (row,) = outbox()
     assert (row.status, row.attempts, row.sent_at, row.last_error) == ("sent", 3, t0 + 30, None)
     events = [checked(r) for r in receiver.requests]
@@ -347,7 +355,7 @@ def test_a_delivery_is_given_up_after_its_attempts(receiver, db, monkeypatch, ca
     t0 = int(time.time())
     assert merchant_webhooks.deliver_due(now=t0)["retry"] == 1
     with caplog.at_level(logging.WARNING):
-        assert merchant_webhooks.deliver_due(now=t0 + 10) == {"sent": 0, "retry": 0, "failed": 1}
+        assert merchant_webhooks.deliver_due(now=t0 + 10) == counts(failed=1)
     assert [(r.status, r.attempts) for r in outbox()] == [("failed", 2)]
     assert merchant_webhooks.deliver_due(now=t0 + 10_000)["sent"] == 0 and len(receiver.requests) == 2
     assert "given up after 2 attempts: HTTP 500" in caplog.text and SECRET not in caplog.text
@@ -356,7 +364,7 @@ def test_a_delivery_is_given_up_after_its_attempts(receiver, db, monkeypatch, ca
 def test_an_unreachable_receiver_is_retried(receiver, db):
     owed()
     receiver.close()  # nothing listens there any more
-    assert merchant_webhooks.deliver_due() == {"sent": 0, "retry": 1, "failed": 0}
+    assert merchant_webhooks.deliver_due() == counts(retry=1)
     assert outbox()[0].last_error == "ConnectionRefusedError"
 
 
@@ -370,10 +378,10 @@ def test_two_senders_never_post_one_webhook_at_once_and_a_crashed_lease_runs_out
     while not receiver.requests:  # the first sender's POST has arrived and is held there
         assert time.monotonic() < end
         time.sleep(0.01)
-    assert merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}  # leased: skipped
+    assert merchant_webhooks.deliver_due() == counts()  # leased: skipped
     receiver.hold.set()
     a.join(20)
-    assert first == {"sent": 1, "retry": 0, "failed": 0} and len(receiver.requests) == 1
+    assert first == counts(sent=1) and len(receiver.requests) == 1
 
     # A sender that died mid-POST: its row still leased, attempt counted, never answered.
     receiver.hold = None
@@ -395,14 +403,42 @@ def test_nothing_is_owed_without_a_webhook_url(db):
     with get_session() as s:
         assert merchant_webhooks.enqueue_paid(s, [owed_row], {}) == 0
         s.commit()
-    assert outbox() == [] and merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}
+    assert outbox() == [] and merchant_webhooks.deliver_due() == counts()
+
+
+def test_a_webhook_waits_until_its_payment_is_deep_enough(client, payer, deployed, w3, send_tx, receiver,  # noqa: F811
+                                                          monkeypatch):
+    """It is sent once the chain's Paid event is index_confirmations deep (30 here, far from what
+    other work on the shared anvil could mine meanwhile), read from the chain; one the chain has no
+    event for (a reorg took it) waits, its attempts unspent."""
+    real = chain_svc.get_chain
+    monkeypatch.setattr(chain_svc, "get_chain",
+                        lambda cid, *a: dataclasses.replace(real(cid, *a), index_confirmations=30))
+    ref = new_ref()
+    pay_ref(client, payer, deployed, send_tx, ref, 6, SHOP)
+    gone = owed()  # settled in the database, no Paid event on chain
+    with get_session() as s:
+        paid = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
+    block = w3.eth.get_transaction_receipt(paid.tx_hash)["blockNumber"]
+    assert merchant_webhooks.deliver_due() == counts(waiting=2)
+    assert [(r.status, r.attempts) for r in outbox()] == [("pending", 0), ("pending", 0)]
+    assert merchant_webhooks.deliver_due() == counts()  # not due again yet
+    w3.provider.make_request("anvil_mine", [30])
+    later = int(time.time()) + merchant_webhooks.CONFIRM_RECHECK_SECONDS
+    assert merchant_webhooks.deliver_due(now=later) == counts(sent=1, waiting=1)
+    (request,) = receiver.requests
+    assert checked(request)["payment"] == {
+        "ref": ref, "chain_id": 31337, "tx_hash": paid.tx_hash, "block_number": block, "token": token_of(deployed),
+        "amount": "6", "payer": payer.address, "merchant": SHOP}
+    assert [(r.event_id.endswith(gone), r.status, r.attempts) for r in outbox()] == [(False, "sent", 1),
+                                                                                       (True, "pending", 0)]
 
 
 def test_a_payment_to_another_address_is_not_posted(client, payer, deployed, send_tx, receiver):  # noqa: F811
     """Anyone can pay anyone with any ref through the app: the merchant hears only of its own."""
     ref = new_ref()
     pay_ref(client, payer, deployed, send_tx, ref, 3, Account.create().address)
-    assert outbox() == [] and merchant_webhooks.deliver_due() == {"sent": 0, "retry": 0, "failed": 0}
+    assert outbox() == [] and merchant_webhooks.deliver_due() == counts()
     assert receiver.requests == []
 
 

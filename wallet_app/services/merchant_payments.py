@@ -56,13 +56,14 @@ def find_payments(ref: object, chain_id: object = None) -> dict[str, Any]:
         selected = [chains.get_chain(parse_chain_id(chain_id, code="unsupported_chain"))]
     else:
         selected = chains.get_chains()
-    found = [p for chain in selected if chain.payment_contract for p in _chain_payments(chain, pid)]
+    found = [p for chain in selected if chain.payment_contract for p in chain_payments(chain, pid)]
     if not found:
         raise AppError("payment_not_found", "no Paid event for this ref")
     return {"ref": pid, "payments": found}
 
 
-def _chain_payments(chain: chains.ChainConfig, ref: str) -> list[dict[str, Any]]:
+def chain_payments(chain: chains.ChainConfig, ref: str) -> list[dict[str, Any]]:
+    """The Paid events of `ref` on `chain` (oldest first), each with its confirmations now."""
     w3 = chains.web3_for(chain)
     contract = cast(ChecksumAddress, checksum(chain.payment_contract or ""))
     event = chains.contract("NewblPayment2").events.Paid()

@@ -15,6 +15,13 @@ success; anything else (or no answer in TIMEOUT_SECONDS) is retried after
 MERCHANT_WEBHOOK_RETRY_SECONDS, doubling each time up to an hour, MERCHANT_WEBHOOK_MAX_ATTEMPTS
 in all.
 
+Confirmations: a webhook is sent once the chain's Paid event of the payment (same ref, payer,
+merchant, token and amount) is `index_confirmations` blocks deep (the chains file; what the
+indexer takes as final), read again from the chain before the POST: a block reorganised away
+after the relayer's first receipt tells the merchant nothing. Until then the row waits,
+CONFIRM_RECHECK_SECONDS at a time, without spending an attempt; its block_number and tx_hash are
+the event's. 0 confirmations (the development chain): sent at once.
+
 Persistence (models.MerchantWebhook, an outbox): enqueue_paid() adds the row inside the
 relayer's own transaction that settles the payment, so a payment settled is a webhook owed,
 whatever crashes after. deliver_due() leases a due row with one conditional UPDATE before its
@@ -37,10 +44,14 @@ from urllib.parse import urlsplit
 from sqlalchemy import or_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
+from web3.exceptions import Web3Exception
 
 from wallet_app.core.config import get_settings, parse_addresses
 from wallet_app.core.db import get_session
+from wallet_app.errors import AppError
 from wallet_app.models import MerchantWebhook, Payment, now_epoch
+from wallet_app.services import chain as chains
+from wallet_app.services import merchant_payments
 from wallet_app.services.eth import checksum
 
 log = logging.getLogger(__name__)
@@ -50,6 +61,7 @@ TIMEOUT_SECONDS = 10.0  # per connect and per read of one POST
 LEASE_SECONDS = 60  # longer than a POST can take: a live sender never loses its lease
 MAX_BACKOFF_SECONDS = 3600
 BATCH = 20  # rows leased per pass at most
+CONFIRM_RECHECK_SECONDS = 5  # a payment not yet deep enough is looked at again after this
 
 
 # ---------------------------------------------------------------- pure parts (table-tested)
@@ -175,11 +187,33 @@ def _post(url: str, secret: str, event_id: str, payload: str, now: int) -> str |
     return None if 200 <= status < 300 else f"HTTP {status}"
 
 
+def confirmed_payload(payload: str) -> str | None:
+    """The payload to send once its payment is deep enough on chain (block_number and tx_hash as
+    the chain's Paid event says), else None: not seen yet, not deep enough, or the node did not
+    answer."""
+    payment = json.loads(payload)
+    try:
+        chain = chains.get_chain(payment["chain_id"])
+        if chain.index_confirmations == 0:
+            return payload
+        found = merchant_payments.chain_payments(chain, payment["ref"])
+    except (AppError, Web3Exception, OSError, ValueError) as e:  # the node, or a chain no longer configured
+        log.info("webhook for %s waits: its chain did not answer (%s)", payment.get("ref"), type(e).__name__)
+        return None
+    fields = ("payer", "merchant", "token", "amount")
+    for event in found:
+        if all(event[f] == payment[f] for f in fields) and event["confirmations"] >= chain.index_confirmations:
+            confirmed = {**payment, "block_number": event["block_number"], "tx_hash": event["tx_hash"]}
+            return json.dumps(confirmed, separators=(",", ":"), sort_keys=True)
+    return None
+
+
 def deliver_due(now: int | None = None, limit: int = BATCH) -> dict[str, int]:
-    """Sends the due webhooks once each (those another sender holds are skipped). Counters
-    {sent, retry, failed} for logs and tests. `now`: epoch seconds (tests move time on)."""
+    """Sends the due webhooks whose payments are deep enough, once each (those another sender
+    holds are skipped). Counters {sent, retry, failed, waiting} for logs and tests. `now`: epoch
+    seconds (tests move time on)."""
     settings = get_settings()
-    counts = dict(sent=0, retry=0, failed=0)
+    counts = dict(sent=0, retry=0, failed=0, waiting=0)
     url, secret = settings.merchant_webhook_url, settings.merchant_webhook_secret
     if not url or secret is None:
         return counts
@@ -204,15 +238,25 @@ def deliver_due(now: int | None = None, limit: int = BATCH) -> dict[str, int]:
             row = db.get(MerchantWebhook, row_id, populate_existing=True)
             if row is None:
                 continue
-            event_id, payload = row.event_id, row.payload
-            db.commit()  # no transaction held open across the POST
+            event_id, stored = row.event_id, row.payload
+            db.commit()  # no transaction held open across the chain reads and the POST
+            payload = confirmed_payload(stored)
+            if payload is None:
+                row = db.get(MerchantWebhook, row_id, populate_existing=True)
+                if row is not None:  # the lease given back, its attempt not counted
+                    row.lease_expires_at, row.attempts = None, row.attempts - 1
+                    row.next_attempt_at = at + CONFIRM_RECHECK_SECONDS
+                    db.add(row)
+                    db.commit()
+                counts["waiting"] += 1
+                continue
             problem = _post(url, secret.get_secret_value(), event_id, payload, at)
             row = db.get(MerchantWebhook, row_id, populate_existing=True)
             if row is None:
                 continue
             row.lease_expires_at = None
             if problem is None:
-                row.status, row.sent_at, row.last_error = "sent", at, None
+                row.status, row.sent_at, row.last_error, row.payload = "sent", at, None, payload
                 counts["sent"] += 1
             elif row.attempts >= settings.merchant_webhook_max_attempts:
                 row.status, row.last_error = "failed", problem
