@@ -13,7 +13,8 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
   re-sends, never a forgotten nonce. The sends follow outside the lock in one JSON-RPC batch,
   without waiting for earlier receipts.
 - a send the node refuses (never reached the mempool) fails the payment; its nonce is given back
-  when nothing later was allocated, else a 0-value transfer to the relayer itself takes it (no hole).
+  when nothing later was allocated, else a 0-value transfer to the relayer itself takes it (no hole;
+  the pay()'s hash is kept beside it: should that one be mined after all, the payment is ok).
 - a network error leaves it unknown whether the node got it: the row keeps its nonce and
   reconcile() re-sends the same raw transaction (same hash, so never a double payment).
 - the unique index (chain_id, relayer_address, nonce) refuses a duplicate even from a writer
@@ -27,9 +28,13 @@ settings.relayer_interval_seconds; /payment/status only reads) and walks the row
 not yet consumed on chain: receipt -> ok / failed(reason);
 nonce consumed by another tx (the node knows none of its hashes for DROPPED_AFTER_SECONDS: a
 node may answer the new nonce before the receipt, e.g. anvil under load or a provider's lagging
-replica) -> failed 'dropped'; unknown to the node -> re-send; pending
-longer than settings.relayer_stuck_seconds, or left out by the node (the next nonce, known to it
-but not among its ready transactions, _left_out) -> replaced with the same nonce at a higher gas price,
+replica) -> failed 'dropped'; unknown to the node (never sent, or evicted) -> re-send of the same
+raw tx, and when the node refuses it for its price (a gas price rise), or refuses it
+relayer_stuck_seconds after its first send, replaced (_priced_out); pending longer than
+settings.relayer_stuck_seconds as the nonce the chain waits for, or as a later one priced below the
+node's price now (_holds_up: one that only waits behind an earlier nonce is not re-priced for
+that), or left out by the node (the next nonce, known to it but not among its ready transactions,
+_left_out) -> replaced with the same nonce at a higher gas price,
 never above the chain's caps (max_gas_price_wei, max_gas_price_multiple x the node's price; no
 room left: kept as it is, with a warning). A pay() of ours that reverted because someone else
 got the same signed payment mined first (Paid for exactly it) is the user's payment made: ok.
@@ -720,6 +725,9 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
             _fail_row(db, row, f"relay_rejected: {msg}")
         else:
             row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
+            # The pay()'s hash is kept: a refusal may come from one backend of a provider while
+            # another has it in its pool, and if it is the one mined, the payment was made.
+            row.old_tx_hashes = " ".join(_hashes(row))
             row.raw_tx, row.tx_hash = _sign(acct, chain, acct.address, "0x", FILLER_GAS, price, nonce)
             row.sent_at = None
             _set_activity(db, row)
@@ -779,7 +787,7 @@ def _paid_by_another_tx(w3, row: Payment, receipt) -> str | None:
 
 def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     row.tx_hash, row.settled = tx_hash, True
-    if row.status == "failed" and (row.reason or "").startswith("relay_rejected"):
+    if _is_filler(row, receipt):
         pass  # the filler of a refused send's nonce: its receipt only settles the nonce
     elif receipt["status"] == 1:
         row.status, row.reason = "ok", None
@@ -794,6 +802,16 @@ def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     row.updated_at = now_epoch()
     _set_activity(db, row)
     db.add(row)
+
+
+def _is_filler(row: Payment, receipt) -> bool:
+    """Whether the mined transaction is the filler of a refused send (a transfer to the relayer
+    itself), not the refused pay() mined after all (its hash is kept, see _refused)."""
+    return (
+        row.status == "failed"
+        and (row.reason or "").startswith("relay_rejected")
+        and (receipt.get("to") or "").lower() == (row.relayer_address or "").lower()
+    )
 
 
 def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[str, int]:
@@ -845,19 +863,28 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
                     if row.sent_at is None or row.tx_hash not in known:
                         outcome, msg = _send_raw(chain, _relayed(row).raw_tx)
                         if outcome == SendOutcome.SENT:
-                            row.sent_at = now()
+                            # The first send's time is kept: one the node keeps losing is re-priced
+                            # when it has waited as long as one it keeps (below).
+                            row.sent_at = row.sent_at or now()
                             counts["resent"] += 1
+                        elif _priced_out(outcome, msg, row.sent_at, now(), stuck_after) and _replace(
+                            chain, acct, row, node.gas_price, now
+                        ):
+                            counts["replaced"] += 1
                         else:
                             log.warning(
                                 "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
                             )
                     elif (
-                        (waited := now() - row.sent_at) >= stuck_after
+                        (
+                            (waited := now() - row.sent_at) >= stuck_after
+                            and _holds_up(row, node.mined_nonce, node.gas_price)
+                        )
                         or _left_out(row, node.mined_nonce, node.pool_nonce, waited)
                     ) and _replace(chain, acct, row, node.gas_price, now):
                         counts["replaced"] += 1
-                if before[0] == "pending" and row.status != "pending":
-                    final.append(row)
+                if row.status != before[0] and row.status != "pending":
+                    final.append(row)  # final, or a refused send's pay() found mined after all (ok)
                 if _followed(row) != before:  # a payment still waiting for its block is not rewritten
                     row.updated_at = now_epoch()
                     _set_activity(db, row)
@@ -907,6 +934,31 @@ def _left_out(row: Payment, mined_nonce: int, pool_nonce: int, waited: int) -> b
     return _relayed(row).nonce == mined_nonce == pool_nonce and not row.old_tx_hashes and waited >= LEFT_OUT_SECONDS
 
 
+# A node's refusal of a transaction for its price (geth, reth, anvil, Erigon, Nethermind, Besu).
+_PRICE_REFUSALS = ("underpriced", "less than block base fee", "fee too low", "feetoolow", "below minimum")
+
+
+def _priced_out(outcome: str, msg: str, sent_at: int | None, now: int, stuck_after: float) -> bool:
+    """Whether a refused re-send (the node knows the transaction no more) is replaced at a higher
+    price: the node names its price as the reason (it was evicted under a price rise and is taken
+    back at none below it), or it was sent relayer_stuck_seconds ago. Not for 'replacement
+    underpriced': the node holds another of our transactions with this nonce, so it is not lost."""
+    if outcome != SendOutcome.REJECTED or "replacement" in msg.lower():
+        return False
+    return any(s in msg.lower() for s in _PRICE_REFUSALS) or (sent_at is not None and now - sent_at >= stuck_after)
+
+
+def _holds_up(row: Payment, mined_nonce: int, gas_price_now: int) -> bool:
+    """Whether re-pricing a transaction that has waited relayer_stuck_seconds can speed anything
+    up: the next nonce to be mined (the one the chain waits for), or a later one priced below the
+    node's price now (it would be stuck in its turn: re-priced now, it goes in the same block as
+    the earlier ones). One that only waits behind an earlier nonce is left as it is: its price was
+    enough, and every relayer_stuck_seconds of waiting would raise it by GAS_BUMP_PERCENT, up to
+    the caps, to be mined that dear."""
+    sent = _relayed(row)
+    return sent.nonce == mined_nonce or int(sent.gas_price) < gas_price_now
+
+
 DROPPED_AFTER_SECONDS = 30.0
 _vanished: dict[str, float] = {}  # payment id -> time.monotonic() it was first seen consumed and unknown
 
@@ -940,7 +992,7 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
     old = decode_raw_tx(sent.raw_tx)
     if old.to is None:
         raise ValueError(f"payment {row.payment_id}: the relayed transaction has no recipient")
-    old_raw, old_hash, old_price = row.raw_tx, row.tx_hash, row.gas_price
+    old_raw, old_hash, old_price, old_hashes = row.raw_tx, row.tx_hash, row.gas_price, row.old_tx_hashes
     price = bumped_gas_price(int(sent.gas_price), gas_price_now, gas_price_cap(chain, gas_price_now))
     if price is None:
         log.warning(
@@ -959,7 +1011,10 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
         row.sent_at = now()
     elif outcome != SendOutcome.UNKNOWN:
         log.warning("replacement of payment %s (nonce %s) refused: %s", row.payment_id, row.nonce, msg)
+        # As it was: the refused one never reached the node's pool (and its hash, kept, would
+        # add one to the row at every refused attempt).
         row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = old_raw, old_hash, old_price, now()
+        row.old_tx_hashes = old_hashes
     return True
 
 

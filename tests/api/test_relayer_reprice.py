@@ -1,0 +1,242 @@
+"""The relayer's re-pricing on a real anvil, under a gas price rise: a relayed pay() the node has
+forgotten (evicted from its pool) and no longer takes at its price is replaced with the same nonce
+at a higher price, a 0-value filler too; a pay() whose hash a filler took over is still found when
+it is the one mined; and a transaction that only waits behind an earlier nonce is not re-priced
+for waiting. The gas price rise is anvil's next block base fee (anvil_setMinGasPrice is refused
+while EIP-1559 is active): a legacy transaction priced below it is refused ('max fee per gas less
+than block base fee'), as a mainnet node answers 'transaction underpriced'."""
+
+import contextlib
+import time
+
+from eth_account import Account
+from web3 import Web3
+
+from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
+    API,
+    RELAYER,
+    app,
+    approve_directly,
+    balance,
+    get_quote,
+    pay_body,
+    payer,
+    rows,
+    send_queued,
+    set_env,
+    token_of,
+)
+from wallet_app.core.db import get_session
+from wallet_app.dev import faucet
+from wallet_app.models import Activity
+from wallet_app.services import relayer
+
+
+def rpc(w3, method: str, *params):
+    answer = w3.provider.make_request(method, list(params))
+    assert "error" not in answer, answer
+    return answer.get("result")
+
+
+@contextlib.contextmanager
+def base_fee_restored(w3):
+    """The shared node's base fee as it was again at the end (one block mined at it). The dev
+    faucet's sends go first (registering the payer's address funds it again, in a thread): priced
+    before a rise, they would be evicted and the faucet wait for their receipts."""
+    assert faucet.wait_idle()
+    before = w3.eth.get_block("latest")["baseFeePerGas"]
+    try:
+        yield
+    finally:
+        rpc(w3, "anvil_setNextBlockBaseFeePerGas", hex(before))
+        rpc(w3, "evm_mine")
+
+
+def raise_gas_price(w3, multiple: int) -> None:
+    """The node's next base fee at `multiple` times its gas price now (eth_gasPrice follows it):
+    a transaction priced before is refused, and one in the pool is not mined."""
+    rpc(w3, "anvil_setNextBlockBaseFeePerGas", hex(w3.eth.gas_price * multiple))
+
+
+@contextlib.contextmanager
+def gas_price_raised(w3, multiple: int):
+    with base_fee_restored(w3):
+        raise_gas_price(w3, multiple)
+        yield
+
+
+@contextlib.contextmanager
+def automine_off(w3):
+    assert faucet.wait_idle()  # its sends mined before (see base_fee_restored)
+    rpc(w3, "evm_setAutomine", False)
+    try:
+        yield
+    finally:
+        rpc(w3, "evm_setAutomine", True)
+
+
+def known(w3, tx_hash: str) -> bool:
+    return rpc(w3, "eth_getTransactionByHash", tx_hash) is not None
+
+
+def execute(client, payer_, merchant, token, amount) -> str:
+    q = get_quote(client, token, amount)
+    r = client.post(f"{API}/payment/execute",
+                    json=pay_body(payer_, q, merchant, token, amount, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    return q["payment_id"]
+
+
+def status(client, pid) -> dict:
+    r = client.get(f"{API}/payment/status", params={"id": pid})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def tx_hash_of(raw: str) -> str:
+    return "0x" + Web3.keccak(hexstr=raw).hex().removeprefix("0x")
+
+
+def test_a_pay_evicted_under_a_gas_price_rise_is_re_priced_with_its_nonce(client, payer, deployed, w3, send_tx,  # noqa: F811
+                                                                         chain, caplog):
+    """It was only re-sent as it was, refused at every pass ('underpriced'), and its nonce held
+    every later payment until the price fell."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    with automine_off(w3):
+        pid = execute(client, payer, merchant, token, 79)
+        send_queued(chain)
+        (first,) = rows()
+        assert first.nonce == start_nonce and known(w3, first.tx_hash)
+        with gas_price_raised(w3, 5):
+            rpc(w3, "anvil_dropTransaction", first.tx_hash)  # evicted from the node's pool
+            assert not known(w3, first.tx_hash)
+            with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
+                counts = relayer.reconcile(chain)
+            assert (counts["resent"], counts["replaced"]) == (0, 1), caplog.text
+            (second,) = rows()
+            assert (second.nonce, second.old_tx_hashes) == (first.nonce, first.tx_hash)
+            assert int(second.gas_price) >= w3.eth.gas_price > int(first.gas_price)
+            assert known(w3, second.tx_hash)
+            rpc(w3, "evm_mine")
+            assert relayer.reconcile(chain)["ok"] == 1
+    assert status(client, pid) == {"status": "ok"}
+    (done,) = rows()
+    assert (done.settled, done.tx_hash, done.nonce) == (True, second.tx_hash, start_nonce)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1  # the same nonce, no gap
+    assert balance(w3, token, merchant) == 79  # paid once
+
+
+def test_a_filler_signed_at_a_price_the_node_refuses_is_re_priced(client, payer, deployed, w3, send_tx, chain,  # noqa: F811
+                                                                  monkeypatch):
+    """The gas price rises between the pass's price read and its send: the node refuses both pay()s.
+    The later nonce is given back; the earlier one's filler, signed at that same refused price, was
+    re-sent as it was at every pass and held the relayer's nonces until the price fell."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    pa, pb = (execute(client, payer, merchant, token, a) for a in (81, 82))
+    real_batch = relayer._send_batch
+
+    def price_rises_first(c, raws):
+        raise_gas_price(w3, 5)
+        return real_batch(c, raws)
+
+    with base_fee_restored(w3):
+        monkeypatch.setattr(relayer, "_send_batch", price_rises_first)
+        assert relayer.send_queued(chain) == {"sent": 0, "failed": 2}
+        monkeypatch.setattr(relayer, "_send_batch", real_batch)
+        a, b = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
+        assert (a.nonce, a.status, a.settled) == (start_nonce, "failed", False)  # its filler holds the nonce
+        assert (b.nonce, b.status, b.settled) == (None, "failed", True)  # given back
+        assert a.reason.startswith("relay_rejected: ") and "base fee" in a.reason
+        filler = a.tx_hash
+        counts = relayer.reconcile(chain)  # automine: a filler the node takes is mined at once
+        assert counts["replaced"] == 1, counts
+        relayer.reconcile(chain)
+    (a,) = [r for r in rows() if r.payment_id == pa]
+    assert a.settled and a.tx_hash != filler and a.nonce == start_nonce
+    assert filler in a.old_tx_hashes.split()
+    receipt = w3.eth.get_transaction_receipt(a.tx_hash)
+    assert (receipt["status"], receipt["to"]) == (1, RELAYER.address)  # the filler, re-priced and mined
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1  # the nonce used, no gap
+    assert [status(client, p) for p in (pa, pb)] == [
+        {"status": "failed", "reason": a.reason}, {"status": "failed", "reason": a.reason}]
+    assert balance(w3, token, merchant) == 0
+    # The next payment goes at once, on the next nonce.
+    pc = execute(client, payer, merchant, token, 83)
+    send_queued(chain)
+    assert relayer.reconcile(chain)["ok"] == 1
+    assert status(client, pc) == {"status": "ok"}
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2
+    assert balance(w3, token, merchant) == 83
+
+
+def test_a_refused_pay_that_was_mined_after_all_is_ok_not_its_filler(client, payer, deployed, w3, send_tx, chain,  # noqa: F811
+                                                                    monkeypatch):
+    """A send the node answered with a refusal although the transaction reached a pool (a provider
+    behind a load balancer: one backend refuses, another had it) gets a filler for its nonce, and
+    the filler's hash took the row's place: when the pay() is the one mined, the payment was made.
+    Without its hash the row found no receipt and ended failed (relay_rejected) while the merchant
+    was paid."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    pa, pb = (execute(client, payer, merchant, token, a) for a in (84, 85))
+    real_batch = relayer._send_batch
+    sent: list[str] = []
+
+    def a_refused_after_all_sent(c, raws):
+        sent.extend(raws)
+        return [(relayer.SendOutcome.REJECTED, "transaction underpriced"), *real_batch(c, raws)[1:]]
+
+    monkeypatch.setattr(relayer, "_send_batch", a_refused_after_all_sent)
+    assert relayer.send_queued(chain) == {"sent": 1, "failed": 1}
+    monkeypatch.setattr(relayer, "_send_batch", real_batch)
+    pay_a = tx_hash_of(sent[0])
+    assert w3.eth.get_transaction_receipt(pay_a)["status"] == 1  # A's pay() mined (automine), nonce and all
+    (a,) = [r for r in rows() if r.payment_id == pa]
+    assert (a.nonce, a.status, a.tx_hash != pay_a) == (start_nonce, "failed", True)  # a filler took its place
+    assert pay_a in (a.old_tx_hashes or "").split()
+    monkeypatch.setattr(relayer, "DROPPED_AFTER_SECONDS", 0.0)  # no waiting for a lagging node
+    assert relayer.reconcile(chain)["ok"] == 2
+    assert [status(client, p) for p in (pa, pb)] == [{"status": "ok"}, {"status": "ok"}]
+    (a,) = [r for r in rows() if r.payment_id == pa]
+    assert (a.settled, a.tx_hash, a.reason) == (True, pay_a, None)
+    with get_session() as s:
+        act = s.get(Activity, a.activity_id)
+        assert (act.status, act.tx_hash) == ("ok", pay_a)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2
+    assert balance(w3, token, merchant) == 84 + 85
+
+
+def test_only_the_nonce_the_chain_waits_for_is_re_priced_for_waiting(client, payer, deployed, w3, send_tx, chain,  # noqa: F811
+                                                                     monkeypatch):
+    """A later nonce waiting behind it is not re-priced for its wait (it would go up by a quarter
+    every relayer_stuck_seconds while it waits, and be mined that dear), only once the node's price
+    has passed its own (then it would be stuck in its turn, and goes in the same block instead)."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    with automine_off(w3):
+        pa, pb = (execute(client, payer, merchant, token, a) for a in (86, 87))
+        send_queued(chain)
+        a, b = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
+        assert (a.nonce, b.nonce) == (start_nonce, start_nonce + 1)
+        set_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
+        assert relayer.reconcile(chain)["replaced"] == 1
+        a2, b2 = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
+        assert (a2.old_tx_hashes, b2.old_tx_hashes, b2.tx_hash) == (a.tx_hash, None, b.tx_hash)
+        assert int(a2.gas_price) > int(a.gas_price)
+        with gas_price_raised(w3, 3):  # above both: the later one would not be mined in its turn
+            assert relayer.reconcile(chain)["replaced"] == 2
+            a3, b3 = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
+            assert b3.old_tx_hashes == b.tx_hash and int(b3.gas_price) >= w3.eth.gas_price
+            rpc(w3, "evm_mine")
+            assert relayer.reconcile(chain)["ok"] == 2
+    assert [status(client, p) for p in (pa, pb)] == [{"status": "ok"}, {"status": "ok"}]
+    done = {r.payment_id: r for r in rows()}
+    assert (done[pa].tx_hash, done[pb].tx_hash) == (a3.tx_hash, b3.tx_hash)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2
+    assert balance(w3, token, merchant) == 86 + 87
