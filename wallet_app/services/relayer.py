@@ -277,11 +277,30 @@ class SendOutcome:
     SENT, REJECTED, UNKNOWN, NONCE_TAKEN = "sent", "rejected", "unknown", "nonce_taken"
 
 
+# A node that has the transaction already (geth, reth, anvil; Besu; Nethermind; Erigon).
+_ALREADY_HELD = ("already known", "already imported", "known transaction", "alreadyknown", "already exists")
+# A provider's answer about itself, not the transaction: whether it reached a pool is unknown.
+_TRANSIENT = (
+    "rate limit",
+    "too many requests",
+    "limit exceeded",
+    "timeout",
+    "timed out",
+    "internal error",
+    "temporarily",
+    "unavailable",
+    "try again",
+)
+
+
 def _refusal_outcome(chain: ChainConfig, raw_tx: str, msg: str) -> tuple[str, str]:
-    """What a node's refusal of eth_sendRawTransaction means. -> (outcome, message)."""
+    """What a node's refusal of eth_sendRawTransaction means. -> (outcome, message). Any refusal not
+    known as a send or a provider's trouble is the transaction's own (never reached the pool)."""
     low = msg.lower()
-    if "already known" in low or "already imported" in low:
+    if any(s in low for s in _ALREADY_HELD):
         return SendOutcome.SENT, msg
+    if any(s in low for s in _TRANSIENT):  # kept with its nonce, the same raw tx re-sent by reconcile
+        return SendOutcome.UNKNOWN, msg
     if "nonce too low" in low or "nonce has already been used" in low:
         # Taken by this very transaction (another relayer pass sent the stored raw tx first)
         # is a send, not a lost nonce: re-allocating would pay twice and leave a hole.
@@ -313,8 +332,8 @@ def _send_batch(chain: ChainConfig, raw_txs: list[str]) -> list[tuple[str, str]]
         answers = _batch(web3_for(chain), [("eth_sendRawTransaction", [raw]) for raw in raw_txs])
     except _NETWORK_ERRORS as e:
         return [(SendOutcome.UNKNOWN, type(e).__name__)] * len(raw_txs)
-    except Web3RPCError as e:
-        answers = [{"error": {"message": str(e)}}] * len(raw_txs)
+    except Web3RPCError as e:  # the whole batch refused: it says nothing of each transaction
+        return [(SendOutcome.UNKNOWN, str(e))] * len(raw_txs)
     return [
         (SendOutcome.SENT, "") if "error" not in a else _refusal_outcome(chain, raw, str(a["error"]))
         for raw, a in zip(raw_txs, answers, strict=True)

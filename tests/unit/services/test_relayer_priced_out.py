@@ -1,6 +1,7 @@
 """relayer._priced_out (a refused re-send of a transaction the node no longer knows: replaced at a
-higher price, or only re-sent again) and relayer._holds_up (whether a transaction that has waited
-relayer_stuck_seconds is worth re-pricing). The re-pricing itself: tests/api/test_relayer_reprice.py."""
+higher price, or only re-sent again), relayer._holds_up (whether a transaction that has waited
+relayer_stuck_seconds is worth re-pricing) and what a node's refusal means (_refusal_outcome,
+_send_batch). The re-pricing itself: tests/api/test_relayer_reprice.py."""
 
 from types import SimpleNamespace
 
@@ -54,3 +55,40 @@ def row(nonce: int, gas_price: int) -> SimpleNamespace:
 )
 def test_holds_up(nonce, gas_price, holds_up):
     assert relayer._holds_up(row(nonce, gas_price), mined_nonce=7, gas_price_now=100) is holds_up
+
+
+@pytest.mark.parametrize(
+    ("msg", "outcome"),
+    [
+        # The node has it already (geth/reth/anvil, Besu, Nethermind, Erigon): a send.
+        ("already known", SENT),
+        ("Known transaction: 0x1234", SENT),
+        ("AlreadyKnown", SENT),
+        ("transaction already exists", SENT),
+        # The provider's own trouble: whether it reached a pool is unknown (kept, re-sent as it was).
+        ("rate limit exceeded", UNKNOWN),
+        ("429 Too Many Requests", UNKNOWN),
+        ("request timed out", UNKNOWN),
+        ("Internal error", UNKNOWN),
+        # The transaction's own: refused, never pooled.
+        ("insufficient funds for gas * price + value", REJECTED),
+        ("intrinsic gas too low", REJECTED),
+        ("transaction underpriced", REJECTED),
+        ("exceeds block gas limit", REJECTED),
+        ("txpool is full", REJECTED),
+    ],
+)
+def test_refusal_outcome(msg, outcome):
+    assert relayer._refusal_outcome(SimpleNamespace(), "0x00", msg) == (outcome, msg)
+
+
+def test_a_whole_batch_refused_says_nothing_of_each_transaction(monkeypatch):
+    """A provider refusing the batch itself (its size, a rate limit): every send unknown, each row
+    keeps its nonce and reconcile re-sends the same raw transaction, never a filler burning it."""
+
+    def refused(w3, calls):
+        raise relayer.Web3RPCError("batch limit exceeded")
+
+    monkeypatch.setattr(relayer, "web3_for", lambda chain: None)
+    monkeypatch.setattr(relayer, "_batch", refused)
+    assert relayer._send_batch(SimpleNamespace(), ["0x01", "0x02"]) == [(UNKNOWN, "batch limit exceeded")] * 2
