@@ -70,7 +70,7 @@ test-ready: setup chromium servers lint build
 # server script), on one private PostgreSQL and one private Redis (tools/pgserver.py and
 # tools/redisserver.py, temp data, free loopback ports, installed from Debian when missing, stopped
 # at the end): every e2e app server runs 2 workers on Reflex's Redis state manager.
-SCALE_TESTS := tests/unit/test_migrations.py tests/unit/test_crud.py tests/unit/test_pgserver.py tests/unit/test_engine_fork.py tests/unit/test_engine_ping.py \
+SCALE_TESTS := tests/unit/test_migrations.py tests/unit/test_crud.py tests/unit/test_pgserver.py tests/unit/test_engine_fork.py tests/unit/test_engine_ping.py tests/unit/test_exclusive_turn.py \
   tests/api tests/e2e
 SCALE_PYTEST := TEST_DATABASE=pg TEST_REDIS=1 python -m pytest -q --durations=15 $(SCALE_TESTS)
 test-scale: setup chromium build

@@ -26,7 +26,7 @@ from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
     set_env,
     token_of,
 )
-from wallet_app.core.db import get_session
+from wallet_app.core.db import exclusive_turn, get_session
 from wallet_app.dev import faucet
 from wallet_app.models import Activity
 from wallet_app.services import relayer
@@ -240,3 +240,21 @@ def test_only_the_nonce_the_chain_waits_for_is_re_priced_for_waiting(client, pay
     assert (done[pa].tx_hash, done[pb].tx_hash) == (a3.tx_hash, b3.tx_hash)
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2
     assert balance(w3, token, merchant) == 86 + 87
+
+
+def test_one_process_reconciles_a_chain_at_a_time(client, payer, deployed, w3, send_tx, chain):  # noqa: F811
+    """Another process holding the chain's reconcile turn (as exclusive_turn does across processes):
+    this pass skips, touching nothing; the next, with the turn free, settles the payment."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    pid = execute(client, payer, merchant, token, 81)
+    send_queued(chain)
+    (sent,) = rows()
+    assert w3.eth.get_transaction_receipt(sent.tx_hash)["status"] == 1  # mined (automine)
+    with exclusive_turn(f"relayer-reconcile:{chain.chain_id}:{RELAYER.address.lower()}") as held:
+        assert held is True
+        assert relayer.reconcile(chain) == {"ok": 0, "failed": 0, "resent": 0, "replaced": 0, "pending": 0}
+        (row,) = rows()
+        assert (row.status, row.settled) == ("pending", False)
+    assert relayer.reconcile(chain)["ok"] == 1
+    assert status(client, pid) == {"status": "ok"}

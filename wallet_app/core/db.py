@@ -1,10 +1,13 @@
 """Engine, sessions and schema upgrades. The schema comes only from Alembic migrations."""
 
 import fcntl
+import hashlib
 import os
 import sqlite3
+import threading
 import time
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from functools import lru_cache
 from pathlib import Path
 
@@ -181,6 +184,39 @@ class CommitWatch:
         if self._conn is not None:
             self._conn.close()
         self._url = self._path = self._conn = self._version = None
+
+
+_turn_locks: dict[str, threading.Lock] = {}  # an in-memory SQLite database's turns (one process)
+
+
+@contextmanager
+def exclusive_turn(name: str) -> Iterator[bool]:
+    """Whether this caller holds `name`'s turn, without waiting: of several processes (or threads)
+    running the same pass, one at a time does it, the others skip it. PostgreSQL: an advisory lock
+    for a transaction on a connection of its own, held while the block runs (a dead process's
+    ends with its connection). A SQLite file: a file lock next to it. In memory: a lock here."""
+    engine = get_engine()
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if engine.dialect.name == "postgresql":
+        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+        with engine.connect() as connection, connection.begin():
+            yield bool(connection.execute(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": key}).scalar())
+    elif database and database != ":memory:":
+        with open(f"{database}.{hashlib.sha256(name.encode()).hexdigest()[:16]}.lock", "w") as lock_file:
+            try:
+                fcntl.flock(lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)  # released when the file closes
+            except BlockingIOError:
+                yield False
+            else:
+                yield True
+    else:
+        lock = _turn_locks.setdefault(name, threading.Lock())
+        mine = lock.acquire(blocking=False)
+        try:
+            yield mine
+        finally:
+            if mine:
+                lock.release()
 
 
 def alembic_config():

@@ -69,7 +69,7 @@ from web3.exceptions import Web3RPCError
 from wallet_app import crud
 from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session
+from wallet_app.core.db import exclusive_turn, get_session
 from wallet_app.errors import AppError
 from wallet_app.models import Activity, Payment, now_epoch, stored_id
 from wallet_app.services import merchant_webhooks
@@ -835,8 +835,16 @@ def _is_filler(row: Payment, receipt) -> bool:
 
 def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[str, int]:
     """Brings every unsettled relayed payment of this chain up to date (see module doc).
-    Returns counters {ok, failed, resent, replaced, pending} for logs and tests."""
+    Returns counters {ok, failed, resent, replaced, pending} for logs and tests. One process at a
+    time does it (exclusive_turn; the others skip the pass): two re-pricing the same payment from
+    two gas price reads would each write its own transaction's hash over the other's, and the one
+    mined could then be taken for none of ours (the payment 'dropped', failed, though paid)."""
     acct = relayer_account()
+    with exclusive_turn(f"relayer-reconcile:{chain.chain_id}:{acct.address.lower()}") as mine:
+        return _reconcile(chain, acct, now) if mine else dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
+
+
+def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -> dict[str, int]:
     relayer = acct.address.lower()
     w3 = web3_for(chain)
     counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
