@@ -322,17 +322,17 @@ def payments_in_flight(db: Session, chain_id: int, payers: set[str]) -> list[tup
     return [(payer, token, amount) for payer, token, amount in rows]
 
 
-def unsettled_payments(db: Session, chain_id: int, relayer_address: str) -> list[Payment]:
-    """The relayer's payments whose nonce is not yet known to be consumed on chain, by nonce."""
+def unsettled_payments(db: Session, chain_id: int) -> list[Payment]:
+    """The relayed payments whose nonce is not yet known to be consumed on chain, by relayer and
+    nonce (a relayer key replaced since may have sent some)."""
     return list(
         db.exec(
             select(Payment)
             .where(
                 Payment.chain_id == chain_id,
-                Payment.relayer_address == relayer_address,
                 col(Payment.nonce).is_not(None),
                 Payment.settled == False,  # noqa: E712 (SQL expression)
             )
-            .order_by(col(Payment.nonce))
+            .order_by(col(Payment.relayer_address), col(Payment.nonce))
         )
     )

@@ -26,9 +26,10 @@ from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
     set_env,
     token_of,
 )
+from wallet_app import crud
 from wallet_app.core.db import exclusive_turn, get_session
 from wallet_app.dev import faucet
-from wallet_app.models import Activity
+from wallet_app.models import Activity, Payment
 from wallet_app.services import relayer
 
 
@@ -258,3 +259,34 @@ def test_one_process_reconciles_a_chain_at_a_time(client, payer, deployed, w3, s
         assert (row.status, row.settled) == ("pending", False)
     assert relayer.reconcile(chain)["ok"] == 1
     assert status(client, pid) == {"status": "ok"}
+
+
+def test_payments_sent_with_a_replaced_relayer_key_are_followed(client, payer, deployed, w3, send_tx, chain,  # noqa: F811
+                                                               monkeypatch):
+    """RELAYER_PRIVATE_KEY replaced with payments in flight: they were never looked at again (left
+    pending, their payers' later payments held behind them). Now one is followed to its receipt,
+    and one that will never be mined is failed once past its deadline; neither is re-sent."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    with automine_off(w3):
+        mined_pid = execute(client, payer, merchant, token, 83)
+        send_queued(chain)
+        lost_pid = execute(client, payer, merchant, token, 84)
+        send_queued(chain)
+        mined, lost = rows()
+        rpc(w3, "anvil_dropTransaction", lost.tx_hash)  # it will never be mined
+        set_env(monkeypatch, RELAYER_PRIVATE_KEY=Account.create().key.hex())
+        assert relayer.relayer_account().address != RELAYER.address
+        assert relayer.reconcile(chain) == {"ok": 0, "failed": 0, "resent": 0, "replaced": 0, "pending": 2}
+        assert not known(w3, lost.tx_hash)  # not re-sent: the new key does not own that nonce
+        with get_session() as db:  # as if its deadline had passed
+            db.get(Payment, lost.id).deadline = w3.eth.get_block("latest")["timestamp"] - 1
+            db.commit()
+        rpc(w3, "evm_mine")
+    counts = relayer.reconcile(chain)
+    assert (counts["ok"], counts["failed"]) == (1, 1)
+    assert status(client, mined_pid) == {"status": "ok"}
+    assert status(client, lost_pid) == {"status": "failed", "reason": "expired"}
+    assert [(r.payment_id, r.settled) for r in rows()] == [(mined.payment_id, True), (lost.payment_id, True)]
+    with get_session() as db:
+        assert crud.payments_in_flight(db, chain.chain_id, {payer.address.lower()}) == []

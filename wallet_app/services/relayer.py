@@ -25,7 +25,8 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
 
 reconcile(chain) runs in the relayer process (wallet_app.relayer, every
 settings.relayer_interval_seconds; /payment/status only reads) and walks the rows whose nonce is
-not yet consumed on chain: receipt -> ok / failed(reason);
+not yet consumed on chain (also those a replaced relayer key sent: followed to their receipt, or
+failed once past their deadline, never re-sent): receipt -> ok / failed(reason);
 nonce consumed by another tx (the node knows none of its hashes for DROPPED_AFTER_SECONDS: a
 node may answer the new nonce before the receipt, e.g. anvil under load or a provider's lagging
 replica) -> failed 'dropped'; unknown to the node (never sent, or evicted) -> re-send of the same
@@ -850,7 +851,7 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
     counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
     final: list[Payment] = []  # the rows that became ok or failed in this pass
     with get_session() as db:
-        rows = crud.unsettled_payments(db, chain.chain_id, relayer)
+        rows = crud.unsettled_payments(db, chain.chain_id)
         if not rows:
             return counts
         loaded = _load(db, [], [row.activity_id for row in rows if row.activity_id is not None])  # noqa: F841
@@ -872,6 +873,18 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
                 if tx_hash is not None and receipt is not None:
                     _apply_receipt(db, row, w3, tx_hash, receipt)
                     counts[row.status] += 1
+                elif row.relayer_address != relayer:
+                    # Sent with a key this relayer no longer holds (RELAYER_PRIVATE_KEY replaced):
+                    # followed to its receipt, never re-sent or re-priced; past its deadline its
+                    # pay() can only revert, so it is failed and settled, and its payer's next
+                    # payments no longer wait for it.
+                    if row.deadline is not None and node.timestamp > row.deadline:
+                        if row.status == "pending":
+                            row.status, row.reason = "failed", "expired"
+                        row.settled = True
+                        counts["failed"] += 1
+                    else:
+                        counts["pending"] += 1
                 elif _relayed(row).nonce < node.mined_nonce:
                     seen = any(h in known for h in _hashes(row))
                     if seen or not _vanished_for(row.payment_id, DROPPED_AFTER_SECONDS):
