@@ -64,14 +64,17 @@ class Link:
     problem: str = ""  # catalogue key of the first problem, "" when the link reads well
 
 
-def read_link(params: Mapping[str, str], configured: list[ChainConfig]) -> Link:
-    """The link's fields in the specification's order (section 5); the first problem wins."""
+def read_link(params: Mapping[str, str], configured: list[ChainConfig], owner: str = "") -> Link:
+    """The link's fields in the specification's order (section 5); the first problem wins. A
+    merchant that is the payer's own address (`owner`) is one (the server refuses it too)."""
     link = Link(amount=params.get("amount", "")[:100])
     try:
         merchant = params.get("merchant", "")
         if not merchant.strip():
             return replace(link, problem="pay_merchant_missing")
         link = replace(link, merchant=parse_address(merchant, code="invalid_merchant"))
+        if owner and link.merchant.lower() == owner.lower():
+            raise AppError("merchant_is_payer")
         chain_id = params.get("chain_id", "")
         if not chain_id.strip():
             return replace(link, problem="pay_select_network")
@@ -205,7 +208,7 @@ class PaymentState(SignedInState):
             configured = await asyncio.to_thread(chains.get_chains)
         except AppError:
             configured = []
-        link = read_link(params, configured)
+        link = read_link(params, configured, user.address or "")
         info, units, problem = None, 0, link.problem
         if not problem and link.chain is not None:
             try:

@@ -50,6 +50,13 @@ def test_read_link_first_problem(params, problem):
     assert problem == "" or problem in CATALOGUES["ko"]
 
 
+def test_read_link_refuses_a_payment_to_oneself():
+    assert read_link(link(), [CHAIN], MERCHANT.lower()).problem == "err_merchant_is_payer"
+    assert read_link(link(chain_id=None), [CHAIN], MERCHANT).problem == "err_merchant_is_payer"  # merchant first
+    assert read_link(link(), [CHAIN], TOKEN).problem == ""
+    assert CATALOGUES["en"]["err_merchant_is_payer"] == "The merchant address is your own address."
+
+
 def test_read_link_fields():
     got = read_link(link(merchant=MERCHANT.lower(), chain_id=" 31337 "), [CHAIN])
     assert (got.merchant, got.chain, got.token, got.amount) == (MERCHANT, CHAIN, TOKEN, "1.5")
