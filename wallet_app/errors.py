@@ -92,6 +92,9 @@ REGISTRY: dict[str, ErrorSpec] = {
     # ---- /sign refusals (services.txpreview.refusal)
     "sign_no_recipient": _server(400, "err_sign_no_recipient"),
     "fee_too_high": _server(400, "err_fee_too_high"),
+    "sign_nonce_used": _server(400, "err_sign_nonce_used"),
+    "sign_nonce_pending": _server(400, "err_sign_nonce_pending"),
+    "sign_nonce_ahead": _server(400, "err_sign_nonce_ahead"),
     "fee_unaffordable": _server(400, "err_fee_unaffordable"),
     "sign_tx_mismatch": _server(400, "err_sign_tx_mismatch"),
     "invalid_raw_tx": _server(400, "err_invalid_raw_tx"),

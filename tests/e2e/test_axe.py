@@ -193,13 +193,14 @@ def ensure_wallet(a: Auditor) -> str:
     return a.address
 
 
-def tx_link(to: str) -> str:
+def tx_link(to: str, nonce: int = 0) -> str:
+    """A /sign link; `nonce`: the account's next (the page refuses any other)."""
     tx = {
         "chain_id": "31337",
         "to": to,
         "data": "0xdeadbeef",
         "value": "5",
-        "nonce": "0",
+        "nonce": str(nonce),
         "gas_limit": "21000",
         "gas_price": "1",
     }
@@ -316,7 +317,8 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor, app_server):
         for name, path, heading in ROUTES:
             a.goto(path, heading)
             a.check(name)
-        a.goto(f"/sign?tx={tx_link(Account.create().address)}", "sign_title")
+        nonce = chain_web3(app_server).eth.get_transaction_count(Web3.to_checksum_address(address), "pending")
+        a.goto(f"/sign?tx={tx_link(Account.create().address, nonce)}", "sign_title")
         a.check("sign")
         page.get_by_role("button", name=a.t("sign_details")).click()
         expect(page.locator("#sign-data")).to_be_visible()

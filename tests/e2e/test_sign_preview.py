@@ -104,6 +104,11 @@ def test_hostile_links_are_decoded_warned_or_refused(page, funded, screenshot, b
         ("approve-trailing-byte", link(data=approve_data(attacker, 2**256 - 1) + "00"),
          [f"Approve {attacker} to spend unlimited tUSD"], [UNLIMITED_TEXT, MALFORMED_APPROVE, FIRST_TIME],
          "invalid transaction", fee_text(price), "No balance changes."),
+        # A nonce after the account's next: it would wait for transactions never sent.
+        ("nonce-ahead", link(data=transfer_data(attacker, 12_500_000), nonce=str(nonce + 1)),
+         [f"Send 12.5 tUSD to {attacker}"], [FIRST_TIME],
+         "This transaction's nonce is ahead of your account's: it would wait for transactions that were never sent.",
+         fee_text(price), ["-12.5 tUSD"]),
         # Far above any supply, if not 2^256 - 1: unlimited too.
         ("approve-1e60", link(data=approve_data(attacker, 10**60)),
          [f"Approve {attacker} to spend unlimited tUSD"], [UNLIMITED_TEXT, FIRST_TIME], None, fee_text(price),

@@ -18,6 +18,8 @@ label_token(info, listed) / balance_changes(changes, infos, listed): a token of 
 refusal(tx, chain, node_gas_price, native_balance, max_gas_price_multiple) -> AppError or None:
     the zero `to`, a malformed ERC-20 call (invalid_tx), a gas price above the multiple of the
     node's, fee + value above the balance.
+nonce_refusal(nonce, mined, pending_count) -> AppError or None: any nonce but the account's next
+    (a replace link's excepted).
 matches(signed, tx) -> the signed transaction (services.chain.decode_raw_tx) is the link's, field by field.
 counterparty(tx) -> who the transaction gives to (a token call's recipient or spender, else `to`),
     checked by services.activity.recipient_risk against the user's history (item 4).
@@ -163,6 +165,21 @@ def refusal(
     return None
 
 
+def nonce_refusal(nonce: int, mined: int, pending_count: int) -> AppError | None:
+    """A link's nonce against the account's (`mined`: its count in the latest block;
+    `pending_count`: with its transactions waiting in the node's pool). Only the next one is
+    signed here: a used one can never be mined; one a pending transaction holds would replace it
+    unseen (speeding up and cancelling go through Activity's replace links); a later one would
+    wait for transactions never sent."""
+    if nonce < mined:
+        return AppError("sign_nonce_used", f"nonce {nonce} < the account's {mined}")
+    if nonce < pending_count:
+        return AppError("sign_nonce_pending", f"nonce {nonce} is held by a pending transaction")
+    if nonce > pending_count:
+        return AppError("sign_nonce_ahead", f"nonce {nonce} > the account's next {pending_count}")
+    return None
+
+
 @dataclass(frozen=True)
 class Simulation:
     status: str  # "ok" | "reverted" | "unavailable"
@@ -287,7 +304,7 @@ def _listed(user: User, chain: ChainConfig) -> set[str]:
     return {a.lower() for a in (chain.native_token().token_address, *(t.token_address for t in chain.tokens), *own)}
 
 
-def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview, AppError | None]:
+def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) -> tuple[Preview, AppError | None]:
     listed = _listed(user, chain)
     token: TokenInfo | None = None
     unknown: Line | None = None
@@ -308,6 +325,9 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview,
     gas_price = chain_svc.gas_price(chain)
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
     refused = refusal(tx, chain, gas_price, balance, get_settings().sign_max_gas_price_multiple)
+    if refused is None and not replacing:  # a replace link's nonce is checked by services.pending
+        mined, waiting = (chain_svc.transaction_count(chain, owner, block) for block in ("latest", "pending"))
+        refused = nonce_refusal(int(tx["nonce"]), mined, waiting)
     sim = simulate(chain, owner, tx)
     infos = {address: tokens.token_info(user, chain, address) for address in sim.changes}
     changes, unknown_changed = balance_changes(sim.changes, infos, listed)
@@ -317,11 +337,14 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview,
     return replace(preview, changes=changes, simulation=sim.status), refused
 
 
-async def load(user: User, chain: ChainConfig, tx: dict[str, str]) -> tuple[Preview, AppError | None]:
+async def load(
+    user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool = False
+) -> tuple[Preview, AppError | None]:
     """The preview (with the simulated balance changes) and the refusal (None: may be signed) of
-    a decoded link on a configured chain. A node that does not answer refuses (rpc_unavailable):
-    nothing unchecked is signed."""
+    a decoded link on a configured chain; `replacing`: a speed-up or cancel link (its nonce is a
+    pending transaction's). A node that does not answer refuses (rpc_unavailable): nothing
+    unchecked is signed."""
     try:
-        return await asyncio.to_thread(_reads, user, chain, tx)
+        return await asyncio.to_thread(_reads, user, chain, tx, replacing)
     except AppError as e:
         return describe(tx, chain, None), e

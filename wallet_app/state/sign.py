@@ -147,7 +147,7 @@ class SignState(SignedInState):
         if settings.dev_sign_preview_off and settings.dev_mode:  # bench/sign_preview.py's baseline
             preview, refused = txpreview.Preview([], [], "", chain.chain_name, ""), None
         else:
-            preview, refused = await txpreview.load(user, chain, tx)
+            preview, refused = await txpreview.load(user, chain, tx, replacing=bool(self.replace_id))
         self.tx = tx
         self.chain_name = preview.chain_name
         self.summary = summarize(tx, user_tokens)

@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 from eth_abi import encode
 
+from wallet_app.i18n import CATALOGUES
 from wallet_app.services.chain import ChainConfig, TokenInfo, erc20_call_selectors
 from wallet_app.services.eth import checksum
 from wallet_app.services.txpreview import (
@@ -16,6 +17,7 @@ from wallet_app.services.txpreview import (
     describe,
     label_token,
     matches,
+    nonce_refusal,
     refusal,
 )
 from wallet_app.state.sign import line_texts
@@ -292,7 +294,8 @@ def reads(monkeypatch):
 
     def run(link, changes):
         monkeypatch.setattr(txpreview, "simulate", lambda chain, who, t: Simulation("ok", changes))
-        return txpreview._reads(owner, CHAIN, link)
+        monkeypatch.setattr(txpreview.chain_svc, "transaction_count", lambda chain, who, block: int(link["nonce"]))
+        return txpreview._reads(owner, CHAIN, link, False)
 
     return run
 
@@ -324,3 +327,27 @@ def test_reads_an_approve_with_a_trailing_byte_is_decoded_warned_and_refused(rea
     from wallet_app.state.session import texts_for
 
     assert texts_for(refused.spec.key, refused.params) == {"en": "invalid transaction", "ko": "잘못된 거래"}
+
+
+@pytest.mark.parametrize("nonce, mined, pending_count, code", [
+    (5, 5, 5, None),  # the account's next
+    (4, 5, 5, "sign_nonce_used"),
+    (5, 5, 7, "sign_nonce_pending"),  # a pending transaction holds it: would replace it unseen
+    (6, 5, 7, "sign_nonce_pending"),
+    (7, 5, 7, None),  # after the pending ones
+    (8, 5, 7, "sign_nonce_ahead"),
+    (0, 0, 0, None),
+    (1, 0, 0, "sign_nonce_ahead"),
+])
+def test_nonce_refusals(nonce, mined, pending_count, code):
+    error = nonce_refusal(nonce, mined, pending_count)
+    assert (error.code if error else None) == code
+
+
+def test_nonce_refusal_texts():
+    en = CATALOGUES["en"]
+    assert en["err_sign_nonce_pending"] == (
+        "A transaction of yours with the same nonce is still pending: signing this one would replace it. "
+        "Speed it up or cancel it on Activity instead."
+    )
+    assert all(CATALOGUES[lang][f"err_sign_nonce_{k}"] for lang in ("en", "ko") for k in ("used", "pending", "ahead"))

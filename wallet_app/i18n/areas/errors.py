@@ -45,6 +45,14 @@ EN: dict[str, str] = {
     "err_invalid_tx": "invalid transaction",
     "err_sign_no_recipient": "This request has no recipient address (to is missing or the zero address).",
     "err_fee_too_high": "The network fee is unusually high.",
+    "err_sign_nonce_used": "This transaction can no longer be sent: another transaction of yours used its nonce.",
+    "err_sign_nonce_pending": (
+        "A transaction of yours with the same nonce is still pending: signing this one would replace it. "
+        "Speed it up or cancel it on Activity instead."
+    ),
+    "err_sign_nonce_ahead": (
+        "This transaction's nonce is ahead of your account's: it would wait for transactions that were never sent."
+    ),
     "err_fee_unaffordable": "Not enough {symbol} for the network fee.",
     "err_sign_tx_mismatch": "The request does not match what you confirmed.",
     "err_invalid_raw_tx": "The signed transaction is invalid.",
@@ -177,6 +185,14 @@ KO: dict[str, str] = {
     "err_invalid_tx": "잘못된 거래",
     "err_sign_no_recipient": "이 요청에는 받는 주소가 없습니다 (to가 없거나 0 주소입니다).",
     "err_fee_too_high": "네트워크 수수료가 비정상적으로 높습니다.",
+    "err_sign_nonce_used": "이 거래는 더 이상 보낼 수 없습니다: 내 다른 거래가 이미 이 논스를 사용했습니다.",
+    "err_sign_nonce_pending": (
+        "같은 논스의 내 거래가 아직 대기 중입니다: 이 거래에 서명하면 그 거래를 대체합니다. "
+        "대신 활동에서 가속하거나 취소하세요."
+    ),
+    "err_sign_nonce_ahead": (
+        "이 거래의 논스가 계정의 다음 논스보다 앞서 있어, 보내지 않은 거래들을 계속 기다리게 됩니다."
+    ),
     "err_fee_unaffordable": "네트워크 수수료를 낼 {symbol}이(가) 부족합니다.",
     "err_sign_tx_mismatch": "요청이 확인한 내용과 일치하지 않습니다.",
     "err_invalid_raw_tx": "서명된 거래가 올바르지 않습니다.",
