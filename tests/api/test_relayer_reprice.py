@@ -25,6 +25,7 @@ from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
     send_queued,
     set_env,
     token_of,
+    wait_status,
 )
 from wallet_app import crud
 from wallet_app.core.db import exclusive_turn, get_session
@@ -245,20 +246,18 @@ def test_only_the_nonce_the_chain_waits_for_is_re_priced_for_waiting(client, pay
 
 def test_one_process_reconciles_a_chain_at_a_time(client, payer, deployed, w3, send_tx, chain):  # noqa: F811
     """Another process holding the chain's reconcile turn (as exclusive_turn does across processes):
-    this pass skips, touching nothing; the next, with the turn free, settles the payment."""
+    this pass skips, touching nothing; once the turn is free, the relayer's passes settle it."""
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     pid = execute(client, payer, merchant, token, 81)
     send_queued(chain)
-    (sent,) = rows()
-    assert w3.eth.get_transaction_receipt(sent.tx_hash)["status"] == 1  # mined (automine)
+    followed = [(r.status, r.settled, r.tx_hash, r.updated_at) for r in rows()]
+    assert [(status, settled) for status, settled, *_ in followed] == [("pending", False)]
     with exclusive_turn(f"relayer-reconcile:{chain.chain_id}:{RELAYER.address.lower()}") as held:
         assert held is True
         assert relayer.reconcile(chain) == {"ok": 0, "failed": 0, "resent": 0, "replaced": 0, "pending": 0}
-        (row,) = rows()
-        assert (row.status, row.settled) == ("pending", False)
-    assert relayer.reconcile(chain)["ok"] == 1
-    assert status(client, pid) == {"status": "ok"}
+        assert [(r.status, r.settled, r.tx_hash, r.updated_at) for r in rows()] == followed
+    assert wait_status(client, pid) == {"status": "ok"}  # the relayer's passes (run_once), the turn free
 
 
 def test_payments_sent_with_a_replaced_relayer_key_are_followed(client, payer, deployed, w3, send_tx, chain,  # noqa: F811

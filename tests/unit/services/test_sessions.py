@@ -1,5 +1,6 @@
 import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlmodel import select
@@ -20,8 +21,15 @@ def over_socket(cookie_header: str | None) -> tuple[str | None, object]:
         seen.update(header=header, user=sessions.user_from_socket_cookie(header))
 
     headers = [(b"host", b"localhost")] + ([(b"cookie", cookie_header.encode())] if cookie_header is not None else [])
-    asyncio.run(sessions.SocketCookie(reflex)({"type": "websocket", "headers": headers}, None, None))
+    run_apart(sessions.SocketCookie(reflex)({"type": "websocket", "headers": headers}, None, None))
     return seen["header"], seen["user"]
+
+
+def run_apart(coroutine) -> None:
+    """The coroutine to its end on an event loop of its own thread: the test's thread may be running
+    one already (Playwright's sync API, once a browser test of the session has started it)."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(asyncio.run, coroutine).result()
 
 
 @pytest.mark.parametrize(
@@ -89,7 +97,7 @@ def test_the_websocket_carries_a_handle_not_the_token(db):
         seen.append(scope["headers"])
 
     http = {"type": "http", "headers": [(b"cookie", f"{SESSION_COOKIE}={raw}".encode())]}
-    asyncio.run(sessions.SocketCookie(app)(http, None, None))
+    run_apart(sessions.SocketCookie(app)(http, None, None))
     assert seen == [http["headers"]]
 
 
