@@ -279,7 +279,7 @@ def quote(
     merchant_addr = parse_address(merchant, code="invalid_merchant").lower() if merchant not in (None, "") else None
     wanted = parse_payment_id(ref) if ref not in (None, "") else None
     owner = _user_address(user)
-    _not_to_oneself(merchant_addr, owner)
+    refuse_paying_oneself(merchant_addr, owner)
     request = _QuoteRequest(
         user_id=stored_id(user),
         chain_id=chain.chain_id,
@@ -319,8 +319,9 @@ def quote(
     return result
 
 
-def _not_to_oneself(merchant: str | None, owner: str) -> None:
-    """A payment to the payer's own address moves nothing and only spends the relayer's gas."""
+def refuse_paying_oneself(merchant: str | None, owner: str) -> None:
+    """A payment to the payer's own address moves nothing and only spends the relayer's gas
+    (merchant_is_payer; the payment page checks its link with this too). `owner` "": no check."""
     if merchant is not None and merchant.lower() == owner.lower():
         raise AppError("merchant_is_payer", "the merchant is the payer")
 
@@ -407,7 +408,7 @@ def execute(
     dl = parse_uint256(deadline, code="invalid_deadline")
     sig = parse_signature(signature)
     owner = _user_address(user)
-    _not_to_oneself(merchant, owner)
+    refuse_paying_oneself(merchant, owner)
 
     settings = get_settings()
     now = int(time.time())

@@ -842,13 +842,17 @@ def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[st
     mined could then be taken for none of ours (the payment 'dropped', failed, though paid)."""
     acct = relayer_account()
     with exclusive_turn(f"relayer-reconcile:{chain.chain_id}:{acct.address.lower()}") as mine:
-        return _reconcile(chain, acct, now) if mine else dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
+        return _reconcile(chain, acct, now) if mine else _no_counts()
+
+
+def _no_counts() -> dict[str, int]:
+    return dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
 
 
 def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -> dict[str, int]:
     relayer = acct.address.lower()
     w3 = web3_for(chain)
-    counts = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
+    counts = _no_counts()
     final: list[Payment] = []  # the rows that became ok or failed in this pass
     with get_session() as db:
         rows = crud.unsettled_payments(db, chain.chain_id)

@@ -73,8 +73,7 @@ def read_link(params: Mapping[str, str], configured: list[ChainConfig], owner: s
         if not merchant.strip():
             return replace(link, problem="pay_merchant_missing")
         link = replace(link, merchant=parse_address(merchant, code="invalid_merchant"))
-        if owner and link.merchant.lower() == owner.lower():
-            raise AppError("merchant_is_payer")
+        payments.refuse_paying_oneself(link.merchant, owner)
         chain_id = params.get("chain_id", "")
         if not chain_id.strip():
             return replace(link, problem="pay_select_network")
