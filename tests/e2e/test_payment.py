@@ -272,6 +272,7 @@ def late_page(browser, late_server):
 
 LINK_ERRORS = {  # code: (en, ko), the registry's texts
     "invalid_merchant": ("The merchant address is invalid.", "가맹점 주소가 올바르지 않습니다."),
+    "merchant_is_payer": ("The merchant address is your own address.", "가맹점 주소가 내 주소와 같습니다."),
     "invalid_token": ("The token address is invalid.", "토큰 주소가 올바르지 않습니다."),
     "unsupported_chain": ("unsupported chain", "지원하지 않는 체인"),
     "rpc_unavailable": ("The network is not reachable right now. Please try again.",
@@ -283,11 +284,12 @@ LINK_ERRORS = {  # code: (en, ko), the registry's texts
 def test_link_errors_show_their_text_once(late_page, lang):
     """Errors the link check finds: the registry's text alone (never the raw code after it)."""
     page = late_page
-    create_wallet(page, new_email(f"linkerr-{lang}"))
+    own = create_wallet(page, new_email(f"linkerr-{lang}"))
     token = token_address(page, "tUSD")
     merchant = Account.create().address
     links = {
         "invalid_merchant": merchant_link("0x12", token, "1", lang=lang),
+        "merchant_is_payer": merchant_link(own, token, "1", lang=lang),
         "invalid_token": merchant_link(merchant, "0x" + "g" * 40, "1", lang=lang),
         "unsupported_chain": merchant_link(merchant, token, "1", lang=lang, chain_id=999),
         # A token the app must ask the chain about, on a chain that does not answer.
