@@ -167,9 +167,14 @@ def test_id_token_sign_in_needs_the_attempt_cookie(client):
     assert "nb_login_attempt" not in client.cookies
     # A client that kept the cookie cannot replay the attempt: each nonce signs in once.
     client.cookies.clear()
-    client.cookies.set("nb_login_attempt", nonce, domain="testserver.local", path="/api/v1/auth")
+    set_attempt_cookie(client, nonce)
     replay = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
     assert replay.status_code == 401 and replay.json() == {"detail": "login_attempt_expired"}
+
+
+def set_attempt_cookie(client, value: str) -> None:
+    """The attempt cookie as a client that sets it itself would (the jar's domain for localhost)."""
+    client.cookies.set("nb_login_attempt", value, domain="localhost.local", path="/api/v1/auth")
 
 
 def test_me_requires_a_session(client):
@@ -385,3 +390,39 @@ def test_unknown_kid_refetches_the_jwks_at_most_once_a_minute(app, client, monke
     # Known keys keep working without refetching.
     assert post(idp.issue_id_token("a@example.com", nonce=start_attempt(client))).status_code == 200
     assert counting.jwks_requests == 2
+
+
+def test_a_spent_id_token_cannot_be_replayed_after_the_attempt_window(client, monkeypatch):
+    """The nonce of a used ID token is remembered as long as the token itself is valid (Google's
+    live an hour), not only the attempt's 10 minutes: a client sets its attempt cookie itself."""
+    from wallet_app.core import shared
+
+    nonce = start_attempt(client)
+    token = idp.issue_id_token("victim@example.com", nonce=nonce)
+    assert client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"}).status_code == 200
+
+    later = shared.time.monotonic() + google.ATTEMPT_SECONDS + google.CLOCK_LEEWAY + 1
+    monkeypatch.setattr(shared.time, "monotonic", lambda: later)
+    client.cookies.clear()
+    set_attempt_cookie(client, "made-up")  # the cookie does reach the server: another nonce is refused
+    made_up = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+    assert made_up.status_code == 401 and made_up.json() == {"detail": "login_attempt_mismatch"}
+    set_attempt_cookie(client, nonce)
+    replay = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+    assert replay.status_code == 401 and replay.json() == {"detail": "login_attempt_expired"}
+    assert client.get(ME).status_code == 401
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"aud": [idp.DEV_CLIENT_ID, "other-client"], "azp": "other-client"},  # issued to another client
+        {"aud": [idp.DEV_CLIENT_ID, "other-client"], "azp": None},  # several audiences: azp must say whose
+        {"azp": "other-client"},
+    ],
+)
+def test_id_token_for_another_authorized_party_is_refused(client, overrides):
+    token = idp.issue_id_token("eve@example.com", nonce=start_attempt(client), overrides=overrides)
+    resp = client.post("/api/v1/auth/google", json={"id_token": token, "locale": "en"})
+    assert resp.status_code == 401 and resp.json() == {"detail": "invalid_id_token"}
+    assert client.get(ME).status_code == 401

@@ -90,7 +90,7 @@ async def _sign_in(verify: Any, locale: str, request: Request, response: Respons
     try:
         attempt = await google.require_login_attempt(request.cookies.get(ATTEMPT_COOKIE))
         identity = await verify(attempt)
-        await google.spend_login_attempt(attempt)
+        await google.spend_login_attempt(attempt, identity.expires_at)
         result = await run_in_threadpool(_login, identity, locale, request, response)
     except AppError as exc:
         from wallet_app.api import app_error_response  # the package imports this module

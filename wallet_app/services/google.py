@@ -41,6 +41,7 @@ class Identity:
     sub: str
     email: str
     name: str | None = None
+    expires_at: float = 0  # the ID token's exp (epoch seconds)
 
 
 def provider() -> extensions.IdentityProvider:
@@ -141,7 +142,9 @@ def _claims_registry(client_id: str) -> jwt.JWTClaimsRegistry:
 # the spent ones are remembered (core.shared "spent_login" marks: in Redis with REDIS_URL, so on
 # every worker) until they would have expired anyway (only successful sign-ins are recorded, so
 # made-up cookies cannot fill this). Without that memory a replay cannot be told apart: when Redis
-# cannot answer, sign-in is refused (shared_state_unavailable), not let through.
+# cannot answer, sign-in is refused (shared_state_unavailable), not let through. A spent attempt is
+# remembered while its ID token could still be accepted (Google's live an hour): the cookie is the
+# client's own, so a replay of a used token only needs its nonce, which the token carries.
 ATTEMPT_SECONDS = 600
 
 
@@ -162,11 +165,12 @@ async def require_login_attempt(attempt: str | None) -> str:
     return attempt
 
 
-async def spend_login_attempt(attempt: str) -> None:
+async def spend_login_attempt(attempt: str, token_expires_at: float = 0) -> None:
     """Marks the attempt used by a successful sign-in; a second use is refused (atomically, on
-    every worker)."""
+    every worker) until the attempt and its ID token (`token_expires_at`) have both expired."""
+    seconds = max(ATTEMPT_SECONDS, token_expires_at + CLOCK_LEEWAY - time.time())
     try:
-        new = await shared.marks("spent_login").add_new_async(attempt, ATTEMPT_SECONDS)
+        new = await shared.marks("spent_login").add_new_async(attempt, seconds)
     except RedisError as e:
         raise AppError("shared_state_unavailable", f"spent login attempts: {e}") from None
     if not new:
@@ -182,7 +186,7 @@ def check_login_attempt(expected: str, presented: object) -> None:
 
 
 async def verify_id_token(id_token: str, *, nonce: str | None) -> Identity:
-    """Check signature (issuer's JWKS, RS256), iss, aud, exp, email_verified and that the
+    """Check signature (issuer's JWKS, RS256), iss, aud, azp, exp, email_verified and that the
     `nonce` claim equals the login attempt's nonce (None: the code flow, bound by its state)."""
     if not isinstance(id_token, str) or not id_token or len(id_token) > 8192:
         raise AppError("invalid_id_token", "empty or oversized token")
@@ -194,9 +198,15 @@ async def verify_id_token(id_token: str, *, nonce: str | None) -> Identity:
             # Unknown kid: the provider may have rotated its keys since we cached them.
             token = jwt.decode(id_token, await _key_set(meta["jwks_uri"], refresh=True), algorithms=["RS256"])
         claims = token.claims
-        _claims_registry(browser_client_id()).validate(claims)
+        client_id = browser_client_id()
+        _claims_registry(client_id).validate(claims)
     except JoseError as exc:
         raise AppError("invalid_id_token", f"{type(exc).__name__}: {exc}") from exc
+    # OpenID Connect Core 3.1.3.7: azp names the client the token was issued to; with several
+    # audiences it must be there (ours may be only one of them, the token another client's).
+    several = isinstance(claims["aud"], list) and len(claims["aud"]) > 1
+    if ("azp" in claims or several) and claims.get("azp") != client_id:
+        raise AppError("invalid_id_token", "azp is not this client")
     if nonce is not None:
         check_login_attempt(nonce, claims.get("nonce"))
     # Google sends a boolean; older tokens carried the string "true".
@@ -205,7 +215,12 @@ async def verify_id_token(id_token: str, *, nonce: str | None) -> Identity:
     if not isinstance(claims["email"], str):
         raise AppError("invalid_id_token", "email is not a string")
     name = claims.get("name")
-    return Identity(sub=claims["sub"], email=claims["email"], name=name if isinstance(name, str) else None)
+    return Identity(
+        sub=claims["sub"],
+        email=claims["email"],
+        name=name if isinstance(name, str) else None,
+        expires_at=claims["exp"],
+    )
 
 
 _CODE_RE = re.compile(r"[\x21-\x7e]+")
