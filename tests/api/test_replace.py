@@ -126,6 +126,9 @@ def test_replace_refusals(api_user, client, chain, w3, login):  # noqa: F811
     assert (resp.status_code, resp.json()) == (404, {"detail": "unknown_activity"})
     resp = client.post(f"{API}/tx/replace", json={"activity_id": 1, "kind": "faster"})
     assert (resp.status_code, resp.json()) == (422, {"detail": "invalid_request"})
+    # Past the database's integer: refused as a request, not an overflow inside the lookup.
+    resp = client.post(f"{API}/tx/replace", json={"activity_id": 10**30, "kind": "cancel"})
+    assert (resp.status_code, resp.json()) == (422, {"detail": "invalid_request"})
     with mining_paused(w3):
         _, _, old_id = pending_send(client, api_user, tusd, Account.create().address)
         # Another user's entry is unknown to this one.

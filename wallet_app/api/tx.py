@@ -42,7 +42,7 @@ class SubmitIn(BaseModel):
 
 
 class ReplaceIn(BaseModel):
-    activity_id: int = Field(ge=1, description="the user's pending activity entry")
+    activity_id: int = Field(ge=1, le=2**63 - 1, description="the user's pending activity entry")
     kind: Literal["speedup", "cancel"] = Field(
         description="speedup: the same transaction; cancel: 0 of the native coin to yourself"
     )

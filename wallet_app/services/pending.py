@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,9 @@ BUMP_PERCENT = 10
 CANCEL_GAS = 21_000
 PENDING = "submitted"
 KINDS = ("speedup", "cancel")
+# An activity id as a link or a client sends it: ASCII digits that fit the database's integer
+# (str.isdigit() also takes "²", which int() refuses, and 30 digits overflow SQLite's INTEGER).
+_ACTIVITY_ID = re.compile(r"[1-9][0-9]{0,17}")
 
 
 # ---------------------------------------------------------------- pure rules
@@ -242,14 +246,22 @@ class Pending:
     group: list[Activity]
 
 
+def parse_activity_id(value: Any) -> int | None:
+    """`value` as an activity id (an int, or its decimal digits), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | str) or not _ACTIVITY_ID.fullmatch(str(value)):
+        return None
+    return int(value)
+
+
 def _pending_entry(user: User, activity_id: Any) -> Pending:
     """The user's pending entry `activity_id`, resolved against the chain first: one that has
     been mined meanwhile is refused (already_mined), one whose nonce went to another
     transaction too (nonce_used)."""
-    if isinstance(activity_id, bool) or not isinstance(activity_id, int | str) or not str(activity_id).isdigit():
+    entry_id = parse_activity_id(activity_id)
+    if entry_id is None:
         raise AppError("unknown_activity", "activity id must be a number")
     with get_session() as db:
-        row = db.get(Activity, int(activity_id))
+        row = db.get(Activity, entry_id)
         if row is None or row.user_id != stored_id(user):
             raise AppError("unknown_activity", "no such activity of this user")
         db.expunge(row)

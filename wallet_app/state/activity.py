@@ -16,7 +16,7 @@ import reflex as rx
 from wallet_app import routes
 from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES, LANGUAGES
-from wallet_app.services import activity, transfers, txlink
+from wallet_app.services import activity, pending, transfers, txlink
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.eth import short_address
 from wallet_app.state.base import SignedInState
@@ -125,7 +125,7 @@ class ActivityState(SignedInState):
     async def replace_tx(self, activity_id: str, kind: str):
         """Speed up or cancel a pending send: the replacement is built here (same nonce, a higher
         price) and signed on /sign, which shows what it replaces and the new fee."""
-        if kind not in REPLACE_KINDS or not isinstance(activity_id, str) or not activity_id.isdigit():
+        if kind not in REPLACE_KINDS or pending.parse_activity_id(activity_id) is None:
             return
         user = await self._require_user()
         if user is None:

@@ -12,6 +12,7 @@ from wallet_app.services.pending import (
     bump,
     bump_fees,
     is_cancel,
+    parse_activity_id,
     receipt_status,
     replacement_gas_price,
     replacement_tx,
@@ -21,6 +22,17 @@ from wallet_app.services.pending import (
 
 ME = "0x" + "ab" * 20
 TOKEN = "0x" + "cd" * 20
+
+
+@pytest.mark.parametrize("value, parsed", [
+    ("7", 7), (7, 7), ("123456789012345678", 123456789012345678), (2**59, 2**59),
+    # Unicode digits pass str.isdigit() but not int() ("²") or are not what a link means ("١").
+    ("²", None), ("١", None), ("７", None),
+    ("0", None), ("07", None), ("-1", None), (-1, None), ("1" * 19, None), ("9" * 30, None), (10**30, None),
+    ("", None), (" 7", None), ("7\n", None), ("1e3", None), (True, None), (7.0, None), (None, None), (["7"], None),
+])
+def test_parse_activity_id(value, parsed):
+    assert parse_activity_id(value) == parsed
 
 
 @pytest.mark.parametrize("price, bumped", [
