@@ -45,6 +45,49 @@ def test_balances_use_one_eth_call_and_match_balance_of(chain, funded, w3, monke
     assert exc.value.code == "invalid_address"
 
 
+@pytest.fixture(scope="module")
+def hostile_tokens(w3, deployed):
+    """Two tokens whose balanceOf burns all its gas, one whose balanceOf answers 3 MB, one whose
+    name() does, one with 78 decimals."""
+    from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract
+
+    return [_deploy_contract(w3, DEV_DEPLOYER_KEY, "HostileBalanceToken", mode) for mode in (1, 1, 2, 3, 4)]
+
+
+def test_a_hostile_token_in_the_list_hides_no_other_balance(chain, funded, w3, hostile_tokens, monkeypatch):
+    """A token added to a list is read in the same aggregated eth_call as the others: one whose
+    balanceOf burns the call's gas starved the ones after it (left out: no balance shown), one
+    with a huge answer made the whole call fail (an error instead of the balances: the list
+    empty, for good, as a token cannot be taken off the list)."""
+    tusd = chain.tokens[0].token_address
+    burner, burner2, bomb, *_ = hostile_tokens
+    assert token_metadata(chain, burner).token_symbol == "HOST"  # it can be added
+    expected = {tusd: FAUCET_TOKEN_UNITS, ZERO_ADDRESS: FAUCET_ETH_WEI}
+    assert balances(chain, funded.address, [burner, burner2, tusd, ZERO_ADDRESS]) == expected
+    assert balances(chain, funded.address, [bomb, tusd, ZERO_ADDRESS]) == expected
+    # The calls made again alone have a gas limit of their own (not the node's, 30M on anvil, each).
+    batches = []
+    real = chain_mod.rpc_batch
+    monkeypatch.setattr(chain_mod, "rpc_batch", lambda w, calls: batches.append(calls) or real(w, calls))
+    assert balances(chain, funded.address, [burner, tusd]) == {tusd: FAUCET_TOKEN_UNITS}
+    assert [[c[1][0]["gas"] for c in b] for b in batches] == [[hex(1_000_000)]]
+
+
+def test_a_token_whose_name_answers_megabytes_is_no_erc20(chain, hostile_tokens):
+    """The probe's aggregate ran out of gas copying it: an RPC error, a 500 instead of not_erc20."""
+    with pytest.raises(AppError) as exc:
+        token_metadata(chain, hostile_tokens[3])
+    assert exc.value.code == "not_erc20"
+
+
+def test_a_token_with_more_decimals_than_uint256_has_digits_is_no_erc20(chain, hostile_tokens):
+    """78 decimals: not one whole token fits in a uint256; every balance showed as 0 and amounts
+    as up to 255 fractional digits (the check allowed up to 255)."""
+    with pytest.raises(AppError) as exc:
+        token_metadata(chain, hostile_tokens[4])
+    assert exc.value.code == "not_erc20"
+
+
 def test_build_sign_submit_transfer(chain, funded, w3):
     tusd = chain.tokens[0].token_address
     recipient = Account.create().address

@@ -423,10 +423,32 @@ def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple
     return [(ok, bytes(r)) for ok, r in abi_decode(["(bool,bytes)[]"], bytes(ret))[0]]
 
 
+# The gas of a balance read made on its own: a token's balanceOf takes far less (proxies included);
+# the node's own cap (tens of millions) per call would let a list of gas burners cost it 50 times that.
+SINGLE_READ_GAS = 1_000_000
+
+
+def _each(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple[bool, bytes]]:
+    """Each call as an eth_call of its own (SINGLE_READ_GAS each), in one JSON-RPC batch."""
+    w3 = web3_for(chain)
+    batch = [("eth_call", [{"to": t, "data": "0x" + d.hex(), "gas": hex(SINGLE_READ_GAS)}, "latest"]) for t, d in calls]
+    found = []
+    for answer in _read(lambda: rpc_batch(w3, batch)):
+        result = answer.get("result")
+        try:
+            found.append((True, bytes.fromhex(str(result).removeprefix("0x"))) if result is not None else (False, b""))
+        except ValueError:
+            found.append((False, b""))
+    return found
+
+
 def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int]:
     """Balances of `owner` in smallest units, keyed by the token addresses as given; the zero
     address is the native coin. A token whose balanceOf fails or returns garbage (not a
-    token, self-destructed) is left out of the result rather than failing the whole list."""
+    token, self-destructed) is left out of the result rather than failing the whole list.
+    The calls the aggregate did not answer are made again, each alone: a token (anyone can
+    add one to their list) whose balanceOf burns its gas starves the calls after it, and one
+    answering megabytes makes the whole aggregate run out of gas."""
     owner = parse_address(owner, allow_zero=True)
     if not tokens:
         return {}
@@ -439,8 +461,19 @@ def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int
             calls.append((chain.multicall_address, sel["getEthBalance"] + owner_arg))
         else:
             calls.append((addr, sel["balanceOf"] + owner_arg))
+    try:
+        answers = _aggregate(chain, calls)
+    except (ContractLogicError, Web3RPCError):
+        answers = [(False, b"")] * len(calls)
+    missing = [i for i, (ok, ret) in enumerate(answers) if not (ok and len(ret) == 32)]
+    if missing:
+        try:
+            for i, again in zip(missing, _each(chain, [calls[i] for i in missing]), strict=True):
+                answers[i] = again
+        except (AppError, Web3RPCError, ValueError):  # the node refused the batch: those stay left out
+            pass
     result = {}
-    for token, (ok, ret) in zip(tokens, _aggregate(chain, calls), strict=False):
+    for token, (ok, ret) in zip(tokens, answers, strict=False):
         if ok and len(ret) == 32:
             result[token] = int.from_bytes(ret, "big")
     return result
@@ -471,6 +504,9 @@ def clean_token_text(text: str | None, max_chars: int) -> str:
     return kept.strip()[:max_chars].strip()
 
 
+MAX_DECIMALS = 77  # with more, not one whole token fits in a uint256 (2**256 < 10**78)
+
+
 def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
     """Name, symbol and decimals; the zero address gives the native coin of the chain. The name and
     symbol read from the token pass through clean_token_text (a symbol that is empty after it is no
@@ -482,12 +518,15 @@ def token_metadata(chain: ChainConfig, token_address: str) -> TokenInfo:
     if not _read(lambda: w3.eth.get_code(cast(ChecksumAddress, addr))):
         raise AppError("not_a_contract", f"no contract at {addr} on chain {chain.chain_id}")
     sel = lambda fn: bytes.fromhex(contract(ERC20).encode_abi(fn, [])[2:])  # noqa: E731
-    (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(
-        chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))]
-    )
+    try:
+        (ok_n, r_n), (ok_s, r_s), (ok_d, r_d) = _aggregate(
+            chain, [(addr, sel("name")), (addr, sel("symbol")), (addr, sel("decimals"))]
+        )
+    except (ContractLogicError, Web3RPCError) as e:  # e.g. an answer of megabytes: out of gas copying it
+        raise AppError("not_erc20", f"{addr}: name()/symbol()/decimals() failed the call: {e}") from e
     symbol = clean_token_text(_decode_string(r_s) if ok_s else None, SYMBOL_MAX_CHARS)
     decimals = int.from_bytes(r_d, "big") if ok_d and len(r_d) == 32 else None
-    if not symbol or decimals is None or decimals > 255:
+    if not symbol or decimals is None or decimals > MAX_DECIMALS:
         raise AppError("not_erc20", f"{addr} does not answer symbol()/decimals() like an ERC-20")
     name = clean_token_text(_decode_string(r_n) if ok_n else None, NAME_MAX_CHARS) or symbol
     return TokenInfo(addr, symbol, name, decimals)

@@ -62,10 +62,15 @@ TRANSFER_TOPIC = "0x" + Web3.keccak(text="Transfer(address,address,uint256)").he
 RANGE_BLOCKS = 1000  # blocks per eth_getLogs range and per database transaction
 BLOCK_BATCH = 50  # eth_getBlockByNumber calls per JSON-RPC batch (bounds memory: full blocks)
 TOPIC_CHUNK = 500  # recipient addresses per eth_getLogs filter (providers cap filter sizes)
+TOKEN_CHUNK = 500  # token addresses per filter: geth refuses more than 1,000 (users list any tokens)
 PASS_BLOCKS = 5000  # blocks per chain per pass at most: a long catch-up renews the lease on the way
 LEASE_SECONDS = 60
 STATUS_BATCH = 100  # submitted entries whose receipts are read per pass
 RECEIVE = "receive"
+# A user's entries kept per range at most (the newest): the activity list shows the newest 100
+# (services.activity.ACTIVITY_LIMIT), and a token flooding its holder with transfers must not fill
+# the database at the price of its gas.
+RECEIVE_KEEP = 100
 NATIVE_LOG_INDEX = -1
 
 
@@ -208,16 +213,19 @@ def watch_list(db: Session, chain: ChainConfig) -> WatchList:
 def entries_for(found: Iterable[Incoming], watch: WatchList, chain: ChainConfig, times: dict[int, int]) -> list[dict]:
     """Transfers -> activity rows (the columns), in chain order (ids follow it: the list's order
     among entries of one second): one per recipient user holding the token; the native coin is
-    everyone's. `times`: block number -> timestamp (the entry's time)."""
+    everyone's; a user's newest RECEIVE_KEEP at most. `times`: block number -> timestamp (the
+    entry's time)."""
     rows = []
-    for t in sorted(found, key=lambda t: (t.block_number, t.tx_index, t.log_index)):
-        for uid in watch.users.get(t.to, []):
+    kept: dict[int, int] = {}
+    for t in sorted(found, key=lambda t: (t.block_number, t.tx_index, t.log_index), reverse=True):
+        for uid in reversed(watch.users.get(t.to, [])):  # newest first, reversed at the end
             if t.token_address == ZERO_ADDRESS:
                 token: tuple[str, int] | None = (chain.native_symbol, chain.native_decimals)
             else:
                 token = watch.token_of(t.token_address, uid)
-            if token is None:
+            if token is None or kept.get(uid, 0) >= RECEIVE_KEEP:
                 continue
+            kept[uid] = kept.get(uid, 0) + 1
             rows.append(
                 {
                     "user_id": uid,
@@ -235,7 +243,7 @@ def entries_for(found: Iterable[Incoming], watch: WatchList, chain: ChainConfig,
                     "data": json.dumps({"block": t.block_number}, separators=(",", ":")),
                 }
             )
-    return rows
+    return rows[::-1]
 
 
 def insert_new(db: Session, rows: list[dict]) -> int:
@@ -319,8 +327,11 @@ def head(w3: Web3) -> int:
 
 
 def fetch_logs(w3: Web3, first: int, last: int, tokens: list[str], addresses: list[str]) -> list[dict]:
-    """Transfer logs of `tokens` to `addresses` in [first, last]: one filter per TOPIC_CHUNK
-    addresses, all in one JSON-RPC batch."""
+    """Transfer logs of `tokens` to `addresses` in [first, last]: one filter per TOKEN_CHUNK tokens
+    and TOPIC_CHUNK addresses, all in one JSON-RPC batch. A range the node refuses is read again
+    in two halves, down to single blocks: providers refuse a query with too many results (e.g.
+    10,000 logs, a token flooding an address with events), and the same range failing every pass
+    would hold the chain's indexer there for every user."""
     if not tokens or not addresses:
         return []
     calls = [
@@ -330,16 +341,22 @@ def fetch_logs(w3: Web3, first: int, last: int, tokens: list[str], addresses: li
                 {
                     "fromBlock": hex(first),
                     "toBlock": hex(last),
-                    "address": tokens,
+                    "address": token_chunk,
                     "topics": [TRANSFER_TOPIC, None, [_address_topic(a) for a in chunk]],
                 }
             ],
         )
+        for token_chunk in _chunks(tokens, TOKEN_CHUNK)
         for chunk in _chunks(addresses, TOPIC_CHUNK)
     ]
     logs: list[dict] = []
     for answer in chain_svc.rpc_batch(w3, calls):
         if "error" in answer:
+            if first < last:
+                middle = (first + last) // 2
+                return fetch_logs(w3, first, middle, tokens, addresses) + fetch_logs(
+                    w3, middle + 1, last, tokens, addresses
+                )
             raise RuntimeError(f"eth_getLogs [{first}, {last}]: {answer['error']}")
         logs.extend(answer["result"])
     return logs

@@ -127,3 +127,65 @@ def test_entries_for_users_and_their_tokens():
     ]
     assert {(r["type"], r["status"], r["counterparty"], r["chain_id"]) for r in rows} == {("receive", "ok", EVE, 31337)}
     assert rows[0]["data"] == '{"block":16}'
+
+
+def test_entries_for_keep_a_users_newest_of_a_flood():
+    """A token in a user's list (their own, say) emitting thousands of transfers to them: each was
+    a row (the database grew at the attacker's gas price, far past the newest 100 the activity
+    list shows). A range keeps a user's newest RECEIVE_KEEP entries; other users lose none."""
+    watch = WatchList(users={ALICE: [1], BOB: [2]}, holdings={}, defaults={TOKEN: ("tUSD", 6)})
+    flood = [Incoming(ALICE, EVE, TOKEN, 1, TX, i, 16 + i // 100) for i in range(250)]
+    rows = indexer.entries_for([*flood, Incoming(BOB, EVE, TOKEN, 7, TX, 0, 16)], watch, CHAIN, {})
+    assert indexer.RECEIVE_KEEP == 100
+    assert [r["log_index"] for r in rows if r["user_id"] == 1] == list(range(150, 250))
+    assert [r["amount"] for r in rows if r["user_id"] == 2] == ["7"]
+
+
+class _CappedNode:
+    """A provider that refuses an eth_getLogs range wider than `cap` blocks, as public providers
+    refuse one with too many results (10,000 logs): a token flooding an address with events."""
+
+    def __init__(self, logs_at: dict[int, list[dict]], cap: int) -> None:
+        self.logs_at, self.cap, self.ranges, self.filters = logs_at, cap, [], []
+
+    def make_batch_request(self, calls):
+        answers = []
+        for _method, [f] in calls:
+            first, last = int(f["fromBlock"], 16), int(f["toBlock"], 16)
+            self.ranges.append((first, last))
+            self.filters.append(f)
+            if last - first + 1 > self.cap:
+                answers.append({"error": {"code": -32005, "message": "query returned more than 10000 results"}})
+            else:
+                answers.append({"result": [e for n in range(first, last + 1) for e in self.logs_at.get(n, [])]})
+        return answers
+
+
+def test_fetch_logs_reads_a_refused_range_again_in_halves():
+    """A refused range failed every pass at the same blocks: the chain's indexer never moved on,
+    for every user. It is read again in halves, down to single blocks."""
+    from types import SimpleNamespace
+
+    node = _CappedNode({3: [log(blockNumber="0x3")], 900: [log(blockNumber="0x384")]}, cap=100)
+    w3 = SimpleNamespace(provider=node)
+    got = indexer.fetch_logs(w3, 0, 999, [TOKEN], [ALICE])
+    assert [e["blockNumber"] for e in got] == ["0x3", "0x384"]
+    assert node.ranges[0] == (0, 999) and max(b - a + 1 for a, b in node.ranges[1:]) <= 500
+    # A single block the node still refuses: the pass fails (and is retried), nothing is skipped.
+    with pytest.raises(RuntimeError, match="eth_getLogs"):
+        indexer.fetch_logs(SimpleNamespace(provider=_CappedNode({}, cap=0)), 0, 999, [TOKEN], [ALICE])
+
+
+def test_fetch_logs_names_a_bounded_number_of_tokens_per_filter():
+    """Every user's tokens go into the filters, and anyone can list 50 existing token addresses per
+    account at no cost: one filter with thousands of addresses is refused by nodes (geth: 1,000 per
+    position) at every block, and the chain's indexer stopped for everyone."""
+    from types import SimpleNamespace
+
+    node = _CappedNode({}, cap=1000)
+    tokens = ["0x" + f"{i:040x}" for i in range(1, 1201)]
+    users = ["0x" + f"{i:040x}" for i in range(10**6, 10**6 + 700)]
+    indexer.fetch_logs(SimpleNamespace(provider=node), 0, 9, tokens, users)
+    sizes = [(len(f["address"]), len(f["topics"][2])) for f in node.filters]
+    assert sizes == [(500, 500), (500, 200), (500, 500), (500, 200), (200, 500), (200, 200)]
+    assert sorted({a for f in node.filters for a in f["address"]}) == tokens
