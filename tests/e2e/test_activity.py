@@ -133,3 +133,32 @@ def test_transfers_received_from_another_account_appear_as_incoming(page: Page, 
     expect(entries.locator(".activity-status")).to_have_text(["완료", "완료"])
     screenshot("activity_incoming_ko")
     browser_issues.assert_clean()
+
+
+def test_dust_from_a_lookalike_of_a_recipient_is_called_out(page: Page, app_server, screenshot, browser_issues):
+    """Address poisoning: the user sent to an address; dust arrives from another one with the same
+    first 4 and last 4 hex digits, so the two entries show the same 0x…: the received one says so."""
+    address = Web3.to_checksum_address(create_wallet(page, new_email("poison")))
+    wait_for_balance(page, "tUSD", FAUCET_BALANCE)
+    outsider = Account.from_key(OUTSIDER_KEY).address.lower()
+    recipient = Web3.to_checksum_address("0x" + outsider[2:6] + "0" * 32 + outsider[-4:])
+    tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
+    submit_transfer(page, address, tusd, 1_000_000, to=recipient)
+    send_from_outsider(web3_of(app_server), {"to": address, "value": 1})  # 1 wei of dust
+
+    wait_for_entries(page, "receive", 1)
+    page.goto("/activity")
+    entries = page.locator(".activity-entry")
+    who = f"{outsider[:6]}…{outsider[-4:]}"
+    expect(entries.locator(".activity-summary")).to_have_text(
+        [f"Received 0.000000000000000001 ETH from {who}", f"Sent 1 tUSD to {who}"])
+    expect(entries.locator(".activity-warning")).to_have_text([
+        "This sender's address looks like one you sent to before, but it is different (address poisoning): "
+        "never send to it."])
+    expect(entries.nth(0).locator(".activity-warning")).to_have_count(1)
+    screenshot("activity_poisoning_en")
+    set_language(page, "한국어", "ko")
+    page.goto("/activity")
+    expect(entries.locator(".activity-warning")).to_have_text([
+        "보낸 사람의 주소가 전에 보낸 적 있는 주소와 비슷하지만 다른 주소입니다(주소 위장). 이 주소로 보내지 마세요."])
+    browser_issues.assert_clean()

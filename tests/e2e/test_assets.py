@@ -114,3 +114,38 @@ def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser
     expect(dialog).to_have_count(0)
 
     browser_issues.assert_clean()
+
+
+COPYCAT_KEY = "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a"  # anvil's account #4
+
+
+def test_a_copycat_token_and_a_token_contract_recipient_are_called_out(page: Page, app_server, screenshot,
+                                                                       browser_issues):
+    """A token calling itself tUSD from another address (anyone can deploy one; once listed, its
+    transfers read like the real one's) is called out when probed; a token's contract pasted as
+    Send's recipient too (tokens sent there are lost)."""
+    from contracts.deploy import _deploy_contract
+    from tests.e2e.flows_send import web3_of
+
+    create_wallet(page, new_email("copycat"))
+    copycat = _deploy_contract(web3_of(app_server), COPYCAT_KEY, "TestToken", "Copycat USD", "tUSD")
+    tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
+    page.goto("/home")
+    page.get_by_role("button", name="Add token").click()
+    dialog = page.get_by_role("dialog")
+    probe(dialog, copycat, "Probe")
+    expect(dialog.locator("#add-token-name")).to_have_text("Copycat USD")
+    expect(dialog.locator("#add-token-copycat")).to_have_text(
+        f"Your list already has tUSD at another address ({tusd['token_address']}). Anyone can make a token with "
+        "any name: add this one only if you trust its address.")
+    screenshot("add_token_copycat_en")
+    probe(dialog, tusd["token_address"], "Add")  # the listed one itself (another address: probed first)
+    expect(dialog.locator("#add-token-name")).to_have_text("Newbl Test USD")
+    expect(dialog.locator("#add-token-copycat")).to_have_count(0)
+    dialog.get_by_role("button", name="Cancel").click()
+
+    page.goto("/send")
+    page.get_by_label("Recipient address").fill(tusd["token_address"])
+    expect(page.locator("#send-recipient-note")).to_have_text(
+        "This is a token's contract address: tokens sent to it are usually lost for good.")
+    browser_issues.assert_clean()

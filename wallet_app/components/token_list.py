@@ -10,6 +10,7 @@ from wallet_app.components.dialogs import selector
 from wallet_app.components.ui import error_callout, label_row
 from wallet_app.i18n import t
 from wallet_app.state.home import TokenListState
+from wallet_app.state.session import SessionState
 
 # ---------------------------------------------------------------- components
 
@@ -138,6 +139,18 @@ def _address_form() -> rx.Component:
                     ),
                     width="100%",
                     id="add-token-meta",
+                ),
+            ),
+            rx.cond(
+                s.meta_warning.length() > 0,
+                rx.callout.root(
+                    rx.callout.icon(rx.icon("triangle-alert")),
+                    # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
+                    rx.callout.text(s.meta_warning[SessionState.lang], word_break="break-word"),  # type: ignore[call-overload]
+                    color_scheme="orange",
+                    role="status",
+                    width="100%",
+                    id="add-token-copycat",
                 ),
             ),
             rx.cond(s.busy, rx.hstack(rx.spinner(), rx.text(t("add_token_probing"), size="2"), role="status")),

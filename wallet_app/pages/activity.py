@@ -81,6 +81,17 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
                 style={"font_variant_numeric": "tabular-nums"},
             ),
             rx.cond(
+                item["warning_en"] != "",
+                rx.callout.root(
+                    rx.callout.icon(rx.icon("triangle-alert")),
+                    rx.callout.text(_localized(item, "warning")),
+                    color_scheme="orange",
+                    size="1",
+                    width="100%",
+                    class_name="activity-warning",
+                ),
+            ),
+            rx.cond(
                 item["replaces_short"] != "",
                 rx.text(_localized(item, "replaces"), size="2", color_scheme="gray", class_name="activity-replaces"),
             ),

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Iterable
 from typing import Any
 
-from sqlmodel import Session
+from sqlmodel import Session, col, select
 
 from wallet_app import crud
 from wallet_app.core.db import get_session
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 
 ACTIVITY_LIMIT = 100
 RECEIPT_REFRESH_LIMIT = 10  # pending entries checked per listing (one RPC call each)
+KNOWN_LIMIT = 1000  # the user's own newest entries whose counterparties count as known
 
 
 def decode_token_call(data: str) -> tuple[str, str, int] | None:
@@ -39,14 +41,22 @@ def decode_token_call(data: str) -> tuple[str, str, int] | None:
 
 
 # recipient_risk's answers -> their catalogue keys (the note on Send, the warning on /sign).
-RECIPIENT_NOTES = {"first_time": "recipient_first_time", "lookalike": "recipient_lookalike"}
+RECIPIENT_NOTES = {
+    "first_time": "recipient_first_time",
+    "lookalike": "recipient_lookalike",
+    "token_contract": "recipient_token_contract",
+}
 
 
-def recipient_risk(address: str, known: list[str]) -> str | None:
-    """Recipient safety (issue 11 item 4), a pure rule: None for an address of the user's history,
-    'lookalike' for another address with the same first 4 and last 4 hex digits as one of them
-    (address poisoning), else 'first_time'. Case-insensitive; `known` may hold None."""
+def recipient_risk(address: str, known: list[str], tokens: Iterable[str] = ()) -> str | None:
+    """Recipient safety (issue 11 item 4), a pure rule: 'token_contract' for the address of one of
+    `tokens` (a token address pasted as the recipient: tokens sent to a token's contract are
+    mostly lost for good), None for an address of the user's history, 'lookalike' for another
+    address with the same first 4 and last 4 hex digits as one of them (address poisoning), else
+    'first_time'. Case-insensitive; `known` may hold None."""
     a = address.lower()
+    if a in {t.lower() for t in tokens}:
+        return "token_contract"
     history = {k.lower() for k in known if k}
     if a in history:
         return None
@@ -58,11 +68,21 @@ def recipient_risk(address: str, known: list[str]) -> str | None:
 def known_counterparties(user: User | int) -> list[str]:
     """The addresses of the user's activity history (lowercase), newest first. Transfers received
     are not the user's choice: anyone can send (address poisoning sends from a lookalike), so they
-    never make an address known."""
+    never make an address known; nor are they counted in the KNOWN_LIMIT newest entries read (a
+    flood of dust would push the user's own recipients out, and the lookalike with them)."""
     with get_session() as db:
         u = accounts.get_user(db, user)
-        rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
-    return [r.counterparty for r in rows if r.counterparty and r.type != indexer.RECEIVE]
+        found = db.exec(
+            select(Activity.counterparty)
+            .where(
+                Activity.user_id == stored_id(u),
+                Activity.type != indexer.RECEIVE,
+                col(Activity.counterparty).is_not(None),
+            )
+            .order_by(col(Activity.created_at).desc(), col(Activity.id).desc())
+            .limit(KNOWN_LIMIT)
+        )
+        return [c for c in found if c]
 
 
 def activity_summary(row: Activity) -> str:

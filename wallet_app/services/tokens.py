@@ -10,6 +10,7 @@ anything), return JSON-ready dicts with the keys of the specification, and raise
 from __future__ import annotations
 
 import logging
+import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -103,6 +104,40 @@ def token_metadata(user: User | int, chain_id: Any, token_address: Any) -> dict:
     chain = get_chain(chain_id)
     info = chain_svc.token_metadata(chain, parse_address(token_address, empty_is_zero=True))
     return {"token_name": info.token_name, "token_symbol": info.token_symbol, "token_decimals": info.token_decimals}
+
+
+# Capital and small letters of other scripts drawn like Latin ones: a copycat's "USDС" (Cyrillic С).
+_LOOKALIKE_LETTERS = str.maketrans(
+    "АВСЕНІЈКМОРЅТХУасеіјорѕхуΑΒΕΖΗΙΚΜΝΟΡΤΥΧαοκνρτυχ",
+    "ABCEHIJKMOPSTXYaceijopsxyABEZHIKMNOPTYXaokvptux",
+)
+
+
+def symbol_look(symbol: str) -> str:
+    """What a symbol looks like on a page: NFKC ("ＵＳＤＣ" is "USDC"), look-alike letters of other
+    scripts as Latin ones, no case, no surrounding white space."""
+    return unicodedata.normalize("NFKC", symbol).translate(_LOOKALIKE_LETTERS).casefold().strip()
+
+
+def copycat_of(symbol: str, chain_id: int, address: str, listed: list[dict]) -> dict | None:
+    """The token of `listed` (user_tokens' entries) on the same network whose symbol `symbol` looks
+    like, at another address: anyone can deploy a token calling itself USDC, and once it is in the
+    list its transfers read like the real one's. None when there is none."""
+    look = symbol_look(symbol)
+    for x in listed:
+        if (
+            int(x["chain_id"]) == int(chain_id)
+            and str(x["token_address"]).lower() != address.lower()
+            and symbol_look(str(x["token_symbol"] or "")) == look
+        ):
+            return x
+    return None
+
+
+def copycat(user: User | int, chain_id: Any, token_address: Any, symbol: str) -> dict | None:
+    """copycat_of against the user's list (the add-token dialog's warning after a probe)."""
+    address = parse_address(token_address, empty_is_zero=True)
+    return copycat_of(symbol, parse_chain_id(chain_id), address, user_tokens(user))
 
 
 def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:

@@ -61,10 +61,15 @@ def render_summary(entry: dict, lang: str) -> str:
     return texts["activity_sum_with"].format(type=label, who=who) if who else label
 
 
-def entry_view(entry: dict) -> dict[str, str]:
-    """An activity entry -> the strings the page shows (both languages)."""
+def entry_view(entry: dict, known: list[str] | None = None) -> dict[str, str]:
+    """An activity entry -> the strings the page shows (both languages). `known`: the addresses the
+    user sent to (services.activity.known_counterparties); a transfer received from a look-alike of
+    one of them is called out: its summary reads like the user's own send (4 + 4 hex digits shown),
+    the bait of address poisoning."""
     kind = entry.get("type")
     status = entry.get("status")
+    sender = str(entry.get("counterparty") or "")
+    poisoned = kind == "receive" and bool(sender) and activity.recipient_risk(sender, known or []) == "lookalike"
     view = {
         "id": str(entry.get("id", "")),
         "status": status if status in STATUSES else "",
@@ -80,12 +85,14 @@ def entry_view(entry: dict) -> dict[str, str]:
         )
         view[f"type_{lang}"] = CATALOGUES[lang][f"activity_type_{kind}"] if kind in TYPES else str(kind or "")
         view[f"summary_{lang}"] = render_summary(entry, lang)
+        view[f"warning_{lang}"] = CATALOGUES[lang]["activity_sender_lookalike"] if poisoned else ""
     return view
 
 
 def _load(user) -> list[dict[str, str]]:
     try:
-        return [entry_view(e) for e in activity.activities(user)]
+        known = activity.known_counterparties(user)
+        return [entry_view(e, known) for e in activity.activities(user)]
     except Exception:  # noqa: BLE001 - a failed load shows the empty state, not a broken page
         log.exception("activity load failed")
         return []

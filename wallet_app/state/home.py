@@ -86,6 +86,14 @@ def receive_request(owner: str, token: dict | None, amount: str) -> tuple[str, d
     return uri, {"amount": shown, "symbol": str(token["token_symbol"]), "chain": str(token["chain_name"])}
 
 
+def copycat_texts(copied: dict | None) -> dict[str, str]:
+    """The add-token dialog's warning (lang -> text) about a probed token whose symbol looks like
+    that of `copied`, a token of the user's list at another address (services.tokens.copycat)."""
+    if copied is None:
+        return {}
+    return texts_for("add_token_copycat", {"symbol": copied["token_symbol"], "address": copied["token_address"]})
+
+
 class HomeState(SignedInState):
     receive_open: bool = False
     # The Receive dialog's payment request: a token key of receive_tokens (or ADDRESS_ONLY) and an amount.
@@ -159,6 +167,7 @@ class TokenListState(SignedInState):
     meta_name: rx.Field[str] = rx.field("")
     meta_symbol: rx.Field[str] = rx.field("")
     meta_decimals: rx.Field[str] = rx.field("")
+    meta_warning: rx.Field[dict[str, str]] = rx.field(default_factory=dict)  # lang -> text (copycat_texts)
 
     @rx.event(background=True)
     async def load(self):
@@ -181,6 +190,7 @@ class TokenListState(SignedInState):
     def _reset_probe(self) -> None:
         self.probed = False
         self.meta_name = self.meta_symbol = self.meta_decimals = ""
+        self.meta_warning = {}
         self.add_error = {}
 
     def _add_failed(self, error: AppError) -> None:
@@ -241,12 +251,13 @@ class TokenListState(SignedInState):
                 return None
             self.busy = True
             chain_id = self.chain_id
-        result, error = None, None
+        result, error, copied = None, None, None
         try:
             if adding:
                 result = await asyncio.to_thread(tokens.add_token, user, chain_id, value)
             else:
                 result = await asyncio.to_thread(tokens.token_metadata, user, chain_id, value)
+                copied = await asyncio.to_thread(tokens.copycat, user, chain_id, value, result["token_symbol"])
         except AppError as e:
             error = e
         except Exception:  # noqa: BLE001 - busy must always be cleared
@@ -264,6 +275,7 @@ class TokenListState(SignedInState):
                 self.meta_name = result["token_name"]
                 self.meta_symbol = result["token_symbol"]
                 self.meta_decimals = str(result["token_decimals"])
+                self.meta_warning = copycat_texts(copied)
                 return None
             self.add_open = False
             self.token_address = ""

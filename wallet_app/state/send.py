@@ -6,7 +6,8 @@ item 5), scanned or pasted into the recipient field, fills network, token, recip
 one that cannot be used shows its reason in the alert, a pasted one under the field.
 
 A well-formed recipient gets the recipient safety note (issue 11 item 4): first time sending to
-it, or a look-alike of an address of the user's history (services.activity.recipient_risk).
+it, a look-alike of an address of the user's history, or the contract of a token of the user's
+list (services.activity.recipient_risk).
 Submit validates (specification section 5), has the server build the unsigned transfer
 (amount in the token's smallest unit) and goes to /sign?tx=<base64url JSON>.
 """
@@ -156,7 +157,8 @@ class SendState(SignedInState):
 
     def _note_recipient(self) -> None:
         text = self.recipient.strip()
-        risk = activity.recipient_risk(text, self._known) if _ADDRESS.fullmatch(text) else None
+        tokens = [x["token_address"] for x in self._tokens]
+        risk = activity.recipient_risk(text, self._known, tokens) if _ADDRESS.fullmatch(text) else None
         self.recipient_note = activity.RECIPIENT_NOTES[risk] if risk else ""
 
     def _apply_uri(self, text: str) -> None:

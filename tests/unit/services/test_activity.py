@@ -59,3 +59,34 @@ _USED = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8"
 ])
 def test_recipient_risk(address, known, risk):
     assert activity.recipient_risk(address, known) == risk
+
+
+_TOKEN = "0x5fbdb2315678afecb367f032d93f642f64180aa3"
+
+
+@pytest.mark.parametrize("address, known, risk", [
+    # The token's own contract (a pasted token address): tokens sent there are as good as burnt.
+    (_TOKEN, [], "token_contract"),
+    (_TOKEN.upper().replace("0X", "0x"), [_TOKEN], "token_contract"),  # even once sent to before
+    (_USED, [_USED], None),
+    ("0x" + "11" * 20, [], "first_time"),
+])
+def test_recipient_risk_of_a_token_contract(address, known, risk):
+    assert activity.recipient_risk(address, known, ["0x5FbDB2315678afecb367f032d93F642f64180aa3"]) == risk
+    assert activity.RECIPIENT_NOTES.get(risk or "", "") in ("", "recipient_first_time", "recipient_token_contract")
+
+
+def test_received_transfers_do_not_push_the_users_recipients_out_of_the_history(db):
+    """Address poisoning: more receive entries than the activity list shows (dust from a look-alike,
+    each costs the attacker a cheap transfer) left the user's own recipients out of the history the
+    look-alike check compares with, so the poisoned address was only 'first_time'."""
+    from wallet_app.services import accounts
+
+    user = accounts.login_user("sub-flood", "flood@example.com", "en")
+    accounts.set_address(user.id, "0x" + "ab" * 20)
+    activity.record_activity(user.id, "transfer", chain_id=31337, counterparty=_USED, amount=5)
+    lookalike = "0x7099" + "0" * 32 + "79c8"
+    for _ in range(activity.ACTIVITY_LIMIT):
+        activity.record_activity(user.id, "receive", chain_id=31337, counterparty=lookalike, amount=1, status="ok")
+    assert activity.known_counterparties(user.id) == [_USED]
+    assert activity.recipient_risk(lookalike, activity.known_counterparties(user.id)) == "lookalike"

@@ -107,3 +107,34 @@ def test_failed_loads_give_empty_lists(db):
 
     assert _load_rows(987654) == []
     assert _load(987654) == []
+
+
+def test_copycat_texts_name_the_listed_token_in_both_languages():
+    from wallet_app.state.home import copycat_texts
+
+    usdc = {"token_symbol": "USDC", "token_address": "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48"}
+    assert copycat_texts(None) == {}
+    assert copycat_texts(usdc) == {
+        "en": "Your list already has USDC at another address (0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48). "
+        "Anyone can make a token with any name: add this one only if you trust its address.",
+        "ko": "목록에 다른 주소(0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48)의 USDC이(가) 이미 있습니다. "
+        "누구나 아무 이름으로나 토큰을 만들 수 있으니 이 주소를 믿을 수 있을 때만 추가하세요.",
+    }
+
+
+POISON_EN = ("This sender's address looks like one you sent to before, but it is different "
+             "(address poisoning): never send to it.")
+POISON_KO = ("보낸 사람의 주소가 전에 보낸 적 있는 주소와 비슷하지만 다른 주소입니다(주소 위장). "
+             "이 주소로 보내지 마세요.")
+
+
+@pytest.mark.parametrize("fields, known, en, ko", [
+    # Dust from a look-alike of an address the user sent to: the summaries alike, 0x12ab…12ab both.
+    ({"type": "receive"}, ["0x12ab" + "0" * 32 + "12ab"], POISON_EN, POISON_KO),
+    ({"type": "receive"}, [WHO], "", ""),  # from an address the user sent to
+    ({"type": "receive"}, [], "", ""),
+    ({"type": "transfer"}, ["0x12ab" + "0" * 32 + "12ab"], "", ""),  # the user's own send
+])
+def test_entry_view_calls_out_a_lookalike_sender(fields, known, en, ko):
+    v = entry_view(entry(**fields), known)
+    assert (v["warning_en"], v["warning_ko"]) == (en, ko)

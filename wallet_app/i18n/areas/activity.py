@@ -23,6 +23,8 @@ EN: dict[str, str] = {
     "activity_replaces": "Replaces {tx}",
     "activity_speed_up": "Speed up",
     "activity_cancel_tx": "Cancel",
+    "activity_sender_lookalike": "This sender's address looks like one you sent to before, but it is different "
+    "(address poisoning): never send to it.",
 }
 
 KO: dict[str, str] = {
@@ -48,4 +50,6 @@ KO: dict[str, str] = {
     "activity_replaces": "{tx} 대체",
     "activity_speed_up": "가속하기",
     "activity_cancel_tx": "취소하기",
+    "activity_sender_lookalike": "보낸 사람의 주소가 전에 보낸 적 있는 주소와 비슷하지만 다른 주소입니다(주소 위장). "
+    "이 주소로 보내지 마세요.",
 }

@@ -13,6 +13,8 @@ EN: dict[str, str] = {
     "add_token_name": "Name",
     "add_token_symbol": "Symbol",
     "add_token_decimals": "Decimals",
+    "add_token_copycat": "Your list already has {symbol} at another address ({address}). Anyone can make a token "
+    "with any name: add this one only if you trust its address.",
 }
 
 KO: dict[str, str] = {
@@ -28,4 +30,6 @@ KO: dict[str, str] = {
     "add_token_name": "이름",
     "add_token_symbol": "심볼",
     "add_token_decimals": "소수 자릿수",
+    "add_token_copycat": "목록에 다른 주소({address})의 {symbol}이(가) 이미 있습니다. 누구나 아무 이름으로나 토큰을 "
+    "만들 수 있으니 이 주소를 믿을 수 있을 때만 추가하세요.",
 }

@@ -18,6 +18,8 @@ EN: dict[str, str] = {
     "send_need_amount": "Please enter the amount.",
     "send_token_info_missing": "token info missing",
     "send_amount_format_error": "amount format error: ",
+    # A recipient note (services.activity.recipient_risk), beside those of the sign area.
+    "recipient_token_contract": "This is a token's contract address: tokens sent to it are usually lost for good.",
 }
 KO: dict[str, str] = {
     "scan_qr": "QR 코드 스캔",
@@ -35,4 +37,5 @@ KO: dict[str, str] = {
     "send_need_amount": "금액을 입력해 주세요.",
     "send_token_info_missing": "토큰 정보 없음",
     "send_amount_format_error": "금액 형식 오류: ",
+    "recipient_token_contract": "토큰의 컨트랙트 주소입니다. 이 주소로 보낸 토큰은 대개 되찾을 수 없습니다.",
 }
