@@ -1,4 +1,5 @@
 import reflex as rx
+from reflex_base.config import get_state_auto_setters
 
 from wallet_app.core.config import SettingsError, get_settings
 
@@ -19,3 +20,11 @@ config = rx.Config(
     # worker serves any event and a restarted worker loses nothing; without it, the one worker's.
     redis_url=settings.redis_url,
 )
+
+# With auto setters every state var gets a set_<var> event, and any client can call any event
+# with any value: the signed-in address, the flags a page checks. Only explicit, checked setters.
+if get_state_auto_setters():
+    raise SystemExit(
+        "Refusing to start: REFLEX_STATE_AUTO_SETTERS is on, which would let any browser set any "
+        "state var of the wallet (its address, its flags): leave it unset."
+    )

@@ -137,6 +137,15 @@ def test_the_app_refuses_to_start(values, message):
         assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
 
 
+def test_reflex_auto_setters_refuse_to_start():
+    """Reflex's implicit set_<var> events would let a browser set any state var."""
+    done = _start("-c", "import rxconfig", REFLEX_STATE_AUTO_SETTERS="true", DEV_MODE="1")
+    assert done.returncode != 0
+    assert done.stderr.startswith("Refusing to start: REFLEX_STATE_AUTO_SETTERS is on")
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert _start("-c", "import rxconfig", REFLEX_STATE_AUTO_SETTERS="false", DEV_MODE="1").returncode == 0
+
+
 def test_make_run_turns_development_on():
     done = _start("-m", "wallet_app.serve", "--dev", "--port", "3999", PUBLIC_BASE_URL="https://wallet.example.com")
     assert done.returncode == 2 and "DEV_MODE is on" in done.stderr
