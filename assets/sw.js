@@ -1,6 +1,7 @@
 // App-shell service worker: pages and built chunks are cached so the app opens offline.
 // API, Reflex event, sign-in and Drive traffic is never cached.
-const CACHE = "newbl-shell-v1";
+// v2: pages are kept by path alone; activating it deletes v1, which kept every query string.
+const CACHE = "newbl-shell-v2";
 const SHELL = ["/", "/manifest.webmanifest", "/icon-192.png", "/icon-512.png", "/favicon.ico"];
 const NEVER = ["/api/", "/_event", "/_upload", "/_health", "/ping", "/dev-idp", "/dev-drive"];
 
@@ -16,10 +17,10 @@ self.addEventListener("activate", (event) => {
   );
 });
 
-function remember(request, response) {
+function remember(key, response) {
   if (response.ok && response.type === "basic") {
     const copy = response.clone();
-    caches.open(CACHE).then((c) => c.put(request, copy));
+    caches.open(CACHE).then((c) => c.put(key, copy));
   }
   return response;
 }
@@ -31,10 +32,13 @@ self.addEventListener("fetch", (event) => {
   if (NEVER.some((prefix) => url.pathname.startsWith(prefix))) return;
   if (request.mode === "navigate") {
     // Network first, so a new build and the server's redirects win; the cached shell offline.
+    // Kept under its path alone: a page is the same for every query, and a query (a transaction
+    // to sign, a payment link) must not stay on the device after sign-out, one entry per link.
+    const page = url.origin + url.pathname;
     event.respondWith(
       fetch(request)
-        .then((response) => remember(request, response))
-        .catch(() => caches.match(request).then((hit) => hit || caches.match("/"))),
+        .then((response) => remember(page, response))
+        .catch(() => caches.match(page).then((hit) => hit || caches.match("/"))),
     );
   } else if (url.pathname.startsWith("/assets/")) {
     // Hashed build chunks never change: cache first.

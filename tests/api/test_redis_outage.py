@@ -13,7 +13,9 @@ import redis
 
 from tests.api.conftest import ORIGIN, start_attempt
 from tests.conftest import run_async
+from wallet_app.core.config import get_settings
 from wallet_app.dev import idp
+from wallet_app.services import sessions
 
 BOUND_S = 2.0  # the Redis timeouts are 0.5 s: anything near this is a hang
 
@@ -68,3 +70,30 @@ def test_sign_in_works_again_when_redis_answers_again(signed_in, redis_env):
     redis.Redis.from_url(redis_env.url, socket_timeout=5).ping()
     resp, _ = sign_in(signed_in)
     assert resp.status_code == 200, resp.text
+
+
+@pytest.mark.parametrize("outage", ["hanging", "stopped"])
+def test_limits_hold_per_process_while_redis_is_out(outage, signed_in, redis_env, monkeypatch):
+    monkeypatch.setenv("RATE_LIMIT_ADDRESS", "2/minute")
+    get_settings.cache_clear()
+    if outage == "hanging":
+        os.kill(redis_env.proc.pid, signal.SIGSTOP)
+    else:
+        redis_env.stop()
+    # Each attempt counts, bad input or good: the third is over the limit, Redis or not.
+    statuses = [signed_in.post("/api/v1/me/address", json={"address": "0x1234"}).status_code for _ in range(3)]
+    assert statuses == [400, 400, 429]
+
+
+def test_a_refused_session_is_remembered_in_redis_by_its_hash_only(signed_in, redis_env, monkeypatch):
+    """Session tokens are kept only hashed: a 429 remembered in Redis (api.RefuseWhileLimited)
+    must not put the raw token there (a Redis snapshot would then hold live sessions)."""
+    monkeypatch.setenv("RATE_LIMIT_ADDRESS", "1/minute")
+    get_settings.cache_clear()
+    for _ in range(2):
+        signed_in.post("/api/v1/me/address", json={"address": "0x1234"})
+    token = signed_in.cookies[sessions.session_cookie_name()]
+    keys = [k.decode() for k in redis.Redis.from_url(redis_env.url).keys("nb:refused:*")]
+    assert len(keys) == 1
+    assert token not in keys[0]
+    assert sessions.hash_token(token) in keys[0]

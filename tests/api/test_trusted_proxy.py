@@ -65,3 +65,36 @@ def test_a_peer_outside_trusted_proxies_is_not_believed(app, limited):
     # The proxy's clients are unaffected by the outsider's count.
     assert sign_in(app, PROXY, "203.0.113.9") == 429  # ... except the outsider itself, via the proxy
     assert sign_in(app, PROXY, "198.51.100.1") == 401
+
+
+def test_an_ipv6_client_counts_by_its_64(app, limited):
+    # One host or subscriber holds a whole /64: a new address per request is still the same client.
+    assert sign_in(app, ("2001:db8:1:2::1", 5000)) == 401
+    assert sign_in(app, ("2001:db8:1:2:aaaa::7", 5000)) == 401
+    assert sign_in(app, ("2001:db8:1:2:ffff:ffff:ffff:ffff", 5000)) == 429
+    assert sign_in(app, ("2001:db8:1:3::1", 5000)) == 401  # the next /64 is another client
+
+
+def test_an_ipv4_mapped_address_counts_as_its_ipv4_address(app, limited):
+    # A dual-stack socket's IPv4 peers; all of them share one /64 (::ffff:0:0/96).
+    assert sign_in(app, ("::ffff:198.51.100.7", 5000)) == 401
+    assert sign_in(app, ("198.51.100.7", 5000)) == 401
+    assert sign_in(app, ("::ffff:198.51.100.7", 5000)) == 429
+    assert sign_in(app, ("::ffff:198.51.100.8", 5000)) == 401
+
+
+def test_a_trusted_proxy_forwarding_ipv6_clients_counts_their_64(app, limited):
+    limited("10.0.0.0/8")
+    assert sign_in(app, PROXY, "2001:db8::1") == 401
+    assert sign_in(app, PROXY, "2001:db8::2") == 401
+    assert sign_in(app, PROXY, "2001:db8::3") == 429
+
+
+def test_a_trusted_proxy_seen_on_a_dual_stack_socket_is_believed(app, limited):
+    # Listening on "::", granian names an IPv4 peer by its IPv4-mapped address.
+    limited("10.0.0.0/8")
+    mapped_proxy = ("::ffff:10.0.0.5", 40000)
+    assert sign_in(app, mapped_proxy, "198.51.100.1") == 401
+    assert sign_in(app, mapped_proxy, "198.51.100.1") == 401
+    assert sign_in(app, mapped_proxy, "198.51.100.1") == 429
+    assert sign_in(app, mapped_proxy, "198.51.100.2") == 401  # another client, not the proxy's one count

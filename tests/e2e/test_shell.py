@@ -171,6 +171,19 @@ def _check_service_worker(page):
     )
     assert "/" in cached
     assert not [p for p in cached if p.startswith("/api/")]
+    # A page is kept under its path alone: a query (a transaction to sign, a payment link) is not
+    # stored on the device, one entry per link.
+    page.goto("/payment?merchant=0x1111111111111111111111111111111111111111&amount=5")
+    page.wait_for_function(
+        "async () => { for (const k of await caches.keys()) { const c = await caches.open(k);"
+        " if ((await c.keys()).some((r) => new URL(r.url).pathname.startsWith('/payment'))) return true; }"
+        " return false; }"
+    )
+    urls = page.evaluate(
+        "async () => { const out = []; for (const k of await caches.keys()) {"
+        " const c = await caches.open(k); for (const r of await c.keys()) out.push(r.url); } return out; }"
+    )
+    assert [u for u in urls if "?" in u] == []
 
 
 def test_security_headers(page):

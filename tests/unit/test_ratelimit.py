@@ -104,11 +104,15 @@ def test_storage_is_memory_unless_redis_url(settings_env, monkeypatch):
     assert isinstance(storage_from_string(ratelimit.storage_uri(get_settings())), RedisStorage)
 
 
-def test_unreachable_redis_does_not_refuse_users(settings_env, monkeypatch):
-    # Nothing listens on this port: the action goes through (logged), it is not refused.
+def test_unreachable_redis_counts_in_this_process(settings_env, monkeypatch):
+    # Nothing listens on this port: the first action goes through (logged), and the limit still
+    # holds, counted in this process's memory until Redis answers again.
     use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="1/minute")
-    for _ in range(3):
+    ratelimit.hit("sign_in", "127.0.0.1")
+    with pytest.raises(AppError) as refused:
         ratelimit.hit("sign_in", "127.0.0.1")
+    assert refused.value.code == "rate_limited"
+    ratelimit.hit("sign_in", "127.0.0.2")  # another client has its own count
 
 
 def test_the_memory_storage_cleans_up_at_most_once_a_second_and_still_limits(monkeypatch):

@@ -84,3 +84,27 @@ def test_a_settled_payment_wakes_the_sending_loop(passes):
     wait_for(lambda: len(passes.follows) >= 3)
     settled_at = passes.follows[2]
     wait_for(lambda: passes.sends[-1] > settled_at)
+
+
+def test_the_relayer_process_runs_at_cpythons_recursion_limit(settings_env, monkeypatch):
+    """py_ecc's import sets 100,000, at which a deeply nested JSON answer (a node's, a merchant's)
+    overflowed the C stack instead of raising: the process's main sets CPython's own back."""
+    import sys
+
+    from wallet_app.core.startup import RECURSION_LIMIT
+    from wallet_app.relayer import __main__ as process
+
+    seen = []
+    monkeypatch.setattr(process, "upgrade_schema", lambda: None)
+    monkeypatch.setattr(process, "freeze_startup_objects", lambda: None)
+    monkeypatch.setattr(process, "run_indexer", lambda stop: None)
+    monkeypatch.setattr(process.merchant_webhooks, "start", lambda stop: None)
+    monkeypatch.setattr(process, "run", lambda stop: seen.append(sys.getrecursionlimit()))
+    monkeypatch.setattr(process.signal, "signal", lambda *_: None)
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(100_000)
+    try:
+        assert process.main() == 0
+    finally:
+        sys.setrecursionlimit(before)
+    assert seen == [RECURSION_LIMIT]

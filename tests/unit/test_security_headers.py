@@ -50,9 +50,30 @@ def test_kdf_worker_may_compile_wasm():
 
 def test_cache_control():
     assert cache_control("/assets/root-abc.js") == "public, max-age=31536000, immutable"
+    assert cache_control("/assets/root-abc.js", 304) == "public, max-age=31536000, immutable"
     assert cache_control("/sw.js") == "no-cache"
     assert cache_control("/api/v1/me") == "no-store"
-    assert cache_control("/home") is None
+    # Pages are revalidated (a cached page would start an old build after a deploy), and so is
+    # every other file without a hash in its name.
+    assert cache_control("/home") == "no-cache"
+    assert cache_control("/") == "no-cache"
+    assert cache_control("/theme.css") == "no-cache"
+    # A chunk not found (an old worker asked for a new build's chunk) is not kept for a year.
+    assert cache_control("/assets/root-new.js", 404) == "no-store"
+
+
+def test_the_cache_control_follows_the_answer():
+    inner = Starlette(routes=[
+        Route("/assets/root-abc.js", lambda _r: HTMLResponse("x", headers={"cache-control": "max-age=60"})),
+        Route("/home", lambda _r: HTMLResponse("<html></html>")),
+        Route("/dev-idp/x", lambda _r: HTMLResponse("<html></html>", headers={"cache-control": "no-store"})),
+    ])
+    client = TestClient(SecurityHeaders(inner))
+    assert client.get("/dev-idp/x").headers.get_list("cache-control") == ["no-store"]  # the route's own
+    assert client.get("/assets/root-abc.js").headers.get_list("cache-control") == [
+        "public, max-age=31536000, immutable"]
+    assert client.get("/assets/root-new.js").headers.get_list("cache-control") == ["no-store"]
+    assert client.get("/home").headers.get_list("cache-control") == ["no-cache"]
 
 
 @pytest.mark.parametrize(

@@ -5,9 +5,12 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
-from starlette.types import ASGIApp, Receive, Scope, Send
+from fastapi.responses import JSONResponse, Response
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wallet_app.api import (
     activity,
@@ -26,17 +29,20 @@ from wallet_app.api import (
 from wallet_app.api.deps import API_PREFIX, SameOriginWrites, add_routes
 from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
+from wallet_app.core.startup import restore_recursion_limit
 from wallet_app.errors import AppError, unexpected_code
 from wallet_app.services import sessions
 
 DATABASE_RETRY_SECONDS = 2  # Retry-After of database_unavailable: a restart or failover is seconds
+# The largest /api/v1 body: the biggest a route takes is a signed transaction (tx.SubmitIn, 300,000 hex digits).
+MAX_BODY_BYTES = 1_000_000
 
 
 def refusal_key(request: Request) -> tuple[str, str, str]:
-    """What a rate_limited refusal is remembered by: the route and the session (else the IP)."""
-    client = sessions.token_from_cookie_header(request.headers.get("cookie"))
-    if client is None:
-        client = "ip:" + (request.client.host if request.client else "")
+    """What a rate_limited refusal is remembered by: the route and the session (else the IP). The
+    session by its token's hash, as everywhere it is kept: with REDIS_URL this is a Redis key."""
+    token = sessions.token_from_cookie_header(request.headers.get("cookie"))
+    client = sessions.hash_token(token) if token else "ip:" + ratelimit.client_key(request)
     return (request.method, request.url.path, client)
 
 
@@ -94,10 +100,72 @@ class RefuseWhileLimited:
         await self.app(scope, receive, send)
 
 
+class BodyLimit:
+    """Refuses an /api/v1 request whose body is over MAX_BODY_BYTES (invalid_request, like a body its
+    route's schema refuses) before anything holds it: Starlette reads a body whole into memory, and
+    one request of 400 MB took a worker from 160 MB to 1.3 GB. A declared Content-Length is refused
+    unread (the server passes on no more than it declares); a body without one (chunked) is read
+    here up to the limit, then handed on."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith(API_PREFIX):
+            await self.app(scope, receive, send)
+            return
+        declared = Headers(scope=scope).get("content-length")
+        if declared is not None:
+            if declared.isascii() and declared.isdigit() and int(declared) <= MAX_BODY_BYTES:
+                await self.app(scope, receive, send)
+            else:
+                await self.refuse(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away: the app sees that too
+                break
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > MAX_BODY_BYTES:
+                await self.refuse(scope, receive, send)
+                return
+            if not message.get("more_body"):
+                message = {**message, "body": b"".join(chunks)}
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return message
+
+        await self.app(scope, replay, send)
+
+    @staticmethod
+    async def refuse(scope: Scope, receive: Receive, send: Send) -> None:
+        response = await app_error_response(Request(scope), AppError("invalid_request", "body over MAX_BODY_BYTES"))
+        await response(scope, receive, send)
+
+
 async def validation_error_response(_request: Request, _exc: Exception) -> JSONResponse:
     """A body or parameter the route's schema refuses: one code like every other error (FastAPI's
     default answers a list of pydantic errors, which echo the input back)."""
     return await app_error_response(_request, AppError("invalid_request"))
+
+
+async def http_error_response(request: Request, exc: Exception) -> Response:
+    """FastAPI's own refusals. A body it could not parse (400: nested too deep, an integer of over
+    4300 digits) answers invalid_request like one the schema refuses, not FastAPI's English
+    sentence; the others (the docs' 404) as FastAPI answers them."""
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 400:
+        return await validation_error_response(request, exc)
+    return await http_exception_handler(request, exc)
 
 
 async def unexpected_error_response(request: Request, exc: Exception) -> JSONResponse:
@@ -111,6 +179,7 @@ async def unexpected_error_response(request: Request, exc: Exception) -> JSONRes
 
 
 def build_api() -> FastAPI:
+    restore_recursion_limit()  # every web worker builds the API, after its imports (core.startup)
     app = FastAPI(
         title="Newbl Wallet API",
         version="1",
@@ -126,8 +195,10 @@ def build_api() -> FastAPI:
     app.add_exception_handler(AppError, app_error_response)
     app.add_middleware(SameOriginWrites)  # every /api/v1 write must come from the app's own origin
     app.add_middleware(RefuseWhileLimited, openapi=app.openapi)
+    app.add_middleware(BodyLimit)
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
+    app.add_exception_handler(HTTPException, http_error_response)
     app.add_exception_handler(Exception, unexpected_error_response)
     for module in (auth, me, backup, payment, merchant, health, chains, assets, tokens, tx, activity, docs):
         add_routes(app, module.router)

@@ -25,6 +25,8 @@ def _trusted(host: str, networks: tuple[Network, ...]) -> bool:
         ip = ipaddress.ip_address(host)
     except ValueError:
         return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
+        ip = ip.ipv4_mapped  # granian listening on "::" names an IPv4 peer ::ffff:a.b.c.d
     return any(ip in net for net in networks)
 
 

@@ -3,10 +3,11 @@
 `hit(kind, key)` counts one action of `kind` ("sign_in", "token_add", ...) by `key` (a client IP
 or a user id) and raises AppError("rate_limited", retry_after=<seconds>) once the limit of that
 kind (settings.rate_limit_<kind>, e.g. "30/minute" or "5/second;60/minute") is spent. Counters
-live in memory (one process), or in Redis when settings.redis_url is set (shared by every worker),
-and so do the fast refusals (remember_refusal / refused_for, in core.shared). `hit` runs in the
-services' threads; the fast refusals run on the event loop (the API's middleware), so they are
-async: a Redis that hangs holds one request for at most core.shared's timeout, never the worker.
+live in memory (one process), or in Redis when settings.redis_url is set (shared by every worker;
+while it does not answer, each process counts in its own memory), and so do the fast refusals
+(remember_refusal / refused_for, in core.shared). `hit` runs in the services' threads; the fast
+refusals run on the event loop (the API's middleware), so they are async: a Redis that hangs
+holds one request for at most core.shared's timeout, never the worker.
 
 Callers are the services shared by the REST API and the Reflex handlers, so one limit holds for
 both; the API answers 429 with Retry-After (wallet_app.api.app_error_response).
@@ -14,6 +15,7 @@ both; the API answers 429 with Retry-After (wallet_app.api.app_error_response).
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import math
 import threading
@@ -46,6 +48,7 @@ KINDS = (
 # (method, path, client) -> until when their route refuses them anyway, so that the API answers a
 # flood of them without the session lookup (api.RefuseWhileLimited), on every worker.
 _state: tuple[Settings, strategies.RateLimiter] | None = None
+_fallback: tuple[Settings, strategies.RateLimiter] | None = None  # while Redis does not answer: _local
 
 # After a Redis error the fast refusals are not looked up for this long (per process and settings):
 # while Redis is down every API request would otherwise wait out the timeout first.
@@ -97,21 +100,32 @@ def _current() -> strategies.RateLimiter:
     return _state[1]
 
 
+def _local() -> strategies.RateLimiter:
+    """This process's own counts, for while the shared storage (Redis) does not answer."""
+    global _fallback
+    settings = get_settings()
+    if _fallback is None or _fallback[0] is not settings:
+        _fallback = (settings, strategies.MovingWindowRateLimiter(MemoryStorage()))
+    return _fallback[1]
+
+
+def _count(limiter: strategies.RateLimiter, kind: str, key: str, spec: str) -> None:
+    for item in limits_of(spec):
+        if not limiter.hit(item, kind, key):
+            reset = limiter.get_window_stats(item, kind, key).reset_time
+            raise AppError("rate_limited", f"{kind} over {item}", retry_after=max(1, math.ceil(reset - time.time())))
+
+
 def hit(kind: str, key: str | int) -> None:
     """Counts one `kind` action by `key`; rate_limited (with retry_after in seconds) when over."""
     spec: str = getattr(get_settings(), f"rate_limit_{kind}")
-    limiter = _current()
     try:
-        for item in limits_of(spec):
-            if not limiter.hit(item, kind, str(key)):
-                reset = limiter.get_window_stats(item, kind, str(key)).reset_time
-                raise AppError(
-                    "rate_limited", f"{kind} over {item}", retry_after=max(1, math.ceil(reset - time.time()))
-                )
+        _count(_current(), kind, str(key), spec)
     except AppError:
         raise
-    except Exception:  # Redis down: serving unlimited beats refusing everyone
-        log.exception("rate limit storage unavailable; %s not limited", kind)
+    except Exception:  # Redis down: each process counts on its own meanwhile (up to workers x the limit)
+        log.exception("rate limit storage unavailable; %s counted in this process", kind)
+        _count(_local(), kind, str(key), spec)
 
 
 def _refusal_key(key: tuple[str, str, str]) -> str:
@@ -141,10 +155,26 @@ async def refused_for(key: tuple[str, str, str]) -> int:
     return max(1, math.ceil(left)) if left > 0 else 0
 
 
+def client_key(request: Request) -> str:
+    """What a client counts under: its IPv4 address, or its IPv6 address's /64. One subscriber or
+    host is given a whole /64 and may pick any of its 2^64 addresses, one per request; an
+    IPv4-mapped IPv6 address (a dual-stack socket's) counts as its IPv4 address."""
+    host = request.client.host if request.client else "unknown"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 def by_client_ip(kind: str):
-    """A route dependency limiting `kind` per client IP (routes before sign-in)."""
+    """A route dependency limiting `kind` per client IP (routes before sign-in): client_key."""
 
     def check(request: Request) -> None:
-        hit(kind, request.client.host if request.client else "unknown")
+        hit(kind, client_key(request))
 
     return check

@@ -27,10 +27,10 @@ GOOGLE_CONNECT_HOSTS = "https://accounts.google.com https://oauth2.googleapis.co
 GOOGLE_FRAME_HOSTS = "https://accounts.google.com"
 # Over https: browsers come back only over https for two years, subdomains included.
 HSTS = b"max-age=63072000; includeSubDomains"
-# Served from assets/ at the root; they must never be cached as immutable.
-UNCACHED_FILES = {"/sw.js", "/kdf-worker.js", "/manifest.webmanifest", "/register-sw.js"}
 # Worker scripts: a worker's policy is its own script's response header (design.md section 8).
 WORKER_SCRIPTS = {"/sw.js", "/kdf-worker.js"}
+# What a response that says nothing about caching gets, outside /api/ and /assets/.
+REVALIDATE = "no-cache"
 # For everything that is neither a document nor a worker.
 SUBRESOURCE_CSP = "default-src 'none'; frame-ancestors 'none'"
 
@@ -81,12 +81,18 @@ def governs_a_document(path: str, content_type: bytes) -> bool:
     return path in WORKER_SCRIPTS or content_type.split(b";")[0].strip().lower() in (b"text/html", b"")
 
 
-def cache_control(path: str) -> str | None:
-    if path in UNCACHED_FILES or path.startswith("/api/"):
-        return "no-store" if path.startswith("/api/") else "no-cache"
-    if path.startswith("/assets/"):
-        return "public, max-age=31536000, immutable"
-    return None
+def cache_control(path: str, status: int = 200) -> str:
+    """API answers are never stored. Only a hashed build chunk found may be reused unasked; anything
+    else (pages, /sw.js, the files from assets/) is revalidated each time, a 304 when unchanged
+    (REVALIDATE, unless its route sets its own). Without a Cache-Control a browser may reuse a
+    page unasked for a tenth of its age (from its Last-Modified), through the service worker's
+    network-first fetch too, and start the old build after a deploy. A chunk not found (asked of
+    an old worker during a deploy) must not be kept."""
+    if path.startswith("/api/"):
+        return "no-store"
+    if path.startswith("/assets/"):  # the build's chunks, named by their hash (assets/ files are at the root)
+        return "public, max-age=31536000, immutable" if status in (200, 304) else "no-store"
+    return REVALIDATE
 
 
 class SecurityHeaders:
@@ -109,12 +115,16 @@ class SecurityHeaders:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         path = scope.get("path", "")
-        cache = cache_control(path)
 
         async def send_with_headers(message):
             if message["type"] == "http.response.start":
+                cache: str | None = cache_control(path, message["status"])
+                headers = list(message.get("headers", []))
+                own_cache = any(k.lower() == b"cache-control" for k, _ in headers)
+                if own_cache and cache == REVALIDATE:
+                    cache = None  # a page's route chose its own (the development stand-ins' no-store)
                 drop = {b"content-security-policy"} | ({b"cache-control"} if cache else set())
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() not in drop]
+                headers = [(k, v) for k, v in headers if k.lower() not in drop]
                 content_type = next((v for k, v in headers if k.lower() == b"content-type"), b"")
                 document = governs_a_document(path, content_type)
                 # Only a document's policy needs the build's hashes: their check is two stat calls,

@@ -3,6 +3,20 @@
 from __future__ import annotations
 
 import gc
+import sys
+
+import py_ecc  # noqa: F401  (imported here first, so that restore_recursion_limit runs after its import)
+
+# CPython's own. py_ecc (under eth_keys, web3 and eth_account; pinned in requirements-lock.txt) sets
+# 100,000 when imported, for its pairing code, which the wallet never calls. At that limit json.loads
+# recursed until the C stack overflowed: one request body or websocket message of 200 kB, arrays
+# nested 100,000 deep, killed its worker (SIGSEGV). At 1000 the parser raises RecursionError: one
+# refused request.
+RECURSION_LIMIT = 1000
+
+
+def restore_recursion_limit() -> None:
+    sys.setrecursionlimit(RECURSION_LIMIT)
 
 
 def freeze_startup_objects() -> None:

@@ -323,7 +323,7 @@ def _fields(request: Request, default: str) -> dict | None:
 
 async def _body(request: Request) -> bytes:
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_UPLOAD:
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > MAX_UPLOAD:
         raise DriveError(413, "Request Too Large", "uploadTooLarge", "INVALID_ARGUMENT")
     body = await request.body()
     if len(body) > MAX_UPLOAD:

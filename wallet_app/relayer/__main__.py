@@ -11,7 +11,7 @@ import threading
 from wallet_app.core import extensions
 from wallet_app.core.config import SettingsError, get_settings
 from wallet_app.core.db import upgrade_schema
-from wallet_app.core.startup import freeze_startup_objects
+from wallet_app.core.startup import freeze_startup_objects, restore_recursion_limit
 from wallet_app.relayer import run, run_indexer
 from wallet_app.services import merchant_webhooks
 
@@ -33,6 +33,7 @@ def main() -> int:
     # (make run starts both): migrate first, under upgrade_schema's lock, as the web server does.
     logging.getLogger("alembic").setLevel(logging.WARNING)  # its per-plugin INFO lines are noise here
     upgrade_schema()
+    restore_recursion_limit()  # the JSON it parses comes from nodes and merchants' servers
     freeze_startup_objects()
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
