@@ -13,6 +13,7 @@ from wallet_app.core.config import (
     REPO_ROOT,
     Settings,
     SettingsError,
+    browser_origin,
     get_settings,
     load_settings,
     parse_addresses,
@@ -45,6 +46,25 @@ def env(monkeypatch, tmp_path):
 def test_development_on_loopback(env, url):
     s = env(DEV_MODE="1", PUBLIC_BASE_URL=url)
     assert s.dev_mode and not s.https
+
+
+@pytest.mark.parametrize("url, origin", [
+    ("https://wallet.example.com", "https://wallet.example.com"),
+    ("https://wallet.example.com/", "https://wallet.example.com"),
+    ("https://wallet.example.com:8443", "https://wallet.example.com:8443"),
+    ("HTTPS://WALLET.example.COM:443/", "https://wallet.example.com"),
+    ("http://localhost:80", "http://localhost"),
+    ("http://[::1]:3000", "http://[::1]:3000"),
+    ("https://wallet.example.com/app", None),
+    ("https://wallet.example.com/?x=1", None),
+    ("https://wallet.example.com#top", None),
+    ("https://a:b@wallet.example.com", None),
+    ("https://wallet.example.com:99999", None),
+    ("ftp://wallet.example.com", None),
+    ("wallet.example.com", None),
+])
+def test_browser_origin(url, origin):
+    assert browser_origin(url) == origin
 
 
 def test_production_with_everything_set(env):
@@ -86,6 +106,15 @@ def test_production_with_everything_set(env):
          "MERCHANT_WEBHOOK_MERCHANTS: '0x12' is not a 0x address of 40 hex digits; write the merchant's 0x addresses"),
         ({**PRODUCTION, "MERCHANT_WEBHOOK_RETRY_SECONDS": "0"},
          "MERCHANT_WEBHOOK_MAX_ATTEMPTS and MERCHANT_WEBHOOK_RETRY_SECONDS must be at least 1"),
+        # The browser's Origin is lowercase without the default port: these refused every websocket.
+        ({**PRODUCTION, "PUBLIC_BASE_URL": "https://Wallet.Example.com"},
+         "PUBLIC_BASE_URL (https://Wallet.Example.com) is not an origin as browsers send it, which every websocket "
+         "and write is checked against: write https://wallet.example.com."),
+        ({**PRODUCTION, "PUBLIC_BASE_URL": "https://wallet.example.com:443"}, "write https://wallet.example.com."),
+        ({**PRODUCTION, "PUBLIC_BASE_URL": "https://wallet.example.com/app"},
+         "write https://host or https://host:port, without a path."),
+        ({**PRODUCTION, "PUBLIC_BASE_URL": "https://user@wallet.example.com"}, "without a path."),
+        ({"DEV_MODE": "1", "PUBLIC_BASE_URL": "http://localhost:80"}, "write http://localhost."),
     ],
 )
 def test_refused(env, values, message):

@@ -208,10 +208,36 @@ class Settings(BaseSettings):
         return self
 
 
+def browser_origin(url: str) -> str | None:
+    """`url` as a browser writes its origin (the Origin header, which the websocket and every write
+    are checked against exactly): lowercase scheme and host, no default port, nothing after the
+    host. None when it is no http(s) origin (a path, a query, a user or password in it)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.username or parts.password:
+        return None
+    if parts.path not in ("", "/") or parts.query or parts.fragment:
+        return None
+    scheme, host = parts.scheme.lower(), parts.hostname.lower()
+    host = f"[{host}]" if ":" in host else host
+    default = 443 if scheme == "https" else 80
+    return f"{scheme}://{host}" + (f":{port}" if port is not None and port != default else "")
+
+
 def refusals(s: Settings) -> list[str]:
     """Why these settings must not serve, one sentence each (empty: fine)."""
     problems = []
     loopback = urlsplit(s.public_base_url).hostname in LOOPBACK_HOSTS
+    origin = browser_origin(s.public_base_url)
+    if origin != s.public_origin:
+        problems.append(
+            f"PUBLIC_BASE_URL ({s.public_base_url}) is not an origin as browsers send it, which every websocket "
+            "and write is checked against: "
+            + (f"write {origin}." if origin else "write https://host or https://host:port, without a path.")
+        )
     try:
         parse_networks(s.trusted_proxies)
     except ValueError as e:
