@@ -32,9 +32,12 @@ def use_dev_environment(tmp: Path, port: int = 80, database_url: str | None = No
 
 
 def write_chains_file(tmp: Path, rpc_urls: dict[int, str]) -> None:
-    """tmp/chains.json: chains.dev.json's chain once per chain id, at its node's rpc_url."""
+    """tmp/chains.json: chains.dev.json's chain once per chain id, at its node's rpc_url, without
+    the relayer's hourly gas budget (the benches measure its throughput: rounds of hundreds of
+    payments in one hour would reach the default)."""
     base = json.loads((REPO / "chains.dev.json").read_text())[0]
-    chains = [{**base, "chain_id": cid, "chain_name": f"Bench {cid}", "rpc_url": url}
+    chains = [{**base, "chain_id": cid, "chain_name": f"Bench {cid}", "rpc_url": url,
+               "relayer_max_spend_wei_per_hour": None}
               for cid, url in rpc_urls.items()]
     (tmp / "chains.json").write_text(json.dumps(chains))
 

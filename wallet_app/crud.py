@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from sqlalchemy import Row, bindparam, delete, func, insert, update
+from sqlalchemy import Float, Row, bindparam, cast, delete, func, insert, update
 from sqlmodel import Session, col, select
 
 from wallet_app.models import Activity, Payment, User, UserSession, UserToken, now_epoch
@@ -257,6 +257,7 @@ _CLAIM_QUOTE = (
         activity_id=bindparam("new_activity"),
         claimed_at=bindparam("now"),
         updated_at=bindparam("now"),
+        gas_cost_wei=bindparam("new_gas_cost"),
     )
 )
 
@@ -269,6 +270,7 @@ def claim_quote(
     signature: str,
     activity_id: int | None = None,
     permit: str | None = None,
+    gas_cost_wei: int | None = None,
 ) -> bool:
     """quoted -> pending in one UPDATE: of two concurrent claims exactly one gets True. On the
     session's connection: no Payment of a session is updated in memory (a claim loads the row only
@@ -280,9 +282,24 @@ def claim_quote(
         "new_signature": signature,
         "new_permit": permit,
         "new_activity": activity_id,
+        "new_gas_cost": gas_cost_wei,
         "now": now_epoch(),
     }
     return db.connection().execute(_CLAIM_QUOTE, params).rowcount == 1
+
+
+# Summed as a float: SQLite's integer sum() fails past 2^63 wei, and a float is exact up to 2^53
+# wei (0.009 ETH) and within 1e-15 of the sum above, plenty for a budget.
+_RELAYER_SPEND = select(func.coalesce(func.sum(cast(_PAYMENTS.c.gas_cost_wei, Float)), 0)).where(
+    _PAYMENTS.c.chain_id == bindparam("chain_id"), _PAYMENTS.c.claimed_at >= bindparam("claimed_after")
+)
+
+
+def relayer_spend(db: Session, chain_id: int, claimed_after: int) -> int:
+    """Wei the relayer's transactions for this chain's payments executed after `claimed_after`
+    cost (Payment.gas_cost_wei): one aggregate over ix_payments_chain_spend."""
+    params = {"chain_id": chain_id, "claimed_after": claimed_after}
+    return int(db.connection().execute(_RELAYER_SPEND, params).scalar_one())
 
 
 def max_relayer_nonce(db: Session, chain_id: int, relayer_address: str) -> int | None:

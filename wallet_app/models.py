@@ -128,6 +128,8 @@ class Payment(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("chain_id", "relayer_address", "nonce", name="uq_payments_relayer_nonce"),
         Index("ix_payments_user_created", "user_id", "created_at"),  # the per-user quotas count by time
+        # The relayer's hourly budget sums gas_cost_wei by chain and claim time (the index alone answers it).
+        Index("ix_payments_chain_spend", "chain_id", "claimed_at", "gas_cost_wei"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -154,6 +156,10 @@ class Payment(SQLModel, table=True):
     activity_id: int | None = Field(default=None)
     sent_at: int | None = Field(default=None, sa_type=BigInteger)
     claimed_at: int | None = Field(default=None, sa_type=BigInteger)  # when execute took the quote (the execute quota)
+    # What the relayer's transaction costs, in wei, counted against the chain's hourly budget:
+    # max_pay_gas x gas price from execute until it is sent, then gas limit x price until mined,
+    # then gas used x price; 0 when nothing was sent.
+    gas_cost_wei: int | None = Field(default=None, sa_type=BigInteger)
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
     updated_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
 

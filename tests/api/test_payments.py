@@ -754,6 +754,8 @@ def test_re_pricing_a_stuck_transaction_stays_under_the_caps(client, payer, depl
         (second,) = rows()
         assert int(second.gas_price) == min(int(now_price * 1.2), chain.max_gas_price_wei)
         assert old * 110 // 100 < int(second.gas_price) < old * 125 // 100
+        # The hourly budget counts the replacement's price from now on (gas limit x price until mined).
+        assert second.gas_cost_wei == chain_svc.decode_raw_tx(second.raw_tx).gas_limit * int(second.gas_price)
         w3.provider.make_request("evm_mine", [])
     assert wait_status(client, q["payment_id"]) == {"status": "ok"}
 
@@ -844,6 +846,60 @@ def test_relayer_below_its_balance_floor_refuses_payments(client, payer, deploye
     # Topped up above the floor: payments are available again.
     send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=10**16)
     assert quote_resp(client, token, 7).status_code == 200
+
+
+def test_the_relayer_budget_pauses_new_payments_and_queued_ones_still_settle(client, payer, deployed, w3, send_tx,
+                                                                          anvil_node, deployments_dir, tmp_path,
+                                                                          monkeypatch, caplog):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    quotes = [get_quote(client, token, a) for a in (1, 2, 3)]
+    deadline = int(time.time()) + 300
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3), strict=True)]
+    # A budget that two payments' reservations fill: each counts max_pay_gas (300000) x the gas
+    # price of its dry run from its claim (nothing is mined until the test drives the relayer).
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=10**18)
+    for body in bodies[:2]:
+        r = client.post(f"{API}/payment/execute", json=body)
+        assert r.status_code == 200, r.text
+    reserved = [row.gas_cost_wei for row in rows()]
+    assert all(c > 0 and c % 300_000 == 0 for c in reserved), reserved
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=sum(reserved))
+    before = relayer_funds(w3)
+    with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
+        refused_with(client.post(f"{API}/payment/execute", json=bodies[2]), 400, "payments_unavailable")
+        refused_with(quote_resp(client, token, 3), 400, "payments_unavailable")  # a poll of an open quote
+        refused_with(quote_resp(client, token, 4), 400, "payments_unavailable")  # a new one
+    # One warning, not one per refusal.
+    assert [r.getMessage() for r in caplog.records] == [
+        f"payments paused on chain 31337: the relayer spent {sum(reserved)} wei in the last hour, "
+        f"its budget is {sum(reserved)}"]
+    assert relayer_funds(w3) == before
+
+    # The two accepted before the budget was reached are still sent, and settle.
+    for q in quotes[:2]:
+        assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == 3
+    settled = rows()
+    costs = [(lambda rc: rc["gasUsed"] * rc["effectiveGasPrice"])(w3.eth.get_transaction_receipt(row.tx_hash))
+             for row in settled]
+    assert [row.gas_cost_wei for row in settled] == costs  # what they really cost, now
+    assert sum(costs) < sum(reserved)  # under the budget again: payments resume
+    assert get_quote(client, token, 3)["payment_id"] == quotes[2]["payment_id"]
+
+    # A budget that this hour's spend reaches, exactly: paused (no second warning within the hour)...
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=sum(costs))
+    refused_with(quote_resp(client, token, 3), 400, "payments_unavailable")
+    assert len([r for r in caplog.records if "payments paused" in r.getMessage()]) == 1
+    # ... until the hour moves on past those payments.
+    with get_session() as s:
+        s.execute(update(Payment).values(claimed_at=col(Payment.claimed_at) - 3601))
+        s.commit()
+    assert get_quote(client, token, 3)["payment_id"] == quotes[2]["payment_id"]
+    r = client.post(f"{API}/payment/execute", json=bodies[2])
+    assert r.status_code == 200, r.text
+    assert wait_status(client, quotes[2]["payment_id"]) == {"status": "ok"}
+    assert balance(w3, token, merchant) == 6
 
 
 # ---------------------------------------------------------------- someone else with the same paymentRef

@@ -10,6 +10,8 @@ Configuration is a JSON list (settings.chains_file, `chains.dev.json` in develop
      max_gas_price_wei and max_gas_price_multiple (of the node's current price): the ceiling
      of every relayed gas price, re-pricing included (a node price above the absolute cap
      makes payments unavailable), relayer_min_balance_wei: below it payments are unavailable,
+     relayer_max_spend_wei_per_hour: the relayer's gas budget (what its transactions cost in the
+     last hour, services.relayer.check_budget; default RELAYER_MAX_SPEND_DEFAULT, null: none),
      index_confirmations: how far behind the head incoming transfers are indexed (issue 14;
      default 5; the dev chain's anvil mines only on demand and never reorgs: 0)}
 Any string may name environment variables as ${NAME} (e.g. "rpc_url": "${SEPOLIA_RPC_URL}": an
@@ -86,6 +88,10 @@ RELAYER_LIMIT_DEFAULTS: dict[str, int | float] = {
 }
 
 
+# The relayer's hourly gas budget when the chains file does not name one: a circuit breaker that
+# stops a Sybil flood of tiny payments from draining the key (10x the default balance floor).
+RELAYER_MAX_SPEND_DEFAULT = 10**17  # 0.1 ETH
+
 INDEX_CONFIRMATIONS_DEFAULT = 5
 
 
@@ -114,6 +120,7 @@ class ChainConfig:
     max_gas_price_wei: int = int(RELAYER_LIMIT_DEFAULTS["max_gas_price_wei"])
     max_gas_price_multiple: float = float(RELAYER_LIMIT_DEFAULTS["max_gas_price_multiple"])
     relayer_min_balance_wei: int = int(RELAYER_LIMIT_DEFAULTS["relayer_min_balance_wei"])
+    relayer_max_spend_wei_per_hour: int | None = RELAYER_MAX_SPEND_DEFAULT  # None: no budget
     # The incoming-transfer indexer stays this many blocks behind the head (reorgs; services.indexer).
     index_confirmations: int = INDEX_CONFIRMATIONS_DEFAULT
 
@@ -211,6 +218,9 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
             limits = {k: type(v)(raw.get(k, v)) for k, v in RELAYER_LIMIT_DEFAULTS.items()}
             if min(limits.values()) <= 0 or limits["max_gas_price_multiple"] < 1:
                 raise ValueError(f"relayer limits must be positive (the multiple at least 1): {limits}")
+            budget = raw.get("relayer_max_spend_wei_per_hour", RELAYER_MAX_SPEND_DEFAULT)
+            if budget is not None and int(budget) <= 0:
+                raise ValueError(f"relayer_max_spend_wei_per_hour must be positive or null: {budget}")
             confirmations = int(raw.get("index_confirmations", INDEX_CONFIRMATIONS_DEFAULT))
             if confirmations < 0:
                 raise ValueError(f"index_confirmations must be 0 or more: {confirmations}")
@@ -234,6 +244,7 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
                     max_gas_price_wei=int(limits["max_gas_price_wei"]),
                     max_gas_price_multiple=float(limits["max_gas_price_multiple"]),
                     relayer_min_balance_wei=int(limits["relayer_min_balance_wei"]),
+                    relayer_max_spend_wei_per_hour=None if budget is None else int(budget),
                     index_confirmations=confirmations,
                 )
             )
@@ -324,7 +335,8 @@ def transaction_known(w3: Web3, tx_hash: str | None) -> bool:
 
 def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
     """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
-    fields the relayer and the activity statuses read: status, blockNumber, transactionHash, to)."""
+    fields the relayer and the activity statuses read: status, blockNumber, transactionHash, to,
+    and what the transaction cost: gasUsed and effectiveGasPrice, None from a node without it)."""
     if not hashes:
         return {}
     found = {}
@@ -336,6 +348,8 @@ def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
                 "blockNumber": int(r["blockNumber"], 16),
                 "transactionHash": r["transactionHash"],
                 "to": Web3.to_checksum_address(r["to"]) if r.get("to") else None,
+                "gasUsed": int(r["gasUsed"], 16),
+                "effectiveGasPrice": int(r["effectiveGasPrice"], 16) if r.get("effectiveGasPrice") else None,
             }
     return found
 

@@ -26,7 +26,10 @@ Decisions:
   max_pay_gas is refused (its gas limit is its estimate + 25%, capped there); per-user quotas (new quotes
   and executes per hour, open quotes at a time) are counted in the database;
   relayer.check_ready() refuses payments while the node's gas price is above the chain's cap
-  or the relayer's balance is below its floor.
+  or the relayer's balance is below its floor, and relayer.check_budget() while its gas spend
+  in the last hour has reached the chain's relayer_max_spend_wei_per_hour. An executed payment
+  counts max_pay_gas x the gas price from its claim on (Payment.gas_cost_wei; the relayer brings
+  it down to the real cost), so a burst of executes cannot run far past the budget.
 - Gasless payments (issue 14): when the allowance is short and the token has EIP-2612 permit
   (chains.permit_domain), the quote offers `permit`, the Permit typed data (owner = payer,
   spender = the payment contract, value = amount, the token's current nonce, deadline = now +
@@ -447,7 +450,10 @@ def execute(
     # Dry run as the relayer, with relayer.check_ready's refusals: refuses what would revert
     # (expired on chain time, allowance, used ref) or cost more gas than the chain's cap, before
     # anything is queued.
-    relayer.ready_and_dry_run(chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig, signed_permit))
+    price = relayer.ready_and_dry_run(
+        chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig, signed_permit)
+    )
+    reserved = relayer.gas_cost(chain.max_pay_gas, price)  # what it may cost, counted from the claim
     info = _payable_token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
     row_id = int(row.id)
@@ -470,7 +476,7 @@ def execute(
             token_decimals=info.token_decimals if info else None,
             db=db,
         )
-        if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit):
+        if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit, reserved):
             return None
         crud.delete_activity(db, activity_id)  # not ours to record: the winner has its own
         again = crud.get_payment(db, pid)

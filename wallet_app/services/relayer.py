@@ -2,7 +2,8 @@
 
 payments.execute only checks and queues (the claimed row: status 'pending', no nonce yet); the
 relayer process (wallet_app.relayer) relays what is queued, send_queued(), then follows it,
-reconcile(), every pass.
+reconcile(), every pass. Each row keeps what its transaction costs (gas_cost_wei: gas limit x
+price once sent, gas used x price once mined), summed for the chain's hourly budget (check_budget).
 
 Nonces (pipelined: the nonce lock covers allocation only, never an RPC round trip):
 - under a lock per chain + relayer address, in this process and in the database (SQLite: the
@@ -70,7 +71,7 @@ from web3.exceptions import Web3RPCError
 from wallet_app import crud
 from wallet_app.core import extensions
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import exclusive_turn, get_session
+from wallet_app.core.db import exclusive_turn, get_session, read_session
 from wallet_app.errors import AppError
 from wallet_app.models import Activity, Payment, now_epoch, stored_id
 from wallet_app.services import merchant_webhooks
@@ -146,9 +147,58 @@ def bumped_gas_price(old: int, current: int, cap: int | None = None) -> int | No
     return price if price > old * (100 + MIN_BUMP_PERCENT) // 100 else None
 
 
+MAX_GAS_COST = 2**63 - 1  # what Payment.gas_cost_wei (BIGINT) holds: a dearer transaction is over any budget
+BUDGET_WINDOW_SECONDS = 3600  # relayer_max_spend_wei_per_hour: the last hour
+
+
+def gas_cost(gas: int, price: int) -> int:
+    """What a transaction of `gas` at `price` costs the relayer, in wei, as Payment.gas_cost_wei keeps it."""
+    return min(gas * price, MAX_GAS_COST)
+
+
+def budget_reached(spent: int, budget: int | None) -> bool:
+    """Whether the relayer's spend in the last hour leaves no room under the chain's budget (None: no budget)."""
+    return budget is not None and spent >= budget
+
+
+_budget_warned: dict[tuple, float] = {}  # (database, chain id) -> time.monotonic() of the last "budget spent" warning
+
+
+def check_budget(chain: ChainConfig) -> None:
+    """Refuses payments (payments_unavailable) while what the relayer's transactions for this
+    chain's payments executed in the last hour cost has reached its relayer_max_spend_wei_per_hour:
+    a circuit breaker against many accounts making it pay gas for tiny payments. Counted in the
+    database (Payment.gas_cost_wei), so it holds across workers and relayer processes; payments
+    already queued are still sent. One indexed query; the warning once an hour per process, not
+    once per refused request."""
+    budget = chain.relayer_max_spend_wei_per_hour
+    if budget is None:
+        return
+    with read_session() as db:
+        spent = crud.relayer_spend(db, chain.chain_id, claimed_after=now_epoch() - BUDGET_WINDOW_SECONDS)
+    if not budget_reached(spent, budget):
+        return
+    key = (get_settings().database_url, chain.chain_id)
+    with _state_lock:
+        last = _budget_warned.get(key)
+        warn = last is None or time.monotonic() - last >= BUDGET_WINDOW_SECONDS
+        if warn:
+            _budget_warned[key] = time.monotonic()
+    if warn:
+        log.warning(
+            "payments paused on chain %s: the relayer spent %s wei in the last hour, its budget is %s",
+            chain.chain_id,
+            spent,
+            budget,
+        )
+    raise AppError("payments_unavailable", "the relayer's hourly gas budget is spent")
+
+
 def check_ready(chain: ChainConfig) -> int:
-    """Refuses payments (payments_unavailable, with a warning for the operator) while the node's
-    gas price is above the chain's cap or the relayer's balance is below its floor. -> the gas price."""
+    """Refuses payments (payments_unavailable, with a warning for the operator) while the relayer's
+    hourly budget is spent (check_budget), the node's gas price is above the chain's cap or the
+    relayer's balance is below its floor. -> the gas price."""
+    check_budget(chain)  # first: no chain read for a refusal
     address = relayer_account().address
     price = gas_price(chain)
     _refuse_unless_ready(chain, address, price, lambda: balances(chain, address, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0))
@@ -184,11 +234,12 @@ def _estimate(address: str, to: str, call: str) -> tuple[str, list]:
     return ("eth_estimateGas", [{"from": address, "to": to, "data": call}])
 
 
-def ready_and_dry_run(chain: ChainConfig, call: str) -> None:
+def ready_and_dry_run(chain: ChainConfig, call: str) -> int:
     """execute's dry run: check_ready()'s refusals and the pay() call as the relayer within the
     chain's max_pay_gas, in one JSON-RPC batch (one round trip instead of three). A call that
     would revert is refused with its reason (expired, replayed, insufficient_allowance, ...), one
-    that needs more gas than the cap with payment_gas_too_high."""
+    that needs more gas than the cap with payment_gas_too_high. -> the node's gas price."""
+    check_budget(chain)
     address, to = relayer_account().address, cast(str, chain.payment_contract)
     calls = [
         ("eth_gasPrice", []),
@@ -204,7 +255,7 @@ def ready_and_dry_run(chain: ChainConfig, call: str) -> None:
     if "error" not in checked:
         if "result" not in checked:
             raise AppError("rpc_unavailable", "RPC refused: the dry run has no answer")
-        return
+        return numbers[0]
     error = checked["error"]
     if not _names_an_error(error):
         # Out of gas under the cap, or a revert without a reason: the estimate (rare, so its cost
@@ -265,10 +316,12 @@ def _chain_lock(chain: ChainConfig, relayer: str) -> threading.Lock:
 
 
 def forget_process_state() -> None:
-    """What a restart loses: the locks and the known estimates (tests use it to simulate a restart)."""
+    """What a restart loses: the locks, the known estimates and the budget warnings (tests use it to
+    simulate a restart)."""
     with _state_lock:
         _chain_locks.clear()
         _estimates.clear()
+        _budget_warned.clear()
 
 
 # ---------------------------------------------------------------- sending
@@ -469,6 +522,7 @@ def _fail_row(db: Session, row: Payment, reason: str) -> None:
     """A payment that holds no nonce is failed (and settled: nothing to follow)."""
     row.status, row.reason, row.settled, row.updated_at = "failed", reason[:255], True, now_epoch()
     row.relayer_address = row.nonce = row.raw_tx = row.tx_hash = row.gas_price = row.sent_at = None
+    row.gas_cost_wei = 0  # nothing sent: nothing spent
     _set_activity(db, row)
     db.add(row)
 
@@ -700,6 +754,7 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
             raw, tx_hash = _sign(acct, chain, to, job.call, job.gas_limit, price, nonce)
             row.relayer_address, row.nonce, row.raw_tx, row.tx_hash = relayer, nonce, raw, tx_hash
             row.gas_price, row.sent_at, row.updated_at = str(price), now_epoch(), now_epoch()
+            row.gas_cost_wei = gas_cost(job.gas_limit, price)  # the most it can cost until mined
             _set_activity(db, row)
             db.add(row)
             signed.append((job.row_id, nonce, raw))
@@ -807,6 +862,8 @@ def _paid_by_another_tx(w3, row: Payment, receipt) -> str | None:
 
 def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     row.tx_hash, row.settled = tx_hash, True
+    if receipt.get("effectiveGasPrice") is not None:  # else the gas limit's cost stays (more, never less)
+        row.gas_cost_wei = gas_cost(receipt["gasUsed"], receipt["effectiveGasPrice"])
     if _is_filler(row, receipt):
         pass  # the filler of a refused send's nonce: its receipt only settles the nonce
     elif receipt["status"] == 1:
@@ -1037,6 +1094,7 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
     if old.to is None:
         raise ValueError(f"payment {row.payment_id}: the relayed transaction has no recipient")
     old_raw, old_hash, old_price, old_hashes = row.raw_tx, row.tx_hash, row.gas_price, row.old_tx_hashes
+    old_cost = row.gas_cost_wei
     price = bumped_gas_price(int(sent.gas_price), gas_price_now, gas_price_cap(chain, gas_price_now))
     if price is None:
         log.warning(
@@ -1049,6 +1107,7 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
     raw, tx_hash = _sign(acct, chain, old.to, old.data, old.gas_limit, price, sent.nonce)
     row.old_tx_hashes = " ".join(_hashes(row))
     row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = raw, tx_hash, str(price), None
+    row.gas_cost_wei = gas_cost(old.gas_limit, price)
     _commit(row)
     outcome, msg = _send_raw(chain, raw)
     if outcome == SendOutcome.SENT:
@@ -1058,7 +1117,7 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
         # As it was: the refused one never reached the node's pool (and its hash, kept, would
         # add one to the row at every refused attempt).
         row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = old_raw, old_hash, old_price, now()
-        row.old_tx_hashes = old_hashes
+        row.old_tx_hashes, row.gas_cost_wei = old_hashes, old_cost
     return True
 
 

@@ -76,3 +76,26 @@ def test_the_testnets_file_loads_with_its_rpc_variables(tmp_path, monkeypatch):
     assert base.payment_tokens == ("0x036CbD53842c5426634e7929541eC2318f3dCF7e",)
     # The payment contract comes from `python -m contracts.deploy` (recorded for Sepolia only here).
     assert sepolia.payment_contract == "0x" + "11" * 20 and base.payment_contract is None
+
+
+@pytest.mark.parametrize("written, budget", [
+    ({}, 10**17),  # absent: the default, 0.1 ETH an hour
+    ({"relayer_max_spend_wei_per_hour": None}, None),  # null: no budget
+    ({"relayer_max_spend_wei_per_hour": 5 * 10**15}, 5 * 10**15),
+    ({"relayer_max_spend_wei_per_hour": "7"}, 7),
+    ({"relayer_max_spend_wei_per_hour": 0}, "bad_config"),
+    ({"relayer_max_spend_wei_per_hour": -1}, "bad_config"),
+    ({"relayer_max_spend_wei_per_hour": "lots"}, "bad_config"),
+])
+def test_the_relayer_budget_per_chain(tmp_path, written, budget):
+    entry = {"chain_id": 8453, "chain_name": "Base", "rpc_url": "https://mainnet.base.org",
+             "multicall_address": "0xcA11bde05977b3631167028862bE2a173976CA11", "tokens": [], **written}
+    path = tmp_path / "chains.json"
+    path.write_text(json.dumps([entry]))
+    if budget == "bad_config":
+        with pytest.raises(AppError) as exc:
+            load_chains(path, tmp_path)
+        assert exc.value.code == "bad_config"
+    else:
+        (chain,) = load_chains(path, tmp_path)
+        assert chain.relayer_max_spend_wei_per_hour == budget

@@ -179,3 +179,21 @@ def test_payable_token_info_is_looked_up_once_per_token_and_one_token_never_wait
         release.set()
         assert [f.result(timeout=10).token_address for f in waiting] == [slow] * 3
     assert reads == [cached, slow]  # one read per token, however many executes asked
+
+
+@pytest.mark.parametrize("spent, budget, reached", [
+    (0, None, False), (10**30, None, False),  # no budget (null in the chains file)
+    (0, 1, False), (999, 1000, False),
+    (1000, 1000, True),  # reached: no room left
+    (1001, 1000, True),  # past it (queued payments still went, a price rose)
+])
+def test_budget_reached(spent, budget, reached):
+    assert relayer.budget_reached(spent, budget) is reached
+
+
+@pytest.mark.parametrize("gas, price, cost", [
+    (0, 10**9, 0), (21_000, 2 * 10**9, 42 * 10**12), (300_000, 500 * 10**9, 15 * 10**16),
+    (300_000, 10**15, 2**63 - 1),  # more than BIGINT holds: kept at its largest, over any budget
+])
+def test_gas_cost_fits_the_column(gas, price, cost):
+    assert relayer.gas_cost(gas, price) == cost
