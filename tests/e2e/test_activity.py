@@ -135,15 +135,20 @@ def test_transfers_received_from_another_account_appear_as_incoming(page: Page, 
     browser_issues.assert_clean()
 
 
+def lookalike_of(address: str) -> str:
+    """Another address with the same first 4 and last 4 hex digits (what a poisoner grinds for)."""
+    a = address.lower()
+    return Web3.to_checksum_address("0x" + a[2:6] + "0" * 32 + a[-4:])
+
+
 def test_dust_from_a_lookalike_of_a_recipient_is_called_out(page: Page, app_server, screenshot, browser_issues):
     """Address poisoning: the user sent to an address; dust arrives from another one with the same
     first 4 and last 4 hex digits, so the two entries show the same 0x…: the received one says so."""
     address = Web3.to_checksum_address(create_wallet(page, new_email("poison")))
     wait_for_balance(page, "tUSD", FAUCET_BALANCE)
     outsider = Account.from_key(OUTSIDER_KEY).address.lower()
-    recipient = Web3.to_checksum_address("0x" + outsider[2:6] + "0" * 32 + outsider[-4:])
     tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
-    submit_transfer(page, address, tusd, 1_000_000, to=recipient)
+    submit_transfer(page, address, tusd, 1_000_000, to=lookalike_of(outsider))
     send_from_outsider(web3_of(app_server), {"to": address, "value": 1})  # 1 wei of dust
 
     wait_for_entries(page, "receive", 1)
@@ -160,5 +165,8 @@ def test_dust_from_a_lookalike_of_a_recipient_is_called_out(page: Page, app_serv
     set_language(page, "한국어", "ko")
     page.goto("/activity")
     expect(entries.locator(".activity-warning")).to_have_text([
-        "보낸 사람의 주소가 전에 보낸 적 있는 주소와 비슷하지만 다른 주소입니다(주소 위장). 이 주소로 보내지 마세요."])
+        "보낸 사람의 주소는 전에 송금한 주소와 비슷해 보이지만 다른 주소입니다(주소 위장). "
+        "이 주소로는 절대 보내지 마세요."])
+    expect(entries.nth(0).locator(".activity-warning")).to_have_count(1)
+    screenshot("activity_poisoning_ko")
     browser_issues.assert_clean()

@@ -119,16 +119,21 @@ def test_token_list_add_token_and_empty_activity(page: Page, screenshot, browser
 COPYCAT_KEY = "0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a"  # anvil's account #4
 
 
+def deploy_copycat(app_server) -> str:
+    """A new token calling itself tUSD (name "Copycat USD") on the app's chain: its address."""
+    from contracts.deploy import _deploy_contract
+    from tests.e2e.flows_send import web3_of
+
+    return _deploy_contract(web3_of(app_server), COPYCAT_KEY, "TestToken", "Copycat USD", "tUSD")
+
+
 def test_a_copycat_token_and_a_token_contract_recipient_are_called_out(page: Page, app_server, screenshot,
                                                                        browser_issues):
     """A token calling itself tUSD from another address (anyone can deploy one; once listed, its
     transfers read like the real one's) is called out when probed; a token's contract pasted as
     Send's recipient too (tokens sent there are lost)."""
-    from contracts.deploy import _deploy_contract
-    from tests.e2e.flows_send import web3_of
-
     create_wallet(page, new_email("copycat"))
-    copycat = _deploy_contract(web3_of(app_server), COPYCAT_KEY, "TestToken", "Copycat USD", "tUSD")
+    copycat = deploy_copycat(app_server)
     tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
     page.goto("/home")
     page.get_by_role("button", name="Add token").click()
@@ -148,4 +153,19 @@ def test_a_copycat_token_and_a_token_contract_recipient_are_called_out(page: Pag
     page.get_by_label("Recipient address").fill(tusd["token_address"])
     expect(page.locator("#send-recipient-note")).to_have_text(
         "This is a token's contract address: tokens sent to it are usually lost for good.")
+    expect(page.get_by_role("status").filter(has=page.locator("#send-recipient-note"))).to_have_count(1)  # read out
+
+    set_language(page, "한국어", "ko")
+    page.goto("/home")
+    page.get_by_role("button", name="토큰 추가").click()
+    probe(dialog, copycat, "조회")
+    expect(dialog.locator("#add-token-copycat")).to_have_text(
+        f"내 토큰 목록에 다른 주소({tusd['token_address']})의 tUSD이(가) 이미 있습니다. 누구나 아무 이름으로나 "
+        "토큰을 만들 수 있으니 이 토큰의 주소를 믿을 수 있을 때만 추가하세요.")
+    screenshot("add_token_copycat_ko")
+    dialog.get_by_role("button", name="취소").click()
+    page.goto("/send")
+    page.get_by_label("받는 주소").fill(tusd["token_address"])
+    expect(page.locator("#send-recipient-note")).to_have_text(
+        "이 주소는 토큰의 컨트랙트 주소입니다. 이 주소로 보낸 토큰은 대개 되찾을 수 없습니다.")
     browser_issues.assert_clean()

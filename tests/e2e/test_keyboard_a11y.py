@@ -22,6 +22,7 @@ from tests.e2e.flows_payment import (
     wait_for_chain_balance,
 )
 from tests.e2e.flows_send import fill_send, wait_for_asset
+from tests.e2e.test_assets import deploy_copycat
 
 NETWORK = "Newbl Dev (anvil)"
 KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
@@ -249,6 +250,34 @@ def test_every_dialog_takes_focus_and_gives_it_back(page, browser_issues):
     expect(prompt).to_have_count(0)
     expect(page.get_by_role("heading", level=1)).to_be_focused()
     browser_issues.assert_clean(ignore=[r"getUserMedia|NotFoundError|Requested device not found"])
+
+
+def test_add_token_dialog_with_a_copycat_warning_by_keyboard(page, app_server, browser_issues):
+    """Probing a token calling itself tUSD: the warning is read out (a status region), then the
+    dialog is closed with Escape, or the token added with Enter, the keyboard alone."""
+    create_wallet(page, new_email("copycat-keys"))
+    copycat = deploy_copycat(app_server)
+    opener = page.get_by_role("button", name="Add token")
+    dialog = page.get_by_role("dialog", name="Add token")
+    field = dialog.get_by_label("Token address")
+    warning = dialog.get_by_role("status")  # a live region, there before the warning is put in
+    text = (f"Your list already has tUSD at another address ({token_address(page, 'tUSD')}). Anyone can make a "
+            "token with any name: add this one only if you trust its address.")
+    for key in ("Escape", "Enter"):
+        tab_to(page, opener)
+        page.keyboard.press("Enter")
+        expect(field).to_be_focused()
+        expect(warning).to_have_text("")
+        page.keyboard.type(copycat)
+        page.keyboard.press("Enter")  # the form's one button: Probe
+        expect(warning).to_have_text(text)
+        expect(dialog.get_by_role("button", name="Add", exact=True)).to_be_enabled()
+        expect(field).to_be_focused()  # still: Enter again adds it
+        page.keyboard.press(key)
+        expect(dialog).to_have_count(0)
+        expect(opener).to_be_focused()
+    expect(page.locator('.token-row[data-symbol="tUSD"]')).to_have_count(2)  # the copycat was added
+    browser_issues.assert_clean()
 
 
 def test_reduced_motion_stops_spinners_and_overlays(page):

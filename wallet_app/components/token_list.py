@@ -119,7 +119,9 @@ def _address_form() -> rx.Component:
                 placeholder=t("add_token_address_hint"),
                 size="3",
                 width="100%",
-                disabled=s.busy,
+                # Read-only, not disabled, while a probe runs: Chrome takes focus off a disabled field,
+                # and the keyboard user who pressed Enter in it would be left on the page's <body>.
+                read_only=s.busy,
                 font_family="var(--code-font-family)",
                 auto_complete="off",
                 spell_check=False,
@@ -141,6 +143,17 @@ def _address_form() -> rx.Component:
                     id="add-token-meta",
                 ),
             ),
+            spacing="3",
+            width="100%",
+        ),
+        # One live region, there from the dialog's opening: a region added along with its text is
+        # not always announced, text put into one that is there is (the probe's progress, then
+        # its warning). Outside the stack, so that while empty it adds no gap.
+        rx.box(
+            rx.cond(
+                s.busy,
+                rx.hstack(rx.spinner(), rx.text(t("add_token_probing"), size="2"), margin_top="var(--space-3)"),
+            ),
             rx.cond(
                 s.meta_warning.length() > 0,
                 rx.callout.root(
@@ -148,21 +161,24 @@ def _address_form() -> rx.Component:
                     # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
                     rx.callout.text(s.meta_warning[SessionState.lang], word_break="break-word"),  # type: ignore[call-overload]
                     color_scheme="orange",
-                    role="status",
                     width="100%",
+                    margin_top="var(--space-3)",
                     id="add-token-copycat",
                 ),
             ),
-            rx.cond(s.busy, rx.hstack(rx.spinner(), rx.text(t("add_token_probing"), size="2"), role="status")),
-            spacing="3",
+            role="status",
             width="100%",
         ),
         rx.flex(
             rx.dialog.close(
                 rx.button(t("cancel"), size="3", variant="soft", color_scheme="gray", disabled=s.busy, type="button")
             ),
+            # aria-disabled, not disabled, for the same reason (a second submit while busy is ignored).
             rx.button(
-                rx.cond(s.probed, t("add_token_add"), t("add_token_probe")), size="3", type="submit", disabled=s.busy
+                rx.cond(s.probed, t("add_token_add"), t("add_token_probe")),
+                size="3",
+                type="submit",
+                aria_disabled=s.busy,
             ),
             gap="3",
             justify="end",

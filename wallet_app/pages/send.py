@@ -71,16 +71,20 @@ def _form() -> rx.Component:
                     spacing="2",
                 ),
                 error_callout(s.uri_error, "send-uri-error", size="1"),
-                rx.cond(
-                    s.recipient_note != "",
-                    rx.callout.root(
-                        rx.callout.icon(rx.icon("triangle-alert")),
-                        rx.callout.text(t_var(s.recipient_note), id="send-recipient-note"),
-                        color_scheme="orange",
-                        role="status",
-                        size="1",
-                        width="100%",
+                # The live region is there before the note: one added along with its text is not always announced.
+                rx.box(
+                    rx.cond(
+                        s.recipient_note != "",
+                        rx.callout.root(
+                            rx.callout.icon(rx.icon("triangle-alert")),
+                            rx.callout.text(t_var(s.recipient_note), id="send-recipient-note"),
+                            color_scheme="orange",
+                            size="1",
+                            width="100%",
+                        ),
                     ),
+                    role="status",
+                    width="100%",
                 ),
                 spacing="1",
                 width="100%",

@@ -117,15 +117,15 @@ def test_copycat_texts_name_the_listed_token_in_both_languages():
     assert copycat_texts(usdc) == {
         "en": "Your list already has USDC at another address (0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48). "
         "Anyone can make a token with any name: add this one only if you trust its address.",
-        "ko": "목록에 다른 주소(0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48)의 USDC이(가) 이미 있습니다. "
-        "누구나 아무 이름으로나 토큰을 만들 수 있으니 이 주소를 믿을 수 있을 때만 추가하세요.",
+        "ko": "내 토큰 목록에 다른 주소(0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48)의 USDC이(가) 이미 있습니다. "
+        "누구나 아무 이름으로나 토큰을 만들 수 있으니 이 토큰의 주소를 믿을 수 있을 때만 추가하세요.",
     }
 
 
 POISON_EN = ("This sender's address looks like one you sent to before, but it is different "
              "(address poisoning): never send to it.")
-POISON_KO = ("보낸 사람의 주소가 전에 보낸 적 있는 주소와 비슷하지만 다른 주소입니다(주소 위장). "
-             "이 주소로 보내지 마세요.")
+POISON_KO = ("보낸 사람의 주소는 전에 송금한 주소와 비슷해 보이지만 다른 주소입니다(주소 위장). "
+             "이 주소로는 절대 보내지 마세요.")
 
 
 @pytest.mark.parametrize("fields, known, en, ko", [

@@ -50,6 +50,6 @@ KO: dict[str, str] = {
     "activity_replaces": "{tx} 대체",
     "activity_speed_up": "가속하기",
     "activity_cancel_tx": "취소하기",
-    "activity_sender_lookalike": "보낸 사람의 주소가 전에 보낸 적 있는 주소와 비슷하지만 다른 주소입니다(주소 위장). "
-    "이 주소로 보내지 마세요.",
+    "activity_sender_lookalike": "보낸 사람의 주소는 전에 송금한 주소와 비슷해 보이지만 다른 주소입니다(주소 위장). "
+    "이 주소로는 절대 보내지 마세요.",
 }

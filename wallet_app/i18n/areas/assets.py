@@ -30,6 +30,6 @@ KO: dict[str, str] = {
     "add_token_name": "이름",
     "add_token_symbol": "심볼",
     "add_token_decimals": "소수 자릿수",
-    "add_token_copycat": "목록에 다른 주소({address})의 {symbol}이(가) 이미 있습니다. 누구나 아무 이름으로나 토큰을 "
-    "만들 수 있으니 이 주소를 믿을 수 있을 때만 추가하세요.",
+    "add_token_copycat": "내 토큰 목록에 다른 주소({address})의 {symbol}이(가) 이미 있습니다. 누구나 아무 이름으로나 "
+    "토큰을 만들 수 있으니 이 토큰의 주소를 믿을 수 있을 때만 추가하세요.",
 }

@@ -37,5 +37,5 @@ KO: dict[str, str] = {
     "send_need_amount": "금액을 입력해 주세요.",
     "send_token_info_missing": "토큰 정보 없음",
     "send_amount_format_error": "금액 형식 오류: ",
-    "recipient_token_contract": "토큰의 컨트랙트 주소입니다. 이 주소로 보낸 토큰은 대개 되찾을 수 없습니다.",
+    "recipient_token_contract": "이 주소는 토큰의 컨트랙트 주소입니다. 이 주소로 보낸 토큰은 대개 되찾을 수 없습니다.",
 }
