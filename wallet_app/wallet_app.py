@@ -49,6 +49,10 @@ app = rx.App(
     stylesheets=["/theme.css", "/reduced_motion.css"],
     backend_exception_handler=server_error_event,
 )
+# engine.io's own limit on one websocket message: a longer one closes the connection, and the page
+# learns the limit in the handshake (Reflex's page then reports a hydrate too big instead of sending it).
+assert app.sio is not None  # made with the app (Reflex's socket.io server)
+app.sio.eio.max_http_buffer_size = get_settings().socket_max_message_chars
 # Reflex's connection overlay (a toast and a pulsing icon with English developer text) gives way
 # to our localized notice on every page (components.layout.connection_notice).
 app.app_wraps[(5, "Overlay")] = lambda _stateful: None

@@ -29,6 +29,7 @@ from wallet_app.api import (
 from wallet_app.api.deps import API_PREFIX, SameOriginWrites, add_routes
 from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
+from wallet_app.core.sockets import SocketLimits
 from wallet_app.core.startup import restore_recursion_limit
 from wallet_app.errors import AppError, unexpected_code
 from wallet_app.services import sessions
@@ -196,6 +197,8 @@ def build_api() -> FastAPI:
     app.add_middleware(SameOriginWrites)  # every /api/v1 write must come from the app's own origin
     app.add_middleware(RefuseWhileLimited, openapi=app.openapi)
     app.add_middleware(BodyLimit)
+    # Reflex's websocket (mounted under the API) has limits of its own; after ForwardedFrom: the real client.
+    app.add_middleware(SocketLimits)
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.add_exception_handler(HTTPException, http_error_response)

@@ -196,6 +196,20 @@ class Settings(BaseSettings):
     # A user's token list holds at most this many tokens (each is read on every /assets).
     max_tokens_per_user: int = 50
 
+    # ---- the Reflex websocket (core/sockets.py), which the limits above do not cover.
+    # Open websockets (one per tab) per client IP per worker; the next handshake is refused (403).
+    # Far above a household's or an office's tabs behind one NAT.
+    socket_max_per_ip: int = Field(default=50, ge=1)
+    # Messages per websocket: a burst, refilled at a steady rate a second; one over closes the
+    # connection (1008). A load of /home sends 2, a move in the bottom navigation 3, typing a few a
+    # second (inputs are debounced): a person stays far below either.
+    socket_event_burst: int = Field(default=60, ge=1)
+    socket_event_rate: float = Field(default=20.0, gt=0)
+    # The longest websocket message, in characters (engine.io's max_http_buffer_size; longer closes
+    # the connection). The longest the page sends is /sign's signed transaction (up to 100,002 hex
+    # characters) with the link in its router data twice (up to 64,000 each): about 230,000.
+    socket_max_message_chars: int = Field(default=500_000, ge=10_000)
+
     # ---- behind a reverse proxy (issue 13, core/proxy.py): IPs/CIDRs, comma-separated, whose
     # X-Forwarded-For / X-Forwarded-Proto are believed (client IP of the rate limits, scheme); empty: none.
     trusted_proxies: str = ""

@@ -26,6 +26,7 @@ from typing import Any
 from fastapi import Request
 from limits import RateLimitItem, parse_many, storage, strategies
 from redis import RedisError
+from starlette.requests import HTTPConnection
 
 from wallet_app.core import shared
 from wallet_app.core.config import Settings, get_settings
@@ -155,10 +156,11 @@ async def refused_for(key: tuple[str, str, str]) -> int:
     return max(1, math.ceil(left)) if left > 0 else 0
 
 
-def client_key(request: Request) -> str:
-    """What a client counts under: its IPv4 address, or its IPv6 address's /64. One subscriber or
-    host is given a whole /64 and may pick any of its 2^64 addresses, one per request; an
-    IPv4-mapped IPv6 address (a dual-stack socket's) counts as its IPv4 address."""
+def client_key(request: HTTPConnection) -> str:
+    """What a client (a request or a websocket) counts under: its IPv4 address, or its IPv6
+    address's /64. One subscriber or host is given a whole /64 and may pick any of its 2^64
+    addresses, one per request; an IPv4-mapped IPv6 address (a dual-stack socket's) counts as its
+    IPv4 address."""
     host = request.client.host if request.client else "unknown"
     try:
         ip = ipaddress.ip_address(host)

@@ -9,7 +9,9 @@ uses the private helpers below without reaching into another state.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+from typing import Any
 
 import reflex as rx
 from redis import RedisError
@@ -39,6 +41,13 @@ VISIT_SCRIPT = (
     "try{var v=new Uint32Array(2);crypto.getRandomValues(v);"
     f'sessionStorage.setItem("{VISIT_KEY}",v[0].toString(36)+v[1].toString(36))}}catch(e){{}}'
 )
+
+
+# Reflex sets its client storage vars (below) to whatever a browser sends (the hydrate, a storage
+# sync), unchecked: a visit id is at most 14 characters, a language 2. Anything else, which no page
+# of ours writes, is dropped rather than kept in the client's state (in Redis with REDIS_URL).
+CLIENT_STORAGE_VARS = ("stored_lang", "visit")
+CLIENT_STORAGE_MAX = 32
 
 
 def dialog_after_load(open_: bool, route: str, pending: bool, path: str, same_visit: bool) -> tuple[bool, bool]:
@@ -89,11 +98,17 @@ class SessionState(rx.State):
     dialog_route: str = ""
     _dialog_pending: bool = False
     _dialog_visit: str = ""  # the page load it was raised in ("" when unknown)
-    # The page the last on_load was for ("<visit> <path>?<query>"). The same page again in the same
-    # visit is a reconnect of the socket (Reflex runs on_load again), not the user opening it:
-    # a page's form keeps what was typed (switching apps to copy an address drops a phone's socket).
+    # The page the last on_load was for (SHA-256 of "<visit> <path>?<query>": a /sign link is up to
+    # 64,000 characters). The same page again in the same visit is a reconnect of the socket (Reflex
+    # runs on_load again), not the user opening it: a page's form keeps what was typed (switching
+    # apps to copy an address drops a phone's socket).
     _loaded_page: str = ""
     _page_again: bool = False
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in CLIENT_STORAGE_VARS and (not isinstance(value, str) or len(value) > CLIENT_STORAGE_MAX):
+            value = ""
+        super().__setattr__(name, value)
 
     # ------------------------------------------------------------ private helpers (inherited by page states)
 
@@ -184,7 +199,7 @@ class SessionState(rx.State):
     async def check_session(self):
         """on_load of every page, first: load the session and apply the redirect rules."""
         path = routes.normalize_path(self.router.url.path)
-        page = f"{self.visit} {path}?{self.router.url.query}"
+        page = hashlib.sha256(f"{self.visit} {path}?{self.router.url.query}".encode()).hexdigest()
         self._page_again = bool(self.visit) and page == self._loaded_page
         self._loaded_page = page
         self._apply(await asyncio.to_thread(self._lookup_user))

@@ -90,3 +90,20 @@ def test_the_session_exposes_the_signed_in_google_account_and_the_drive_dialogs_
     bound = "loginHint:" + str(SessionState.google_account)
     assert bound in str(settings_page()).replace(" ", "")  # the backup button
     assert any(bound in str(part).replace(" ", "") for part in _signed_in_parts())  # the restore prompt
+
+
+def test_client_storage_a_browser_sends_is_kept_only_when_ours_could_have_written_it():
+    """Reflex sets the client storage vars to whatever a hydrate or a storage sync sends (by
+    setattr, as here): a visit id and a language are short strings; anything else is dropped."""
+    from wallet_app.state.session import CLIENT_STORAGE_MAX, SessionState
+
+    state = SessionState(_reflex_internal_init=True)
+    state.visit, state.stored_lang = "1a2b3c4d5e6f7g", "ko"  # what VISIT_SCRIPT and the page write
+    assert (state.visit, state.stored_lang) == ("1a2b3c4d5e6f7g", "ko")
+    state.visit = "v" * CLIENT_STORAGE_MAX
+    assert state.visit == "v" * CLIENT_STORAGE_MAX
+    for junk in ("v" * (CLIENT_STORAGE_MAX + 1), "x" * 400_000, {"a": 1}, ["ko"], 7):
+        state.visit = state.stored_lang = junk
+        assert (state.visit, state.stored_lang) == ("", "")
+    state.address = "x" * 100  # other vars as before
+    assert state.address == "x" * 100
