@@ -115,6 +115,36 @@ def test_unreachable_redis_counts_in_this_process(settings_env, monkeypatch):
     ratelimit.hit("sign_in", "127.0.0.2")  # another client has its own count
 
 
+def test_a_redis_outage_is_logged_once_and_asked_again_only_after_a_while(settings_env, monkeypatch, caplog):
+    """Each ask of a Redis that is out waits out its timeout and logged a traceback: per limited
+    request, while it lasted. Now: one traceback when it begins, LIMITS_RETRY_SECONDS without asking,
+    one line when it answers again."""
+    use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="100/minute")
+    monkeypatch.setattr(ratelimit, "_limits_down", None)
+    asked = []
+    limiter = ratelimit._current()
+    real_hit = limiter.hit
+    monkeypatch.setattr(limiter, "hit", lambda *a: asked.append(1) or real_hit(*a))
+    clock = [1000.0]
+    monkeypatch.setattr(ratelimit.time, "monotonic", lambda: clock[0])
+    with caplog.at_level("WARNING", logger="wallet_app.core.ratelimit"):
+        for _ in range(5):
+            ratelimit.hit("sign_in", "127.0.0.1")
+        assert (len(asked), len(caplog.records)) == (1, 1)
+        assert caplog.records[0].exc_info is not None  # the traceback, once
+        clock[0] += ratelimit.LIMITS_RETRY_SECONDS
+        ratelimit.hit("sign_in", "127.0.0.1")  # asked again: still out, not logged again
+        assert (len(asked), len(caplog.records)) == (2, 1)
+        clock[0] += ratelimit.LIMITS_RETRY_SECONDS
+        monkeypatch.setattr(limiter, "hit", lambda *a: asked.append(1) or True)  # it answers again
+        ratelimit.hit("sign_in", "127.0.0.1")
+    assert [r.getMessage() for r in caplog.records] == [
+        "rate limit storage unavailable; limits counted in each process until it answers",
+        "rate limit storage answers again",
+    ]
+    assert ratelimit._limits_down is None
+
+
 def test_the_memory_storage_cleans_up_at_most_once_a_second_and_still_limits(monkeypatch):
     """limits' own clean-up ran every 10 ms after a hit, each time in a new thread walking every
     key: a growing share of a loaded worker. Once a second frees the memory as well; the window

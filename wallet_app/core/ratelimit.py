@@ -55,6 +55,11 @@ _fallback: tuple[Settings, strategies.RateLimiter] | None = None  # while Redis 
 # while Redis is down every API request would otherwise wait out the timeout first.
 REFUSALS_RETRY_SECONDS = 2.0
 _refusals_down: tuple[Settings, float] | None = None  # (settings, monotonic time the lookups resume)
+# The same for the counters: after a Redis error, hit() counts in this process's memory for this
+# long without asking Redis (each ask would wait out its timeout first). (settings, resume time)
+# while Redis is out; logged once when the outage begins, not once per request.
+LIMITS_RETRY_SECONDS = 2.0
+_limits_down: tuple[Settings, float] | None = None
 
 # The OpenAPI entry of a limited route's refusal.
 RESPONSE_429: dict[int | str, dict[str, Any]] = {
@@ -119,14 +124,33 @@ def _count(limiter: strategies.RateLimiter, kind: str, key: str, spec: str) -> N
 
 def hit(kind: str, key: str | int) -> None:
     """Counts one `kind` action by `key`; rate_limited (with retry_after in seconds) when over."""
-    spec: str = getattr(get_settings(), f"rate_limit_{kind}")
+    global _limits_down
+    settings = get_settings()
+    spec: str = getattr(settings, f"rate_limit_{kind}")
+    down = _limits_down
+    if down is not None and down[0] is settings and time.monotonic() < down[1]:
+        _count(_local(), kind, str(key), spec)  # Redis failed a moment ago: not asked again yet
+        return
     try:
         _count(_current(), kind, str(key), spec)
     except AppError:
+        _answered(down)
         raise
     except Exception:  # Redis down: each process counts on its own meanwhile (up to workers x the limit)
-        log.exception("rate limit storage unavailable; %s counted in this process", kind)
+        if down is None or down[0] is not settings:
+            log.exception("rate limit storage unavailable; limits counted in each process until it answers")
+        _limits_down = (settings, time.monotonic() + LIMITS_RETRY_SECONDS)
         _count(_local(), kind, str(key), spec)
+        return
+    _answered(down)
+
+
+def _answered(down: tuple[Settings, float] | None) -> None:
+    """The shared storage counted again: an outage (`down`) is over."""
+    global _limits_down
+    if down is not None:
+        log.warning("rate limit storage answers again")
+        _limits_down = None
 
 
 def _refusal_key(key: tuple[str, str, str]) -> str:
