@@ -157,7 +157,11 @@ def test_a_flood_of_events_closes_the_connection(limited_server):
         return ws.close_code, pongs
 
     code, pongs = run(check())
-    assert code == 1008
+    # The server logs why, then closes with 1008. A client still sending may see its connection reset
+    # (1006) instead: the server drops it with the flood unread, and the reset can beat the close frame.
+    log = (RESULTS_DIR / "e2e-sockets-app-server.log").read_text()
+    assert "closed: over SOCKET_EVENT_BURST/SOCKET_EVENT_RATE" in log
+    assert code in (1008, 1006), code
     assert pongs < FLOOD / 2, pongs  # about the burst was answered, not the flood
 
 
