@@ -826,6 +826,51 @@ def test_execute_quota(client, payer, deployed, w3, send_tx, monkeypatch):
     assert balance(w3, token, merchant) == 3
 
 
+def held_at_a_barrier(monkeypatch, module, name: str, parties: int) -> None:
+    """`module.name` waits until `parties` callers are in it: every request has passed the early
+    quota check before any writes, as requests racing on two workers may."""
+    barrier, real = threading.Barrier(parties, timeout=10), getattr(module, name)
+
+    def held(*args, **kwargs):
+        barrier.wait()
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, held)
+
+
+def test_concurrent_executes_keep_to_the_quota(client, payer, deployed, w3, send_tx, monkeypatch):
+    set_env(monkeypatch, PAYMENT_EXECUTES_PER_HOUR=2)
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    amounts = (1, 2, 3, 4)
+    quotes = [get_quote(client, token, a) for a in amounts]
+    deadline = int(time.time()) + 300
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, amounts, strict=True)]
+    held_at_a_barrier(monkeypatch, relayer, "ready_and_dry_run", len(bodies))  # after the early check
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        answers = list(pool.map(lambda body: client.post(f"{API}/payment/execute", json=body), bodies))
+    assert sorted((r.status_code, r.json().get("detail")) for r in answers) == [
+        (200, None), (200, None), (429, "payment_quota_exceeded"), (429, "payment_quota_exceeded")]
+    paid = [q for q, r in zip(quotes, answers, strict=True) if r.status_code == 200]
+    for q in paid:
+        assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    # The refused ones left nothing behind: still quoted, no activity entry.
+    assert sorted(r.status for r in all_rows()) == ["ok", "ok", "quoted", "quoted"]
+    with get_session() as s:
+        assert len(list(s.exec(select(Activity).where(Activity.type == "payment")))) == 2
+
+
+def test_concurrent_quotes_keep_to_the_quota(client, payer, deployed, monkeypatch):
+    set_env(monkeypatch, PAYMENT_QUOTES_PER_HOUR=2)
+    token = token_of(deployed)
+    held_at_a_barrier(monkeypatch, relayer, "check_ready", 4)  # after the early check, before the write
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda a: quote_resp(client, token, a), (1, 2, 3, 4)))
+    assert sorted((r.status_code, r.json().get("detail")) for r in answers) == [
+        (200, None), (200, None), (429, "payment_quota_exceeded"), (429, "payment_quota_exceeded")]
+    assert len(all_rows()) == 2
+
+
 def test_relayer_below_its_balance_floor_refuses_payments(client, payer, deployed, w3, send_tx,
                                                          monkeypatch, caplog):
     token = token_of(deployed)

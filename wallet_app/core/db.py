@@ -189,6 +189,20 @@ class CommitWatch:
 _turn_locks: dict[str, threading.Lock] = {}  # an in-memory SQLite database's turns (one process)
 
 
+def _lock_key(name: str) -> int:
+    """PostgreSQL's advisory lock key (a signed 64-bit integer) for a lock's name."""
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
+
+
+def lock_until_commit(db: Session, name: str) -> None:
+    """Holds `name`'s lock from here to the end of `db`'s transaction, waiting for whoever holds
+    it (in any process). PostgreSQL: a transaction-level advisory lock. SQLite has one writer at a
+    time: a transaction holds the database's write lock from its first write to its end, so there
+    nothing is taken here and the caller reads what the lock guards after its first write."""
+    if db.get_bind().dialect.name == "postgresql":
+        db.execute(text("SELECT pg_advisory_xact_lock(:key)").bindparams(key=_lock_key(name)))
+
+
 @contextmanager
 def exclusive_turn(name: str) -> Iterator[bool]:
     """Whether this caller holds `name`'s turn, without waiting: of several processes (or threads)
@@ -198,8 +212,8 @@ def exclusive_turn(name: str) -> Iterator[bool]:
     engine = get_engine()
     database = engine.url.database if engine.dialect.name == "sqlite" else None
     if engine.dialect.name == "postgresql":
-        key = int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
         with engine.connect() as connection, connection.begin():
+            key = _lock_key(name)
             yield bool(connection.execute(text("SELECT pg_try_advisory_xact_lock(:key)"), {"key": key}).scalar())
     elif database and database != ":memory:":
         with open(f"{database}.{hashlib.sha256(name.encode()).hexdigest()[:16]}.lock", "w") as lock_file:

@@ -59,7 +59,7 @@ from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core.config import get_settings
-from wallet_app.core.db import get_session, read_session
+from wallet_app.core.db import get_session, lock_until_commit, read_session
 from wallet_app.errors import AppError
 from wallet_app.models import User, now_epoch, stored_id
 from wallet_app.services import activity, payment_watch, relayer, tokens
@@ -358,12 +358,27 @@ def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
         )
         if row is not None:
             return row.payment_id
-        user_id, ttl = request["user_id"], settings.payment_quote_ttl_seconds
-        hourly = crud.quote_times(db, user_id, created_after=now - 3600)
-        check_quota(hourly, settings.payment_quotes_per_hour, 3600, now, "payment_quota_exceeded", "quotes per hour")
-        open_now = crud.quote_times(db, user_id, created_after=now - ttl, open_only=True)
-        check_quota(open_now, settings.payment_open_quotes_max, ttl, now, "too_many_open_quotes", "open quotes")
+        _check_quote_quotas(db, request["user_id"], now)
     return None
+
+
+def _quota_lock(user_id: int) -> str:
+    """The lock under which a user's quotas are counted and a quote or execute written (core.db.
+    lock_until_commit): without it two workers could both count the same room and both write."""
+    return f"payment-quota:{user_id}"
+
+
+def _check_quote_quotas(db: Session, user_id: int, now: int, written: int = 0) -> None:
+    """The quotas of new quotes per hour and of open quotes; `written`: how many of the counted
+    quotes are being made in this transaction (they take no room of their own)."""
+    settings = get_settings()
+    ttl = settings.payment_quote_ttl_seconds
+    hourly = crud.quote_times(db, user_id, created_after=now - 3600)
+    check_quota(
+        hourly, settings.payment_quotes_per_hour + written, 3600, now, "payment_quota_exceeded", "quotes per hour"
+    )
+    open_now = crud.quote_times(db, user_id, created_after=now - ttl, open_only=True)
+    check_quota(open_now, settings.payment_open_quotes_max + written, ttl, now, "too_many_open_quotes", "open quotes")
 
 
 def _lapsed_before(now: int) -> int:
@@ -374,11 +389,16 @@ def _lapsed_before(now: int) -> int:
 
 
 def _new_quote(request: _QuoteRequest, ref: str | None = None) -> str:
+    """Writes the quote, its quotas counted again after the write under the user's lock: the
+    check in _open_quote is a cheap early refusal, this one holds across workers."""
+    now = now_epoch()
     with get_session() as db:
         try:
+            lock_until_commit(db, _quota_lock(request["user_id"]))
             if ref is not None:
-                crud.drop_unused_quote(db, ref, created_before=_lapsed_before(now_epoch()))
+                crud.drop_unused_quote(db, ref, created_before=_lapsed_before(now))
             row = crud.add_quote(db, ref or "0x" + secrets.token_bytes(32).hex(), **request)
+            _check_quote_quotas(db, request["user_id"], now, written=1)
             db.commit()
         except IntegrityError:  # another quote took this ref a moment ago
             db.rollback()
@@ -456,16 +476,19 @@ def execute(
     reserved = relayer.gas_cost(chain.max_pay_gas, price)  # what it may cost, counted from the claim
     info = _payable_token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
 
-    row_id = int(row.id)
+    row_id, user_id = int(row.id), stored_id(user)
     stored_permit = json.dumps(signed_permit) if signed_permit else None
 
     def claim(db: Session) -> tuple[str, str | None] | None:
         """Claims the quote and queues the payment, with its activity entry, in `db`'s transaction:
         of two concurrent executes exactly one wins. None when claimed here, else the payment's
-        (payment_id, merchant) as the winner left it."""
+        (payment_id, merchant) as the winner left it. The executes quota is counted again after
+        the claim, under the user's lock: the check above is an early refusal, this one holds
+        across workers (a refusal here undoes the claim with the rest of the job)."""
+        lock_until_commit(db, _quota_lock(user_id))
         # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
         activity_id = activity.record_activity(
-            stored_id(user),
+            user_id,
             "payment",
             chain_id=chain.chain_id,
             token_address=token,
@@ -477,6 +500,9 @@ def execute(
             db=db,
         )
         if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit, reserved):
+            claimed = crud.claim_times(db, user_id, claimed_after=now - 3600)  # this claim among them
+            limit = settings.payment_executes_per_hour + 1
+            check_quota(claimed, limit, 3600, now, "payment_quota_exceeded", "executes per hour")
             return None
         crud.delete_activity(db, activity_id)  # not ours to record: the winner has its own
         again = crud.get_payment(db, pid)
