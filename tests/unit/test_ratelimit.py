@@ -8,7 +8,8 @@ import pytest
 from limits import RateLimitItemPerMinute, RateLimitItemPerSecond
 from limits.storage import MemoryStorage, RedisStorage, storage_from_string
 
-from wallet_app.core import ratelimit
+from tests.conftest import run_async
+from wallet_app.core import ratelimit, shared
 from wallet_app.core.config import Settings, get_settings
 from wallet_app.errors import AppError
 
@@ -117,10 +118,10 @@ def test_unreachable_redis_counts_in_this_process(settings_env, monkeypatch):
 
 def test_a_redis_outage_is_logged_once_and_asked_again_only_after_a_while(settings_env, monkeypatch, caplog):
     """Each ask of a Redis that is out waits out its timeout and logged a traceback: per limited
-    request, while it lasted. Now: one traceback when it begins, LIMITS_RETRY_SECONDS without asking,
+    request, while it lasted. Now: one traceback when it begins, REDIS_RETRY_SECONDS without asking,
     one line when it answers again."""
     use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="100/minute")
-    monkeypatch.setattr(ratelimit, "_limits_down", None)
+    monkeypatch.setattr(ratelimit._limits_outage, "down", None)
     asked = []
     limiter = ratelimit._current()
     real_hit = limiter.hit
@@ -132,17 +133,57 @@ def test_a_redis_outage_is_logged_once_and_asked_again_only_after_a_while(settin
             ratelimit.hit("sign_in", "127.0.0.1")
         assert (len(asked), len(caplog.records)) == (1, 1)
         assert caplog.records[0].exc_info is not None  # the traceback, once
-        clock[0] += ratelimit.LIMITS_RETRY_SECONDS
+        clock[0] += ratelimit.REDIS_RETRY_SECONDS
         ratelimit.hit("sign_in", "127.0.0.1")  # asked again: still out, not logged again
         assert (len(asked), len(caplog.records)) == (2, 1)
-        clock[0] += ratelimit.LIMITS_RETRY_SECONDS
+        clock[0] += ratelimit.REDIS_RETRY_SECONDS
         monkeypatch.setattr(limiter, "hit", lambda *a: asked.append(1) or True)  # it answers again
         ratelimit.hit("sign_in", "127.0.0.1")
     assert [r.getMessage() for r in caplog.records] == [
         "rate limit storage unavailable; limits counted in each process until it answers",
         "rate limit storage answers again",
     ]
-    assert ratelimit._limits_down is None
+    assert ratelimit._limits_outage.down is None
+
+
+def test_an_outage_of_the_refusals_storage_is_logged_once_and_asked_again_only_after_a_while(
+    settings_env, monkeypatch, caplog
+):
+    """The fast refusals (api.RefuseWhileLimited) looked Redis up on every limited request and
+    logged a traceback every REDIS_RETRY_SECONDS, and every refusal remembered while it was out
+    logged one more. Now as the counters: one traceback, then one line when it answers again."""
+    use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0")
+    monkeypatch.setattr(ratelimit._refusals_outage, "down", None)
+    asked = []
+    for name in ("left_async", "mark_async"):
+        real = getattr(shared.RedisMarks, name)
+        monkeypatch.setattr(shared.RedisMarks, name, lambda self, *a, _real=real: asked.append(1) or _real(self, *a))
+    clock = [1000.0]
+    monkeypatch.setattr(ratelimit.time, "monotonic", lambda: clock[0])
+    key = ("POST", "/api/v1/payment/execute", "ip:192.0.2.1")
+    with caplog.at_level("WARNING", logger="wallet_app.core.ratelimit"):
+        assert run_async(ratelimit.refused_for(key)) == 0
+        for _ in range(3):
+            run_async(ratelimit.remember_refusal(key, 30))
+            assert run_async(ratelimit.refused_for(key)) == 0  # the route's own limiter decides
+        assert (len(asked), len(caplog.records)) == (1, 1)
+        assert caplog.records[0].exc_info is not None
+        clock[0] += ratelimit.REDIS_RETRY_SECONDS
+        assert run_async(ratelimit.refused_for(key)) == 0  # asked again: still out, not logged again
+        assert (len(asked), len(caplog.records)) == (2, 1)
+        clock[0] += ratelimit.REDIS_RETRY_SECONDS
+
+        async def left(self, _key):
+            asked.append(1)
+            return 7.5
+
+        monkeypatch.setattr(shared.RedisMarks, "left_async", left)  # it answers again
+        assert run_async(ratelimit.refused_for(key)) == 8
+    assert [r.getMessage() for r in caplog.records] == [
+        "refusal storage unavailable; refusals not remembered until it answers",
+        "refusal storage answers again",
+    ]
+    assert ratelimit._refusals_outage.down is None
 
 
 def test_the_memory_storage_cleans_up_at_most_once_a_second_and_still_limits(monkeypatch):

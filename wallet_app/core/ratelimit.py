@@ -51,15 +51,39 @@ KINDS = (
 _state: tuple[Settings, strategies.RateLimiter] | None = None
 _fallback: tuple[Settings, strategies.RateLimiter] | None = None  # while Redis does not answer: _local
 
-# After a Redis error the fast refusals are not looked up for this long (per process and settings):
-# while Redis is down every API request would otherwise wait out the timeout first.
-REFUSALS_RETRY_SECONDS = 2.0
-_refusals_down: tuple[Settings, float] | None = None  # (settings, monotonic time the lookups resume)
-# The same for the counters: after a Redis error, hit() counts in this process's memory for this
-# long without asking Redis (each ask would wait out its timeout first). (settings, resume time)
-# while Redis is out; logged once when the outage begins, not once per request.
-LIMITS_RETRY_SECONDS = 2.0
-_limits_down: tuple[Settings, float] | None = None
+# After a Redis error a kind of call (the counters, the fast refusals) is not made again for this
+# long, per process and settings: while Redis is out each would first wait out its timeout.
+REDIS_RETRY_SECONDS = 2.0
+
+
+class _Outage:
+    """Redis failing one kind of call: not asked again for REDIS_RETRY_SECONDS after an error, and
+    logged when the outage begins (with its traceback) and when it ends, not once per request."""
+
+    def __init__(self, what: str, meanwhile: str) -> None:
+        self.what, self.meanwhile = what, meanwhile
+        self.down: tuple[Settings, float] | None = None  # (settings, monotonic time it is asked again)
+
+    def skipping(self, settings: Settings) -> bool:
+        down = self.down
+        return down is not None and down[0] is settings and time.monotonic() < down[1]
+
+    def failed(self, settings: Settings) -> None:
+        down = self.down
+        if down is None or down[0] is not settings:
+            log.exception("%s unavailable; %s until it answers", self.what, self.meanwhile)
+        self.down = (settings, time.monotonic() + REDIS_RETRY_SECONDS)
+
+    def answered(self) -> None:
+        if self.down is not None:
+            self.down = None
+            log.warning("%s answers again", self.what)
+
+
+# The counters: meanwhile each process counts in its own memory (up to workers x the limit).
+_limits_outage = _Outage("rate limit storage", "limits counted in each process")
+# The fast refusals: meanwhile the routes' own limiters refuse (after the session lookup).
+_refusals_outage = _Outage("refusal storage", "refusals not remembered")
 
 # The OpenAPI entry of a limited route's refusal.
 RESPONSE_429: dict[int | str, dict[str, Any]] = {
@@ -124,33 +148,21 @@ def _count(limiter: strategies.RateLimiter, kind: str, key: str, spec: str) -> N
 
 def hit(kind: str, key: str | int) -> None:
     """Counts one `kind` action by `key`; rate_limited (with retry_after in seconds) when over."""
-    global _limits_down
     settings = get_settings()
     spec: str = getattr(settings, f"rate_limit_{kind}")
-    down = _limits_down
-    if down is not None and down[0] is settings and time.monotonic() < down[1]:
+    if _limits_outage.skipping(settings):
         _count(_local(), kind, str(key), spec)  # Redis failed a moment ago: not asked again yet
         return
     try:
         _count(_current(), kind, str(key), spec)
     except AppError:
-        _answered(down)
+        _limits_outage.answered()
         raise
-    except Exception:  # Redis down: each process counts on its own meanwhile (up to workers x the limit)
-        if down is None or down[0] is not settings:
-            log.exception("rate limit storage unavailable; limits counted in each process until it answers")
-        _limits_down = (settings, time.monotonic() + LIMITS_RETRY_SECONDS)
+    except Exception:  # Redis out (any error of the storage): counted here meanwhile
+        _limits_outage.failed(settings)
         _count(_local(), kind, str(key), spec)
         return
-    _answered(down)
-
-
-def _answered(down: tuple[Settings, float] | None) -> None:
-    """The shared storage counted again: an outage (`down`) is over."""
-    global _limits_down
-    if down is not None:
-        log.warning("rate limit storage answers again")
-        _limits_down = None
+    _limits_outage.answered()
 
 
 def _refusal_key(key: tuple[str, str, str]) -> str:
@@ -159,24 +171,29 @@ def _refusal_key(key: tuple[str, str, str]) -> str:
 
 async def remember_refusal(key: tuple[str, str, str], retry_after: int) -> None:
     """A route refused `key` (method, path, client) as rate_limited for `retry_after` seconds."""
+    settings = get_settings()
+    if _refusals_outage.skipping(settings):
+        return  # the limiter itself still refuses; only the shortcut is lost
     try:
         await shared.marks("refused").mark_async(_refusal_key(key), retry_after)
-    except RedisError:  # the limiter itself still refuses; only the shortcut is lost
-        log.exception("refusal storage unavailable")
+    except RedisError:
+        _refusals_outage.failed(settings)
+        return
+    _refusals_outage.answered()
 
 
 async def refused_for(key: tuple[str, str, str]) -> int:
-    """Seconds `key` is still refused (0: not refused)."""
-    global _refusals_down
+    """Seconds `key` is still refused (0: not refused, or not known while Redis is out: the route's
+    own limiter decides)."""
     settings = get_settings()
-    if _refusals_down and _refusals_down[0] is settings and time.monotonic() < _refusals_down[1]:
-        return 0  # Redis failed a moment ago: the route's own limiter decides
+    if _refusals_outage.skipping(settings):
+        return 0
     try:
         left = await shared.marks("refused").left_async(_refusal_key(key))
-    except RedisError:  # serve: the route's own limiter decides
-        log.exception("refusal storage unavailable; not looked up for %s s", REFUSALS_RETRY_SECONDS)
-        _refusals_down = (settings, time.monotonic() + REFUSALS_RETRY_SECONDS)
+    except RedisError:
+        _refusals_outage.failed(settings)
         return 0
+    _refusals_outage.answered()
     return max(1, math.ceil(left)) if left > 0 else 0
 
 
