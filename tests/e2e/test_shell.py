@@ -2,6 +2,7 @@
 
 import re
 
+import httpx
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
@@ -223,3 +224,15 @@ def test_api_answers_carry_cors_headers_once(page, app_server):
     preflight = page.request.fetch("/api/v1/me/locale", method="OPTIONS", headers={
         "Origin": origin, "Access-Control-Request-Method": "PATCH"})
     assert (preflight.status, preflight.headers["access-control-allow-origin"]) == (200, origin)
+
+
+def test_head_of_an_api_route_is_answered_as_its_get(app_server):
+    """Uptime monitors and some load balancers check health with HEAD: through the served app (the
+    pages mounted under the API) it got the pages' 404 page; now the GET's status and headers."""
+    with httpx.Client(base_url=app_server.base_url, timeout=30) as client:
+        for path, status in (("/api/v1/health", 200), ("/api/v1/me", 401)):
+            got, head = client.get(path), client.head(path)
+            assert (head.status_code, head.content) == (status, b""), path
+            assert got.status_code == status, path
+            assert head.headers["content-type"] == got.headers["content-type"] == "application/json", path
+            assert head.headers["content-length"] == got.headers["content-length"], path

@@ -141,6 +141,27 @@ class BodyLimit:
         return receive_counted
 
 
+class HeadAsGet:
+    """Answers HEAD of an /api/v1 route as its GET without the body (RFC 9110 9.3.2): uptime
+    monitors and some load balancers check /api/v1/health that way. FastAPI's routes take GET
+    only, so HEAD fell through to the pages' mount under the API and got its 404 page."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD" or not scope["path"].startswith(API_PREFIX):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_without_body(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                message = {**message, "body": b""}  # the headers (Content-Length too) stay the GET's
+            await send(message)
+
+        await self.app({**scope, "method": "GET"}, receive, send_without_body)
+
+
 async def validation_error_response(_request: Request, _exc: Exception) -> JSONResponse:
     """A body or parameter the route's schema refuses: one code like every other error (FastAPI's
     default answers a list of pydantic errors, which echo the input back)."""
@@ -187,6 +208,7 @@ def build_api() -> FastAPI:
     app.add_middleware(BodyLimit)
     # Reflex's websocket (mounted under the API) has limits of its own; after ForwardedFrom: the real client.
     app.add_middleware(SocketLimits)
+    app.add_middleware(HeadAsGet)  # before the rest: limits and routes see the GET it stands for
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.add_exception_handler(HTTPException, http_error_response)
