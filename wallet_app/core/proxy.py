@@ -20,10 +20,27 @@ from wallet_app.core.config import Network, get_settings, parse_networks
 log = logging.getLogger(__name__)
 
 
-def _trusted(host: str, networks: tuple[Network, ...]) -> bool:
+def hop_address(hop: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    """The IP of one X-Forwarded-For entry, also as some proxies write it with the client's port
+    ("198.51.100.1:5123", "[2001:db8::1]:5123", e.g. Azure's Application Gateway); None: garbage."""
+    hop = hop.strip()
+    if hop.startswith("["):
+        hop, bracket, rest = hop[1:].partition("]")
+        if not bracket or not (rest == "" or (rest[:1] == ":" and rest[1:].isdigit())):
+            return None
+    elif hop.count(":") == 1:  # an IPv4 address and a port (an IPv6 address has at least two)
+        hop, _, port = hop.partition(":")
+        if not port.isdigit():
+            return None
     try:
-        ip = ipaddress.ip_address(host)
+        return ipaddress.ip_address(hop)
     except ValueError:
+        return None
+
+
+def _trusted(host: str, networks: tuple[Network, ...]) -> bool:
+    ip = hop_address(host)
+    if ip is None:
         return False
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
         ip = ip.ipv4_mapped  # granian listening on "::" names an IPv4 peer ::ffff:a.b.c.d
@@ -35,14 +52,12 @@ def forwarded_client(peer: str, forwarded_for: str | None, networks: tuple[Netwo
     headers joined by ','); None: keep the peer (not trusted, no header, or a malformed entry)."""
     if not forwarded_for or not _trusted(peer, networks):
         return None
-    hops = [h.strip() for h in forwarded_for.split(",")]
+    hops = forwarded_for.split(",")
     for hop in reversed(hops):
         if not _trusted(hop, networks):
-            try:
-                return str(ipaddress.ip_address(hop))
-            except ValueError:
-                return None  # a proxy we trust wrote garbage: count the request under the proxy
-    return str(ipaddress.ip_address(hops[0]))  # every hop is a proxy of ours: the first one
+            ip = hop_address(hop)
+            return None if ip is None else str(ip)  # garbage from a proxy we trust: count under the proxy
+    return str(hop_address(hops[0]))  # every hop is a proxy of ours: the first one
 
 
 def forwarded_scheme(peer: str, forwarded_proto: str | None, networks: tuple[Network, ...]) -> str | None:
