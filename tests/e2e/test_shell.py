@@ -105,7 +105,10 @@ def test_korean_browser_defaults_to_korean_and_change_is_saved(browser, app_serv
         page = ctx.new_page()
         page.goto("/")
         expect(page.get_by_role("heading", name="Newbl 지갑")).to_be_visible()
-        expect(page.get_by_text("모바일 브라우저를 위한 비수탁형 지갑")).to_be_visible()
+        tagline = page.get_by_text("모바일 브라우저를 위한 비수탁형 지갑")
+        expect(tagline).to_be_visible()
+        # Korean lines break between words, not between any two syllables (the browser's default).
+        assert tagline.evaluate("e => getComputedStyle(e).wordBreak") == "keep-all"
         # A new account takes the language the login page was in.
         sign_in(page, new_email("ko"), button="Google로 계속하기")
         page.wait_for_url("**/onboarding**")
