@@ -871,6 +871,33 @@ def test_concurrent_quotes_keep_to_the_quota(client, payer, deployed, monkeypatc
     assert len(all_rows()) == 2
 
 
+def test_concurrent_executes_keep_to_the_relayer_budget(client, payer, deployed, w3, send_tx, anvil_node,
+                                                      deployments_dir, tmp_path, monkeypatch):
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    amounts = (1, 2, 3, 4, 5)
+    quotes = [get_quote(client, token, a) for a in amounts]
+    deadline = int(time.time()) + 300
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, amounts, strict=True)]
+    # One payment first, to learn what an execute reserves (max_pay_gas x the dry run's price)...
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=10**18)
+    assert client.post(f"{API}/payment/execute", json=bodies[0]).status_code == 200
+    reserved = rows()[0].gas_cost_wei  # until mined (then what it cost)
+    assert wait_status(client, quotes[0]["payment_id"]) == {"status": "ok"}
+    with get_session() as s:  # ... then out of this hour's spend
+        s.execute(update(Payment).values(claimed_at=col(Payment.claimed_at) - 3601))
+        s.commit()
+    # Room for two claims (the second starts under the budget), not three: 1.5 reservations.
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
+                relayer_max_spend_wei_per_hour=reserved * 3 // 2)
+    held_at_a_barrier(monkeypatch, payments, "_payable_token_info", 4)  # every budget check passed, no claim yet
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda body: client.post(f"{API}/payment/execute", json=body), bodies[1:]))
+    assert sorted((r.status_code, r.json().get("detail")) for r in answers) == [
+        (200, None), (200, None), (400, "payments_unavailable"), (400, "payments_unavailable")]
+    assert sorted(r.status for r in all_rows()) == ["ok", "pending", "pending", "quoted", "quoted"]
+
+
 def test_relayer_below_its_balance_floor_refuses_payments(client, payer, deployed, w3, send_tx,
                                                          monkeypatch, caplog):
     token = token_of(deployed)

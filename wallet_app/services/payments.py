@@ -484,7 +484,10 @@ def execute(
         of two concurrent executes exactly one wins. None when claimed here, else the payment's
         (payment_id, merchant) as the winner left it. The executes quota is counted again after
         the claim, under the user's lock: the check above is an early refusal, this one holds
-        across workers (a refusal here undoes the claim with the rest of the job)."""
+        across workers (a refusal here undoes the claim with the rest of the job). So is the
+        chain's budget: concurrent executes each found room for one more before any claimed it."""
+        if (budget_lock := relayer.budget_lock(chain)) is not None:
+            lock_until_commit(db, budget_lock)  # before the user's lock, in every execute: one order
         lock_until_commit(db, _quota_lock(user_id))
         # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
         activity_id = activity.record_activity(
@@ -503,6 +506,7 @@ def execute(
             claimed = crud.claim_times(db, user_id, claimed_after=now - 3600)  # this claim among them
             limit = settings.payment_executes_per_hour + 1
             check_quota(claimed, limit, 3600, now, "payment_quota_exceeded", "executes per hour")
+            relayer.check_budget(chain, db, reserved_here=reserved)
             return None
         crud.delete_activity(db, activity_id)  # not ours to record: the winner has its own
         again = crud.get_payment(db, pid)

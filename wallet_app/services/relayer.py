@@ -164,18 +164,29 @@ def budget_reached(spent: int, budget: int | None) -> bool:
 _budget_warned: dict[tuple, float] = {}  # (database, chain id) -> time.monotonic() of the last "budget spent" warning
 
 
-def check_budget(chain: ChainConfig) -> None:
+def budget_lock(chain: ChainConfig) -> str | None:
+    """The lock under which an execute claims a share of the chain's budget and counts it again
+    (core.db.lock_until_commit); None without a budget (nothing to count)."""
+    return None if chain.relayer_max_spend_wei_per_hour is None else f"relayer-budget:{chain.chain_id}"
+
+
+def check_budget(chain: ChainConfig, db: Session | None = None, reserved_here: int = 0) -> None:
     """Refuses payments (payments_unavailable) while what the relayer's transactions for this
     chain's payments executed in the last hour cost has reached its relayer_max_spend_wei_per_hour:
     a circuit breaker against many accounts making it pay gas for tiny payments. Counted in the
     database (Payment.gas_cost_wei), so it holds across workers and relayer processes; payments
     already queued are still sent. One indexed query; the warning once an hour per process, not
-    once per refused request."""
+    once per refused request. In an execute's transaction (`db`), after its claim reserved
+    `reserved_here` under budget_lock: whether the budget had room before that claim."""
     budget = chain.relayer_max_spend_wei_per_hour
     if budget is None:
         return
-    with read_session() as db:
-        spent = crud.relayer_spend(db, chain.chain_id, claimed_after=now_epoch() - BUDGET_WINDOW_SECONDS)
+    claimed_after = now_epoch() - BUDGET_WINDOW_SECONDS
+    if db is None:
+        with read_session() as reader:
+            spent = crud.relayer_spend(reader, chain.chain_id, claimed_after=claimed_after)
+    else:
+        spent = crud.relayer_spend(db, chain.chain_id, claimed_after=claimed_after) - reserved_here
     if not budget_reached(spent, budget):
         return
     key = (get_settings().database_url, chain.chain_id)
