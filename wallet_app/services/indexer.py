@@ -329,37 +329,57 @@ def head(w3: Web3) -> int:
 def fetch_logs(w3: Web3, first: int, last: int, tokens: list[str], addresses: list[str]) -> list[dict]:
     """Transfer logs of `tokens` to `addresses` in [first, last]: one filter per TOKEN_CHUNK tokens
     and TOPIC_CHUNK addresses, all in one JSON-RPC batch. A range the node refuses is read again
-    in two halves, down to single blocks: providers refuse a query with too many results (e.g.
-    10,000 logs, a token flooding an address with events), and the same range failing every pass
+    in two halves, down to single blocks, and a block's filter the node refuses, with half its
+    tokens or addresses (_refused_block): providers refuse a query with too many results (e.g.
+    10,000 logs, a token flooding an address with events), and the same query failing every pass
     would hold the chain's indexer there for every user."""
     if not tokens or not addresses:
         return []
-    calls = [
-        (
-            "eth_getLogs",
-            [
-                {
-                    "fromBlock": hex(first),
-                    "toBlock": hex(last),
-                    "address": token_chunk,
-                    "topics": [TRANSFER_TOPIC, None, [_address_topic(a) for a in chunk]],
-                }
-            ],
-        )
-        for token_chunk in _chunks(tokens, TOKEN_CHUNK)
-        for chunk in _chunks(addresses, TOPIC_CHUNK)
-    ]
+    filters = [(t, a) for t in _chunks(tokens, TOKEN_CHUNK) for a in _chunks(addresses, TOPIC_CHUNK)]
+    answers = chain_svc.rpc_batch(w3, [("eth_getLogs", [_logs_filter(first, last, t, a)]) for t, a in filters])
+    if first < last and any("error" in answer for answer in answers):
+        middle = (first + last) // 2
+        return fetch_logs(w3, first, middle, tokens, addresses) + fetch_logs(w3, middle + 1, last, tokens, addresses)
     logs: list[dict] = []
-    for answer in chain_svc.rpc_batch(w3, calls):
+    for (token_chunk, address_chunk), answer in zip(filters, answers, strict=True):
         if "error" in answer:
-            if first < last:
-                middle = (first + last) // 2
-                return fetch_logs(w3, first, middle, tokens, addresses) + fetch_logs(
-                    w3, middle + 1, last, tokens, addresses
-                )
-            raise RuntimeError(f"eth_getLogs [{first}, {last}]: {answer['error']}")
-        logs.extend(answer["result"])
+            logs.extend(_refused_block(w3, first, token_chunk, address_chunk, answer["error"]))
+        else:
+            logs.extend(answer["result"])
     return logs
+
+
+def _logs_filter(first: int, last: int, tokens: list[str], addresses: list[str]) -> dict:
+    topics = [TRANSFER_TOPIC, None, [_address_topic(a) for a in addresses]]
+    return {"fromBlock": hex(first), "toBlock": hex(last), "address": tokens, "topics": topics}
+
+
+def _refused_block(w3: Web3, block: int, tokens: list[str], addresses: list[str], error: object) -> list[dict]:
+    """One block's logs of a filter the node refused: read again with half its tokens, then half
+    its addresses. One token to one address in one block still refused (a token flooding that
+    address within the block) is skipped, with a warning, when the node answers the same token and
+    block for another address: the rest of the chain's transfers go on being found. When it does
+    not, the node is in trouble: the pass fails, and is retried."""
+    if len(tokens) > 1 or len(addresses) > 1:
+        if len(tokens) > 1:
+            half = len(tokens) // 2
+            parts = [(tokens[:half], addresses), (tokens[half:], addresses)]
+        else:
+            half = len(addresses) // 2
+            parts = [(tokens, addresses[:half]), (tokens, addresses[half:])]
+        return [entry for t, a in parts for entry in fetch_logs(w3, block, block, t, a)]
+    nobody = "0x" + os.urandom(20).hex()  # an address no transfer goes to
+    [control] = chain_svc.rpc_batch(w3, [("eth_getLogs", [_logs_filter(block, block, tokens, [nobody])])])
+    if "error" in control:
+        raise RuntimeError(f"eth_getLogs [{block}, {block}]: {error}")
+    log.warning(
+        "eth_getLogs refused the transfers of token %s to %s in block %s (%s): skipped",
+        tokens[0],
+        addresses[0],
+        block,
+        error,
+    )
+    return []
 
 
 @dataclass

@@ -176,6 +176,53 @@ def test_fetch_logs_reads_a_refused_range_again_in_halves():
         indexer.fetch_logs(SimpleNamespace(provider=_CappedNode({}, cap=0)), 0, 999, [TOKEN], [ALICE])
 
 
+class _ResultCappedNode:
+    """A provider that refuses an eth_getLogs whose answer would hold more than `cap` logs (as
+    public providers do at 10,000), filtering its logs as a node does: by block, token, recipient."""
+
+    def __init__(self, logs: list[dict], cap: int) -> None:
+        self.logs, self.cap, self.refused = logs, cap, 0
+
+    def make_batch_request(self, calls):
+        answers = []
+        for _method, [f] in calls:
+            first, last = int(f["fromBlock"], 16), int(f["toBlock"], 16)
+            found = [
+                e for e in self.logs
+                if first <= int(e["blockNumber"], 16) <= last
+                and e["address"].lower() in f["address"] and e["topics"][2] in f["topics"][2]
+            ]
+            if len(found) > self.cap:
+                self.refused += 1
+                answers.append({"error": {"code": -32005, "message": "query returned more than 10000 results"}})
+            else:
+                answers.append({"result": found})
+        return answers
+
+
+def test_fetch_logs_skips_only_a_token_flooding_one_address_within_one_block(caplog):
+    """A token emitting more transfers to one address within one block than the provider answers
+    (anyone can make one, and list it) failed every pass at that block, for every token and user
+    of the chain. Now the filter is narrowed to that token and address, which alone is skipped."""
+    from types import SimpleNamespace
+
+    def at(block, to, token=TOKEN, index=0):
+        return log(to=to, blockNumber=hex(block), logIndex=hex(index), address=token)
+
+    flood = [at(7, EVE, OTHER_TOKEN, i) for i in range(50)]
+    wanted = [at(3, ALICE), at(7, ALICE), at(7, BOB), at(7, ALICE, OTHER_TOKEN, 99), at(9, EVE, OTHER_TOKEN)]
+    node = _ResultCappedNode(flood + wanted, cap=20)
+    with caplog.at_level("WARNING", logger="wallet_app.services.indexer"):
+        got = indexer.fetch_logs(SimpleNamespace(provider=node), 0, 99, [TOKEN, OTHER_TOKEN], [ALICE, BOB, EVE])
+    assert sorted((e["blockNumber"], e["address"], e["topics"][2]) for e in got) == sorted(
+        (e["blockNumber"], e["address"], e["topics"][2]) for e in wanted
+    )
+    assert [r.getMessage() for r in caplog.records] == [
+        f"eth_getLogs refused the transfers of token {OTHER_TOKEN} to {EVE} in block 7 "
+        "({'code': -32005, 'message': 'query returned more than 10000 results'}): skipped"
+    ]
+
+
 def test_fetch_logs_names_a_bounded_number_of_tokens_per_filter():
     """Every user's tokens go into the filters, and anyone can list 50 existing token addresses per
     account at no cost: one filter with thousands of addresses is refused by nodes (geth: 1,000 per
