@@ -21,8 +21,9 @@ def use_dev_environment(tmp: Path, port: int = 80, database_url: str | None = No
     its SQLite database, unless database_url is given); `extra`: more variables."""
     from wallet_app.core.config import get_settings
 
+    origin = "http://127.0.0.1" if port == 80 else f"http://127.0.0.1:{port}"  # as browsers send it (config)
     os.environ.update({
-        "DATABASE_URL": database_url or f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": f"http://127.0.0.1:{port}",
+        "DATABASE_URL": database_url or f"sqlite:///{tmp / 'bench.db'}", "PUBLIC_BASE_URL": origin,
         "DEV_MODE": "1", "GOOGLE_CLIENT_ID": "", "GOOGLE_CLIENT_SECRET": "", "RELAYER_PRIVATE_KEY": "",
         "DEV_IDP_KEY_FILE": str(tmp / "idp-key.json"),
         "DEPLOYMENTS_DIR": str(tmp), "CHAINS_FILE": str(tmp / "chains.json"),

@@ -55,16 +55,18 @@ class WireCounter:
     def __init__(self, provider) -> None:
         self.calls: Counter[str] = Counter()
         self.http = 0
-        manager = provider._request_session_manager
-        real = manager.make_post_request
+        # The app's provider (services.rpc_http) posts through its own post(); web3's own, requests.
+        owner = provider if hasattr(provider, "post") else provider._request_session_manager
+        name = "post" if owner is provider else "make_post_request"
+        real = getattr(owner, name)
 
-        def counted(uri, data, **kwargs):
-            body = json.loads(data)
+        def counted(*args, **kwargs):
+            body = json.loads(args[-1] if name == "post" else args[1])
             self.http += 1
             self.calls.update(c["method"] for c in (body if isinstance(body, list) else [body]))
-            return real(uri, data, **kwargs)
+            return real(*args, **kwargs)
 
-        manager.make_post_request = counted
+        setattr(owner, name, counted)
 
     def reset(self) -> None:
         self.calls.clear()
