@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests" / "js"))
 
 from argon2.low_level import Type, hash_secret_raw  # noqa: E402
