@@ -35,7 +35,7 @@ def test_the_benches_development_settings_are_accepted(tmp_path: Path, monkeypat
         sys.path.remove(str(REPO_ROOT / "bench"))
     for name in ("DATABASE_URL", "PUBLIC_BASE_URL", "DEV_MODE", "GOOGLE_CLIENT_ID", "GOOGLE_CLIENT_SECRET",
                  "RELAYER_PRIVATE_KEY", "DEV_IDP_KEY_FILE", "DEPLOYMENTS_DIR", "CHAINS_FILE"):
-        monkeypatch.delenv(name, raising=False)  # restored after the test: use_dev_environment sets them
+        monkeypatch.setenv(name, "")  # so that the test's end restores them: use_dev_environment sets them
     devstack.use_dev_environment(tmp_path, port=port)
     try:
         assert get_settings().public_base_url.rstrip("/") == ("http://127.0.0.1" if port == 80 else
