@@ -29,7 +29,9 @@ Decisions:
   or the relayer's balance is below its floor, and relayer.check_budget() while its gas spend
   in the last hour has reached the chain's relayer_max_spend_wei_per_hour. An executed payment
   counts max_pay_gas x the gas price from its claim on (Payment.gas_cost_wei; the relayer brings
-  it down to the real cost), so a burst of executes cannot run far past the budget.
+  it down to the real cost). The quotas and the budget are counted again after each write,
+  under locks (core.db.lock_until_commit), so requests racing on several workers cannot pass
+  them together.
 - Gasless payments (issue 14): when the allowance is short and the token has EIP-2612 permit
   (chains.permit_domain), the quote offers `permit`, the Permit typed data (owner = payer,
   spender = the payment contract, value = amount, the token's current nonce, deadline = now +
