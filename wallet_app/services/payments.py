@@ -263,13 +263,21 @@ def _payable_token_info(user: User, chain: chains.ChainConfig, token: str) -> ch
         return info
 
 
-def check_quota(times: list[int], limit: int, window: int, now: int, code: str, what: str) -> None:
+def check_quota(times: list[int], limit: int, window: int, now: int, code: str, what: str, written: int = 0) -> None:
     """Refuses (code, 429) when `times` (the counted entries, oldest first, each counted for
     `window` s) reach `limit`; retry_after: seconds until enough of them leave the window for
-    one more (the Retry-After header)."""
-    if len(times) >= limit:
-        leaves_at = times[len(times) - limit] + window if limit > 0 else now + window
-        raise AppError(code, f"{what}: {len(times)} of {limit}", retry_after=max(1, leaves_at - now))
+    one more (the Retry-After header). `written`: how many of `times` this transaction is making
+    (counted again after the write: they take no room of their own)."""
+    room = limit + written
+    if len(times) >= room:
+        leaves_at = times[len(times) - room] + window if room > 0 else now + window
+        raise AppError(code, f"{what}: {len(times) - written} of {limit}", retry_after=max(1, leaves_at - now))
+
+
+def _check_executes_quota(claimed: list[int], now: int, written: int = 0) -> None:
+    """The quota of executes per hour over the user's claim times (check_quota)."""
+    limit = get_settings().payment_executes_per_hour
+    check_quota(claimed, limit, 3600, now, "payment_quota_exceeded", "executes per hour", written)
 
 
 def quote(
@@ -371,16 +379,16 @@ def _quota_lock(user_id: int) -> str:
 
 
 def _check_quote_quotas(db: Session, user_id: int, now: int, written: int = 0) -> None:
-    """The quotas of new quotes per hour and of open quotes; `written`: how many of the counted
-    quotes are being made in this transaction (they take no room of their own)."""
+    """The quotas of new quotes per hour and of open quotes (check_quota's `written`: the quote
+    this transaction made, when counted again after the write)."""
     settings = get_settings()
     ttl = settings.payment_quote_ttl_seconds
     hourly = crud.quote_times(db, user_id, created_after=now - 3600)
     check_quota(
-        hourly, settings.payment_quotes_per_hour + written, 3600, now, "payment_quota_exceeded", "quotes per hour"
+        hourly, settings.payment_quotes_per_hour, 3600, now, "payment_quota_exceeded", "quotes per hour", written
     )
     open_now = crud.quote_times(db, user_id, created_after=now - ttl, open_only=True)
-    check_quota(open_now, settings.payment_open_quotes_max + written, ttl, now, "too_many_open_quotes", "open quotes")
+    check_quota(open_now, settings.payment_open_quotes_max, ttl, now, "too_many_open_quotes", "open quotes", written)
 
 
 def _lapsed_before(now: int) -> int:
@@ -466,7 +474,7 @@ def execute(
     if signer is None or signer.lower() != owner.lower():
         raise AppError("bad_signer", "the Pay message is not signed by the session's address")
 
-    check_quota(executed, settings.payment_executes_per_hour, 3600, now, "payment_quota_exceeded", "executes per hour")
+    _check_executes_quota(executed, now)
     signed_permit = None if permit is None else _checked_permit(chain, token, owner, contract, units, permit, now)
 
     # Dry run as the relayer, with relayer.check_ready's refusals: refuses what would revert
@@ -505,9 +513,7 @@ def execute(
             db=db,
         )
         if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit, reserved):
-            claimed = crud.claim_times(db, user_id, claimed_after=now - 3600)  # this claim among them
-            limit = settings.payment_executes_per_hour + 1
-            check_quota(claimed, limit, 3600, now, "payment_quota_exceeded", "executes per hour")
+            _check_executes_quota(crud.claim_times(db, user_id, claimed_after=now - 3600), now, written=1)
             relayer.check_budget(chain, db, reserved_here=reserved)
             return None
         crud.delete_activity(db, activity_id)  # not ours to record: the winner has its own

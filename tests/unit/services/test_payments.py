@@ -112,6 +112,20 @@ def test_check_quota_retry_after(times, limit, retry_after):
     assert (e.value.code, e.value.params) == ("payment_quota_exceeded", {"retry_after": retry_after})
 
 
+@pytest.mark.parametrize("times, limit, retry_after", [
+    ([100, 200], 2, None),  # one of them is this transaction's own: room for it
+    ([100, 200, 300], 2, 100 + 3600 - 1000),  # the same refusal as before the write
+    ([100], 0, 100 + 3600 - 1000),
+])
+def test_check_quota_counted_again_after_the_write(times, limit, retry_after):
+    if retry_after is None:
+        payments.check_quota(times, limit, 3600, 1000, "payment_quota_exceeded", "quotes", written=1)
+        return
+    with pytest.raises(AppError) as e:
+        payments.check_quota(times, limit, 3600, 1000, "payment_quota_exceeded", "quotes", written=1)
+    assert (e.value.code, e.value.params) == ("payment_quota_exceeded", {"retry_after": retry_after})
+
+
 @pytest.mark.parametrize("amount, deadline, sig", [
     (1, 1, b"\x00" * 65), (2**256 - 1, 2**48 - 1, b"\xff" * 65), (1_234_567, 1_700_000_000, bytes(range(65))),
 ])
