@@ -38,13 +38,15 @@ def hop_address(hop: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | Non
         return None
 
 
-def _trusted(host: str, networks: tuple[Network, ...]) -> bool:
-    ip = hop_address(host)
-    if ip is None:
-        return False
+def _in_networks(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, networks: tuple[Network, ...]) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
         ip = ip.ipv4_mapped  # granian listening on "::" names an IPv4 peer ::ffff:a.b.c.d
     return any(ip in net for net in networks)
+
+
+def _trusted(host: str, networks: tuple[Network, ...]) -> bool:
+    ip = hop_address(host)
+    return ip is not None and _in_networks(ip, networks)
 
 
 def forwarded_client(peer: str, forwarded_for: str | None, networks: tuple[Network, ...]) -> str | None:
@@ -52,12 +54,14 @@ def forwarded_client(peer: str, forwarded_for: str | None, networks: tuple[Netwo
     headers joined by ','); None: keep the peer (not trusted, no header, or a malformed entry)."""
     if not forwarded_for or not _trusted(peer, networks):
         return None
-    hops = forwarded_for.split(",")
-    for hop in reversed(hops):
-        if not _trusted(hop, networks):
-            ip = hop_address(hop)
-            return None if ip is None else str(ip)  # garbage from a proxy we trust: count under the proxy
-    return str(hop_address(hops[0]))  # every hop is a proxy of ours: the first one
+    ip = None
+    for hop in reversed(forwarded_for.split(",")):
+        ip = hop_address(hop)
+        if ip is None:
+            return None  # garbage from a proxy we trust: count the request under the proxy
+        if not _in_networks(ip, networks):
+            return str(ip)
+    return str(ip)  # every hop is a proxy of ours: the first one
 
 
 def forwarded_scheme(peer: str, forwarded_proto: str | None, networks: tuple[Network, ...]) -> str | None:
