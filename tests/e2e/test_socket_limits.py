@@ -7,17 +7,20 @@ websockets from this process (engine.io v4 frames) and a real page in Chromium:
 - a person's page loads and navigation (sign-in, new wallet, /home, the bottom navigation, a
   reload) are never closed, under the default rate.
 
-One worker (no Redis): the cap counts per worker, and with two the kernel picks which worker
-takes each websocket. The cap test runs first: the page's own websocket counts too."""
+Without Redis one worker; with TEST_REDIS=1 two, which count together in Redis (the kernel picks
+which worker takes each websocket, and the cap holds for the IP all the same). The cap test runs
+first: the page's own websocket counts too."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import redis
 import websockets
 from playwright.sync_api import expect
 
@@ -49,7 +52,11 @@ window.WebSocket = class extends WatchedWebSocket {
 
 @pytest.fixture(scope="module")
 def limited_server(tmp_path_factory):
-    env = {"SOCKET_MAX_PER_IP": str(MAX_PER_IP), "REDIS_URL": ""}
+    redis_url = os.environ.get("REDIS_URL", "")
+    if redis_url:  # TEST_REDIS=1: a database of its own (the run's other servers count this IP's pages too)
+        redis_url = redis_url.rsplit("/", 1)[0] + "/3"
+        redis.Redis.from_url(redis_url).flushdb()
+    env = {"SOCKET_MAX_PER_IP": str(MAX_PER_IP), "REDIS_URL": redis_url}
     try:
         with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-sockets"),
                                         RESULTS_DIR / "e2e-sockets-app-server.log", env,

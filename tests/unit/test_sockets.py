@@ -1,13 +1,18 @@
 """The websocket's limits (core/sockets.py) in-process: the token bucket, the open sockets counted
 per client IP (as the API's limits count it, a trusted proxy's client included), a handshake over
 the cap refused, a message over the rate closing the connection unread, and engine.io's message
-size set from the settings. The real server's: tests/e2e/test_socket_limits.py."""
+size set from the settings; with REDIS_URL the cap counted over all workers (another worker played
+by a second SharedOpenSockets on the same Redis), a dead worker's places freed when their leases
+end, and each worker on its own while Redis is out. The real server's: tests/e2e/test_socket_limits.py."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 import warnings
 
 import pytest
+import redis
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route, WebSocketRoute
@@ -18,10 +23,12 @@ with warnings.catch_warnings():  # Starlette asks for `httpx2`; the pinned httpx
     from starlette.testclient import TestClient
 
 from tests.unit.test_config import _start
+from tools.ports import free_port
+from tools.redisserver import RedisServer
 from wallet_app.api import build_api, in_front_of_reflex
 from wallet_app.core import sockets
 from wallet_app.core.config import BUILDING_ENV, Settings, get_settings
-from wallet_app.core.sockets import OpenSockets, SocketLimits, TokenBucket
+from wallet_app.core.sockets import OpenSockets, SharedOpenSockets, SocketLimits, TokenBucket
 
 
 def use(monkeypatch, **env: str) -> None:
@@ -29,6 +36,7 @@ def use(monkeypatch, **env: str) -> None:
         monkeypatch.setenv(name, value)
     get_settings.cache_clear()
     monkeypatch.setattr(sockets, "_warned", {})  # each test's warnings are its own
+    monkeypatch.setattr(sockets._shared_outage, "down", None)
 
 
 def test_the_bucket_gives_its_burst_then_its_rate():
@@ -157,3 +165,115 @@ def test_engine_io_gets_the_message_size_from_the_settings(tmp_path):
     done = _start("-c", check, DEV_MODE="1", DATABASE_URL=f"sqlite:///{tmp_path / 'app.db'}",
                   SOCKET_MAX_MESSAGE_CHARS="123456", **{BUILDING_ENV: "1"})
     assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def redis_server():
+    with RedisServer() as server:
+        yield server
+
+
+@pytest.fixture
+def shared_count(settings_env, monkeypatch, redis_server) -> redis.Redis:
+    """REDIS_URL on a Redis of this module's, emptied; a client to look into it."""
+    use(monkeypatch, REDIS_URL=redis_server.url, SOCKET_MAX_PER_IP="3")
+    client = redis.Redis.from_url(redis_server.url)
+    client.flushdb()
+    return client
+
+
+def places(client: redis.Redis, ip: str) -> dict[str, float]:
+    """The places counted for `ip` in Redis: name -> when its lease ends (Redis's clock, ms)."""
+    found = client.zrange(SharedOpenSockets.redis_key(ip), 0, -1, withscores=True)
+    return {name.decode(): score for name, score in found}
+
+
+def redis_now_ms(client: redis.Redis) -> float:
+    seconds, micros = client.time()
+    return seconds * 1000 + micros / 1000
+
+
+def wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.02)
+
+
+def test_the_cap_counts_the_websockets_of_every_worker(shared_count, caplog):
+    other_worker = SharedOpenSockets(get_settings().redis_url)
+
+    async def other_claims(n: int) -> list[str | None]:
+        return [await other_worker.claim("192.0.2.1", 3) for _ in range(n)]
+
+    theirs = asyncio.run(other_claims(2))
+    assert all(theirs) and len(places(shared_count, "192.0.2.1")) == 2
+    seen: list[str] = []
+    with caplog.at_level("WARNING", logger="wallet_app.core.sockets"), \
+            TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.1", 1)) as c:
+        with c.websocket_connect("/_event") as ws:  # the IP's third, the first in this worker
+            ws.send_text("hi")
+            assert ws.receive_text() == "ok hi"
+            assert len(places(shared_count, "192.0.2.1")) == 3
+            assert refused(c) == 1008  # though this worker has only one of the IP's open
+            assert sockets.open_sockets.counts == {"192.0.2.1": 1}
+            with TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.9", 1)) as other_ip:
+                with other_ip.websocket_connect("/_event"):  # another IP has its own count
+                    assert len(places(shared_count, "192.0.2.9")) == 1
+            asyncio.run(other_worker.release(theirs[0]))  # one closes in the other worker
+            with c.websocket_connect("/_event"):
+                assert asyncio.run(other_claims(1)) == [None]  # now the other worker finds it full
+        # Closed here (freed once the server has seen it go): the other worker's remaining one is counted.
+        wait_until(lambda: list(places(shared_count, "192.0.2.1")) == [theirs[1]])
+        wait_until(lambda: places(shared_count, "192.0.2.9") == {})
+    assert sockets.open_sockets.counts == {}
+    assert seen == ["hi", "websocket.disconnect", "websocket.disconnect", "websocket.disconnect"]
+    assert caplog.messages == ["websocket from 192.0.2.1 refused: SOCKET_MAX_PER_IP open in all workers"]
+
+
+def test_a_dead_workers_places_free_themselves_and_a_live_ones_are_renewed(shared_count, monkeypatch):
+    monkeypatch.setattr(sockets, "SHARED_LEASE_SECONDS", 1.0)
+    monkeypatch.setattr(sockets, "RENEW_EVERY_SECONDS", 0.2)
+    dead_worker = SharedOpenSockets(get_settings().redis_url)
+
+    async def dead_claims() -> list[str | None]:
+        return [await dead_worker.claim("192.0.2.1", 3) for _ in range(3)]
+
+    # Its event loop ends with asyncio.run, and its renewals with it: as if the worker was killed.
+    assert all(asyncio.run(dead_claims()))
+    with TestClient(SocketLimits(socket_app([])), client=("192.0.2.1", 1)) as c:
+        assert refused(c) == 1008
+
+        def accepted() -> bool:
+            try:
+                with c.websocket_connect("/_event"):
+                    return True
+            except WebSocketDisconnect:
+                return False
+
+        wait_until(accepted)  # once the dead worker's leases have ended
+        with c.websocket_connect("/_event"):
+            wait_until(lambda: len(places(shared_count, "192.0.2.1")) == 1)  # the one `accepted` closed, gone
+            [(mine, first_end)] = places(shared_count, "192.0.2.1").items()
+            # Renewed while open: still counted after its first lease has ended.
+            wait_until(lambda: redis_now_ms(shared_count) > first_end + 300)
+            assert places(shared_count, "192.0.2.1").keys() == {mine}
+            assert places(shared_count, "192.0.2.1")[mine] > first_end
+        wait_until(lambda: places(shared_count, "192.0.2.1") == {})
+
+
+def test_while_redis_is_out_each_worker_keeps_to_the_cap_alone(settings_env, monkeypatch, caplog):
+    use(monkeypatch, REDIS_URL=f"redis://127.0.0.1:{free_port()}/0", SOCKET_MAX_PER_IP="2")  # nothing listens
+    seen: list[str] = []
+    with caplog.at_level("WARNING", logger="wallet_app.core.sockets"), \
+            TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.1", 1)) as c:
+        with c.websocket_connect("/_event") as first, c.websocket_connect("/_event"):
+            first.send_text("hi")
+            assert first.receive_text() == "ok hi"
+            assert refused(c) == 1008
+            assert sockets.open_sockets.counts == {"192.0.2.1": 2}
+    assert sockets.open_sockets.counts == {}
+    assert caplog.messages == [
+        "websocket count storage unavailable; websockets counted in each worker only until it answers",
+        "websocket from 192.0.2.1 refused: SOCKET_MAX_PER_IP open in this worker",
+    ]

@@ -56,12 +56,12 @@ _fallback: tuple[Settings, strategies.RateLimiter] | None = None  # while Redis 
 REDIS_RETRY_SECONDS = 2.0
 
 
-class _Outage:
+class Outage:
     """Redis failing one kind of call: not asked again for REDIS_RETRY_SECONDS after an error, and
     logged when the outage begins (with its traceback) and when it ends, not once per request."""
 
-    def __init__(self, what: str, meanwhile: str) -> None:
-        self.what, self.meanwhile = what, meanwhile
+    def __init__(self, what: str, meanwhile: str, logger: logging.Logger = log) -> None:
+        self.what, self.meanwhile, self.log = what, meanwhile, logger
         self.down: tuple[Settings, float] | None = None  # (settings, monotonic time it is asked again)
 
     def skipping(self, settings: Settings) -> bool:
@@ -71,19 +71,19 @@ class _Outage:
     def failed(self, settings: Settings) -> None:
         down = self.down
         if down is None or down[0] is not settings:
-            log.exception("%s unavailable; %s until it answers", self.what, self.meanwhile)
+            self.log.exception("%s unavailable; %s until it answers", self.what, self.meanwhile)
         self.down = (settings, time.monotonic() + REDIS_RETRY_SECONDS)
 
     def answered(self) -> None:
         if self.down is not None:
             self.down = None
-            log.warning("%s answers again", self.what)
+            self.log.warning("%s answers again", self.what)
 
 
 # The counters: meanwhile each process counts in its own memory (up to workers x the limit).
-_limits_outage = _Outage("rate limit storage", "limits counted in each process")
+_limits_outage = Outage("rate limit storage", "limits counted in each process")
 # The fast refusals: meanwhile the routes' own limiters refuse (after the session lookup).
-_refusals_outage = _Outage("refusal storage", "refusals not remembered")
+_refusals_outage = Outage("refusal storage", "refusals not remembered")
 
 # The OpenAPI entry of a limited route's refusal.
 RESPONSE_429: dict[int | str, dict[str, Any]] = {

@@ -187,6 +187,12 @@ async def _bounded(call):
         raise redis.TimeoutError("Redis did not answer in time") from None
 
 
+async def run_script_async(url: str, script: str, keys: list[str], args: list[str | int]) -> Any:
+    """A Lua script on `url`'s Redis: its commands run as one, no other client's in between (EVAL;
+    the script's text is short, and sent each time)."""
+    return await _bounded(_async_client(url).eval(script, len(keys), *keys, *args))
+
+
 async def ping(url: str) -> None:
     """PING `url`'s Redis; redis.RedisError when it does not answer within the timeouts."""
     await _bounded(_async_client(url).ping())

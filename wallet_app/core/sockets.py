@@ -1,9 +1,12 @@
 """Abuse limits of Reflex's websocket (/_event, socket.io over engine.io), the one way in that the
 API's rate limits and body limit do not cover, as one ASGI middleware on the websocket scope.
 
-- Per worker, at most SOCKET_MAX_PER_IP open websockets per client IP, counted as the API's limits
-  count it (ratelimit.client_key, after proxy.ForwardedFrom): each one is a client token whose
-  state Reflex keeps. A handshake over it is refused (closed before accept: HTTP 403).
+- At most SOCKET_MAX_PER_IP open websockets per client IP, counted as the API's limits count it
+  (ratelimit.client_key, after proxy.ForwardedFrom): each one is a client token whose state Reflex
+  keeps. A handshake over it is refused (closed before accept: HTTP 403). Each worker counts its
+  own; with REDIS_URL the workers also count together (SharedOpenSockets), so that the cap holds
+  for the IP whichever worker takes each websocket. While Redis does not answer, each worker
+  keeps to the cap on its own.
 - Per connection, a token bucket of SOCKET_EVENT_BURST messages refilled at SOCKET_EVENT_RATE a
   second: each event loads, runs and stores a client's state (a worker's CPU). A message over it
   closes the connection (1008, policy violation) and never reaches Reflex.
@@ -15,14 +18,20 @@ limit in its handshake.
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import logging
 import time
+import uuid
+from typing import Literal
 
+from redis import RedisError
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from wallet_app.core.config import get_settings
-from wallet_app.core.ratelimit import client_key
+from wallet_app.core import shared
+from wallet_app.core.config import Settings, get_settings
+from wallet_app.core.ratelimit import Outage, client_key
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +84,142 @@ class OpenSockets:
 
 
 open_sockets = OpenSockets()
+
+# A worker that ends without closing its websockets (killed, out of memory) renews nothing: their
+# places in the shared count free themselves this long after its last renewal.
+SHARED_LEASE_SECONDS = 60.0
+RENEW_EVERY_SECONDS = SHARED_LEASE_SECONDS / 3
+RENEW_BATCH = 500  # places renewed per script call
+
+# Per client key a sorted set in Redis: one member per open websocket of any worker, scored with
+# the time (Redis's clock, ms) its lease ends. Claiming drops the ended leases, then adds one if
+# there is room, all as one script: two workers never both take the last place.
+_CLAIM = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
+# Extends the leases of places still held (XX: one released meanwhile is not added back).
+_RENEW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i, key in ipairs(KEYS) do
+  if redis.call('ZADD', key, 'XX', 'CH', now + tonumber(ARGV[1]), ARGV[i + 1]) == 1 then
+    redis.call('PEXPIRE', key, ARGV[1])
+  end
+end
+return 0
+"""
+_RELEASE = "return redis.call('ZREM', KEYS[1], ARGV[1])"
+
+
+class SharedOpenSockets:
+    """The open websockets per client key across all workers, in Redis (settings.redis_url). Each
+    place is leased: this worker renews the leases of its open websockets every RENEW_EVERY_SECONDS,
+    so those of a worker that died free themselves within SHARED_LEASE_SECONDS."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._names = (f"{uuid.uuid4().hex}:{n}" for n in itertools.count())  # unique across workers
+        self.held: dict[str, str] = {}  # place -> client key: this worker's, to renew
+        self._renewer: asyncio.Task | None = None
+
+    @staticmethod
+    def redis_key(client: str) -> str:
+        return "nb:sockets:" + client
+
+    async def claim(self, client: str, cap: int) -> str | None:
+        """A place for one more websocket of `client` (its name), or None when `client` has `cap`
+        open across the workers. RedisError when Redis does not answer."""
+        self._keep_renewing()
+        place = next(self._names)
+        lease_ms = int(SHARED_LEASE_SECONDS * 1000)
+        if not await shared.run_script_async(self.url, _CLAIM, [self.redis_key(client)], [place, cap, lease_ms]):
+            return None
+        self.held[place] = client
+        return place
+
+    async def release(self, place: str) -> None:
+        client = self.held.pop(place)
+        await shared.run_script_async(self.url, _RELEASE, [self.redis_key(client)], [place])
+
+    async def renew(self) -> None:
+        held = list(self.held.items())
+        lease_ms = int(SHARED_LEASE_SECONDS * 1000)
+        for start in range(0, len(held), RENEW_BATCH):
+            batch = held[start : start + RENEW_BATCH]
+            keys = [self.redis_key(client) for _, client in batch]
+            await shared.run_script_async(self.url, _RENEW, keys, [lease_ms, *(place for place, _ in batch)])
+
+    def _keep_renewing(self) -> None:
+        """One renewing task on this event loop (a worker has one; the tests start several)."""
+        loop = asyncio.get_running_loop()
+        if self._renewer is None or self._renewer.done() or self._renewer.get_loop() is not loop:
+            self._renewer = loop.create_task(self._renew_forever())
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_EVERY_SECONDS)
+            try:
+                await self.renew()
+            except RedisError:
+                # The places stay counted until their leases end; a later renewal extends them again.
+                _shared_outage.failed(get_settings())
+            else:
+                _shared_outage.answered()
+
+
+_shared_outage = Outage("websocket count storage", "websockets counted in each worker only", log)
+_shared_state: tuple[Settings, SharedOpenSockets] | None = None
+
+
+def shared_open_sockets(settings: Settings) -> SharedOpenSockets | None:
+    """The shared count of these settings (None without REDIS_URL)."""
+    global _shared_state
+    if not settings.redis_url:
+        return None
+    if _shared_state is None or _shared_state[0] is not settings:
+        _shared_state = (settings, SharedOpenSockets(settings.redis_url))
+    return _shared_state[1]
+
+
+async def claim_shared(counter: SharedOpenSockets, client: str, settings: Settings) -> str | Literal[False] | None:
+    """The shared place of a new websocket of `client`: its name, False when the workers have
+    SOCKET_MAX_PER_IP of `client`'s open, None while Redis is out (each worker keeps to the cap on
+    its own meanwhile)."""
+    if _shared_outage.skipping(settings):
+        return None
+    try:
+        place = await counter.claim(client, settings.socket_max_per_ip)
+    except RedisError:
+        _shared_outage.failed(settings)
+        return None
+    _shared_outage.answered()
+    return False if place is None else place
+
+
+_releasing: set[asyncio.Task] = set()  # referenced until done (the loop keeps only weak references)
+
+
+def release_shared(counter: SharedOpenSockets, place: str) -> None:
+    """Frees the place in a task of its own, so that it is not lost when the connection's task is
+    cancelled (a server that stops, a test client that closes)."""
+
+    async def release() -> None:
+        try:
+            await counter.release(place)
+        except RedisError:
+            pass  # its lease ends by itself: no more renewals
+
+    task = asyncio.get_running_loop().create_task(release())
+    _releasing.add(task)
+    task.add_done_callback(_releasing.discard)
+
+
 _warned: dict[tuple[str, str], float] = {}  # (message, client key) -> time.monotonic() of its last warning
 
 
@@ -105,8 +250,14 @@ class SocketLimits:
         client = client_key(HTTPConnection(scope))
         if not open_sockets.add(client, settings.socket_max_per_ip):
             _warn("websocket from %s refused: SOCKET_MAX_PER_IP open in this worker", client)
-            await receive()  # websocket.connect
-            await send({"type": "websocket.close", "code": POLICY_VIOLATION})
+            await self._refuse(receive, send)
+            return
+        counter = shared_open_sockets(settings)
+        place = await claim_shared(counter, client, settings) if counter else None
+        if place is False:
+            open_sockets.remove(client)
+            _warn("websocket from %s refused: SOCKET_MAX_PER_IP open in all workers", client)
+            await self._refuse(receive, send)
             return
         bucket = TokenBucket(settings.socket_event_rate, settings.socket_event_burst, time.monotonic())
         closed = False
@@ -132,3 +283,10 @@ class SocketLimits:
             await self.app(scope, limited_receive, guarded_send)
         finally:
             open_sockets.remove(client)
+            if counter and place:
+                release_shared(counter, place)
+
+    @staticmethod
+    async def _refuse(receive: Receive, send: Send) -> None:
+        await receive()  # websocket.connect
+        await send({"type": "websocket.close", "code": POLICY_VIOLATION})
