@@ -1,7 +1,9 @@
 """The API's place in the served app (wallet_app.api): in front of Reflex's routes with no CORS of
-its own, and without FastAPI's per-request OpenTelemetry lookups."""
+its own, Reflex's paths matched once (PagesMount), and without FastAPI's per-request OpenTelemetry
+lookups."""
 
 import fastapi.telemetry._asgi as fastapi_telemetry
+import pytest
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
@@ -9,18 +11,39 @@ from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from wallet_app.api import build_api, in_front_of_reflex
+from wallet_app.api import PagesMount, build_api, in_front_of_reflex
 
 
 def test_the_api_serves_its_routes_and_reflex_the_rest(settings_env):
-    reflex_app = Starlette(routes=[Route("/_event", lambda _request: PlainTextResponse("reflex"))])
+    reached: list[str] = []
+
+    async def reflex_app(scope, receive, send) -> None:  # Reflex's app: pages, assets, its websocket
+        reached.append(scope["path"])
+        await PlainTextResponse("reflex")(scope, receive, send)
+
     api = build_api()
     served = in_front_of_reflex(api)(reflex_app)
     assert served is api
     assert not [m for m in api.user_middleware if m.cls is CORSMiddleware]  # Reflex's, around all, is the one
+    # Tried first: a page's path is matched once, not against every API route.
+    assert isinstance(api.router.routes[0], PagesMount) and api.router.routes[0].api_segments == {"api"}
     with TestClient(served) as client:
-        assert client.get("/_event").text == "reflex"
+        pages = ["/_event", "/", "/home", "/assets/app.js", "/apiary", "/dev-idp/authorize"]  # no dev routes here
+        assert [client.get(path).text for path in pages] == ["reflex"] * len(pages)
+        assert reached == pages
         assert client.get("/api/v1/me").json() == {"detail": "not_authenticated"}
+        # A path under /api that no route takes, or a method its route does not: the API answers.
+        assert (client.get("/api/v1/nothing-here").status_code, client.get("/api").status_code) == (404, 404)
+        refused = client.delete("/api/v1/me")
+        assert (refused.status_code, refused.headers["allow"]) == (405, "GET")
+    assert reached == pages
+
+
+def test_a_route_at_the_root_is_refused(settings_env):
+    api = build_api()
+    api.router.routes.append(Route("/", lambda _request: PlainTextResponse("root")))
+    with pytest.raises(AssertionError, match="would take every page's path"):
+        in_front_of_reflex(api)(Starlette())
 
 
 def test_requests_do_not_look_for_telemetry_providers(monkeypatch):

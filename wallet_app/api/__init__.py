@@ -10,6 +10,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from wallet_app.api import (
@@ -218,14 +219,39 @@ def build_api() -> FastAPI:
     return app
 
 
+class PagesMount(Mount):
+    """Reflex's app (its pages, assets and websocket) mounted at "" under the API, and tried first:
+    every path whose first segment is none of the API's routes' (/api, and in development /dev-idp,
+    /dev-drive) is Reflex's. A page, an asset or the websocket then costs one check instead of a
+    walk past every API route (about 1 µs each, 40 µs in all); and a path under /api/v1 that no
+    route takes is answered by the API (404, 405 for a method its route does not take) instead of
+    by a page."""
+
+    def __init__(self, app: ASGIApp, api_segments: frozenset[str]):
+        super().__init__("", app=app)
+        self.api_segments = api_segments
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if scope["type"] in ("http", "websocket") and scope["path"].split("/", 2)[1] in self.api_segments:
+            return Match.NONE, {}
+        return super().matches(scope)
+
+
+def first_segments(routes: list[BaseRoute]) -> frozenset[str]:
+    """The first path segment of each route ("/api/v1/me": "api")."""
+    segments = frozenset(path.split("/", 2)[1] for route in routes if (path := getattr(route, "path", "")))
+    assert "" not in segments, "a route at the root would take every page's path from Reflex"
+    return segments
+
+
 def in_front_of_reflex(api: FastAPI) -> Callable[[ASGIApp], ASGIApp]:
-    """The api_transformer that serves `api` with Reflex's own routes mounted last, under it. Not
-    `api` itself in the list: for a Starlette app Reflex does the same mount but first adds a
+    """The api_transformer that serves `api` with Reflex's own routes mounted under it (PagesMount).
+    Not `api` itself in the list: for a Starlette app Reflex does the same mount but first adds a
     CORSMiddleware to it, a copy of the one it wraps around everything anyway (every response
     then passed two, and said "Vary: Origin, Origin"): 6 % of GET /api/v1/me's CPU in-process."""
 
     def transform(reflex_app: ASGIApp) -> ASGIApp:
-        api.mount("", reflex_app)
+        api.router.routes.insert(0, PagesMount(reflex_app, first_segments(api.router.routes)))
         return api
 
     return transform
