@@ -40,6 +40,10 @@ DATABASE_RETRY_SECONDS = 2  # Retry-After of database_unavailable: a restart or 
 MAX_BODY_BYTES = 1_000_000
 
 
+def body_over_limit() -> AppError:
+    return AppError("invalid_request", "body over MAX_BODY_BYTES")  # like a body its route's schema refuses
+
+
 def refusal_key(request: Request) -> tuple[str, str, str]:
     """What a rate_limited refusal is remembered by: the route and the session (else the IP). The
     session by its token's hash, as everywhere it is kept: with REDIS_URL this is a Redis key."""
@@ -124,7 +128,7 @@ class BodyLimit:
         elif declared.isascii() and declared.isdigit() and int(declared) <= MAX_BODY_BYTES:
             await self.app(scope, receive, send)
         else:
-            response = await app_error_response(Request(scope), AppError("invalid_request", "body over MAX_BODY_BYTES"))
+            response = await app_error_response(Request(scope), body_over_limit())
             await response(scope, receive, send)
 
     @staticmethod
@@ -136,7 +140,7 @@ class BodyLimit:
             message = await receive()
             size += len(message.get("body", b""))
             if size > MAX_BODY_BYTES:  # in FastAPI's body read: answered as a body it cannot parse
-                raise AppError("invalid_request", "body over MAX_BODY_BYTES")
+                raise body_over_limit()
             return message
 
         return receive_counted

@@ -38,9 +38,14 @@ def hop_address(hop: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | Non
         return None
 
 
+def unmapped(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An IPv4-mapped IPv6 address as its IPv4 address: granian listening on "::" names an IPv4
+    peer ::ffff:a.b.c.d, which is that IPv4 client for the proxies and the limits alike."""
+    return ip.ipv4_mapped if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped else ip
+
+
 def _in_networks(ip: ipaddress.IPv4Address | ipaddress.IPv6Address, networks: tuple[Network, ...]) -> bool:
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped:
-        ip = ip.ipv4_mapped  # granian listening on "::" names an IPv4 peer ::ffff:a.b.c.d
+    ip = unmapped(ip)
     return any(ip in net for net in networks)
 
 

@@ -30,6 +30,7 @@ from starlette.requests import HTTPConnection
 
 from wallet_app.core import shared
 from wallet_app.core.config import Settings, get_settings
+from wallet_app.core.proxy import unmapped
 from wallet_app.errors import AppError
 
 log = logging.getLogger(__name__)
@@ -204,12 +205,10 @@ def client_key(request: HTTPConnection) -> str:
     IPv4 address."""
     host = request.client.host if request.client else "unknown"
     try:
-        ip = ipaddress.ip_address(host)
+        ip = unmapped(ipaddress.ip_address(host))
     except ValueError:
         return host
     if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped:
-            return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
 
