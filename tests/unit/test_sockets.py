@@ -7,7 +7,6 @@ end, and each worker on its own while Redis is out. The real server's: tests/e2e
 
 from __future__ import annotations
 
-import asyncio
 import time
 import warnings
 
@@ -22,6 +21,7 @@ with warnings.catch_warnings():  # Starlette asks for `httpx2`; the pinned httpx
     warnings.simplefilter("ignore", UserWarning)
     from starlette.testclient import TestClient
 
+from tests.conftest import run_async
 from tests.unit.test_config import _start
 from tools.ports import free_port
 from tools.redisserver import RedisServer
@@ -206,7 +206,7 @@ def test_the_cap_counts_the_websockets_of_every_worker(shared_count, caplog):
     async def other_claims(n: int) -> list[str | None]:
         return [await other_worker.claim("192.0.2.1", 3) for _ in range(n)]
 
-    theirs = asyncio.run(other_claims(2))
+    theirs = run_async(other_claims(2))
     assert all(theirs) and len(places(shared_count, "192.0.2.1")) == 2
     seen: list[str] = []
     with caplog.at_level("WARNING", logger="wallet_app.core.sockets"), \
@@ -220,9 +220,9 @@ def test_the_cap_counts_the_websockets_of_every_worker(shared_count, caplog):
             with TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.9", 1)) as other_ip:
                 with other_ip.websocket_connect("/_event"):  # another IP has its own count
                     assert len(places(shared_count, "192.0.2.9")) == 1
-            asyncio.run(other_worker.release(theirs[0]))  # one closes in the other worker
+            run_async(other_worker.release(theirs[0]))  # one closes in the other worker
             with c.websocket_connect("/_event"):
-                assert asyncio.run(other_claims(1)) == [None]  # now the other worker finds it full
+                assert run_async(other_claims(1)) == [None]  # now the other worker finds it full
         # Closed here (freed once the server has seen it go): the other worker's remaining one is counted.
         wait_until(lambda: list(places(shared_count, "192.0.2.1")) == [theirs[1]])
         wait_until(lambda: places(shared_count, "192.0.2.9") == {})
@@ -239,8 +239,8 @@ def test_a_dead_workers_places_free_themselves_and_a_live_ones_are_renewed(share
     async def dead_claims() -> list[str | None]:
         return [await dead_worker.claim("192.0.2.1", 3) for _ in range(3)]
 
-    # Its event loop ends with asyncio.run, and its renewals with it: as if the worker was killed.
-    assert all(asyncio.run(dead_claims()))
+    # Its event loop ends with run_async, and its renewals with it: as if the worker was killed.
+    assert all(run_async(dead_claims()))
     with TestClient(SocketLimits(socket_app([])), client=("192.0.2.1", 1)) as c:
         assert refused(c) == 1008
 
