@@ -8,10 +8,10 @@ from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import PlainTextResponse
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.testclient import TestClient
 
-from wallet_app.api import PagesMount, build_api, in_front_of_reflex
+from wallet_app.api import PagesMount, build_api, first_segment, in_front_of_reflex
 
 
 def test_the_api_serves_its_routes_and_reflex_the_rest(settings_env):
@@ -37,6 +37,18 @@ def test_the_api_serves_its_routes_and_reflex_the_rest(settings_env):
         refused = client.delete("/api/v1/me")
         assert (refused.status_code, refused.headers["allow"]) == (405, "GET")
     assert reached == pages
+
+
+@pytest.mark.parametrize("path, segment", [
+    ("/api/v1/me", "api"), ("/api", "api"), ("/apiary/x", "apiary"), ("/", ""), ("//api/v1/me", ""),
+    ("*", ""), ("", ""),  # OPTIONS * and an empty path: no segment (an IndexError in PagesMount before)
+])
+def test_first_segment(path, segment):
+    assert first_segment(path) == segment
+    pages = PagesMount(PlainTextResponse("reflex"), frozenset({"api"}))
+    # The API's paths are not the pages'; a path without its leading "/" is nobody's (Starlette's 404).
+    pages_path = path.startswith("/") and segment != "api"
+    assert pages.matches({"type": "http", "path": path})[0] == (Match.FULL if pages_path else Match.NONE)
 
 
 def test_a_route_at_the_root_is_refused(settings_env):

@@ -236,14 +236,19 @@ class PagesMount(Mount):
         self.api_segments = api_segments
 
     def matches(self, scope: Scope) -> tuple[Match, Scope]:
-        if scope["type"] in ("http", "websocket") and scope["path"].split("/", 2)[1] in self.api_segments:
+        if scope["type"] in ("http", "websocket") and first_segment(scope["path"]) in self.api_segments:
             return Match.NONE, {}
         return super().matches(scope)
 
 
+def first_segment(path: str) -> str:
+    """ "/api/v1/me": "api"; "" for "/" and for a path without one ("*", OPTIONS's whole server)."""
+    return path[1:].partition("/")[0] if path.startswith("/") else ""
+
+
 def first_segments(routes: list[BaseRoute]) -> frozenset[str]:
-    """The first path segment of each route ("/api/v1/me": "api")."""
-    segments = frozenset(path.split("/", 2)[1] for route in routes if (path := getattr(route, "path", "")))
+    """The first path segment of each route."""
+    segments = frozenset(first_segment(path) for route in routes if (path := getattr(route, "path", "")))
     assert "" not in segments, "a route at the root would take every page's path from Reflex"
     return segments
 
