@@ -26,6 +26,7 @@ from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
     set_env,
     token_of,
     wait_status,
+    wait_until,
 )
 from wallet_app import crud
 from wallet_app.core.db import exclusive_turn, get_session
@@ -156,7 +157,13 @@ def test_a_filler_signed_at_a_price_the_node_refuses_is_re_priced(client, payer,
         filler = a.tx_hash
         counts = relayer.reconcile(chain)  # automine: a filler the node takes is mined at once
         assert counts["replaced"] == 1, counts
+
+    # The relayer's passes, however soon it is mined (a clean-clone run once found it unsettled after two).
+    def filler_settled() -> bool:
         relayer.reconcile(chain)
+        return next(r for r in rows() if r.payment_id == pa).settled
+
+    wait_until(filler_settled, 30.0, "the re-priced filler is not settled")
     (a,) = [r for r in rows() if r.payment_id == pa]
     assert a.settled and a.tx_hash != filler and a.nonce == start_nonce
     assert filler in a.old_tx_hashes.split()
