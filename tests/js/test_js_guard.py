@@ -118,8 +118,10 @@ def _set(typed: dict, path: str, value) -> dict:
     ("message.amount", str(UNITS + 1)),
     ("message.amount", str(2**256 - 1)),
     ("message.from", OTHER),
-    ("message.deadline", "now+601"),
-    ("message.deadline", "now-1"),
+    # a minute clear of the limits: Python's clock is read before the page's (the exact edges are
+    # test_deadline_edges_against_a_fixed_now)
+    ("message.deadline", "now+660"),
+    ("message.deadline", "now-60"),
     ("types.Pay", list(reversed(PAY_TYPES))),
     ("types.Other", [{"name": "x", "type": "uint256"}]),
 ])
@@ -199,8 +201,10 @@ def test_good_permit_and_pay_are_signed_with_one_unlock_as_eth_account_does(page
     ("message.value", str(UNITS + 1)),  # more than the payment
     ("message.value", str(2**256 - 1)),  # unlimited
     ("message.nonce", "-1"),
-    ("message.deadline", "now+601"),
-    ("message.deadline", "now-1"),
+    # a minute clear of the limits: Python's clock is read before the page's (the exact edges are
+    # test_deadline_edges_against_a_fixed_now)
+    ("message.deadline", "now+660"),
+    ("message.deadline", "now-60"),
     ("message.extra", "1"),
     ("types.Permit", list(reversed(PERMIT_TYPES))),
 ])
@@ -220,3 +224,21 @@ def test_a_good_permit_does_not_carry_a_tampered_pay(page):
     r = fails(page, SIGN_BOTH, {"owner": owner, "permit": permit_typed(owner), "pay": pay, "expect": EXPECT,
                                 "chains": CHAINS})
     assert (r["code"], r["message"]) == MISMATCH
+
+
+NOW = 1_800_000_000
+
+
+@pytest.mark.parametrize("ahead, signed", [(-1, False), (0, False), (1, True), (600, True), (601, False)])
+@pytest.mark.parametrize("check", ["checkPayTyped", "checkPermitTyped"])
+def test_deadline_edges_against_a_fixed_now(page, check, ahead, signed):
+    """A deadline is in the future and at most 10 minutes ahead of the page's clock, to the second."""
+    owner = OTHER  # no key is needed: the check comes before the PIN
+    typed = (pay_typed if check == "checkPayTyped" else permit_typed)(owner, NOW + ahead)
+    body = f"nb.keyring.{check}(a.typed, a.expect, a.owner, a.chains, a.now); return true;"
+    arg = {"owner": owner, "typed": typed, "expect": EXPECT, "chains": CHAINS, "now": NOW}
+    if signed:
+        assert ok(page, body, arg) is True
+    else:
+        r = fails(page, body, arg)
+        assert (r["code"], r["message"]) == MISMATCH
