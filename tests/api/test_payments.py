@@ -564,7 +564,7 @@ def test_a_mined_payment_whose_receipt_is_late_stays_pending_then_ok(client, pay
     q = get_quote(client, token, 31)
     client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 31, int(time.time()) + 300))
     send_queued(chain)
-    assert balance(w3, token, merchant) == 31  # mined (automine)
+    wait_until(lambda: balance(w3, token, merchant) == 31, 30.0, "not mined")  # automine, after the send answered
     real_receipts = relayer._receipts
     monkeypatch.setattr(relayer, "_receipts", lambda w3_, hashes: {})  # the node has no receipt yet
     assert relayer.reconcile(chain)["pending"] == 1

@@ -197,7 +197,12 @@ def test_a_refused_pay_that_was_mined_after_all_is_ok_not_its_filler(client, pay
 
     def a_refused_after_all_sent(c, raws):
         sent.extend(raws)
-        return [(relayer.SendOutcome.REJECTED, "transaction underpriced"), *real_batch(c, raws)[1:]]
+        outcomes = real_batch(c, raws)
+        # Mined before the relayer's filler is sent: anvil's automine mines after the send has
+        # answered, and a filler that came first would replace the pay() in its pool (a loaded
+        # clean-clone run found no receipt for it).
+        w3.eth.wait_for_transaction_receipt(tx_hash_of(raws[0]), timeout=30)
+        return [(relayer.SendOutcome.REJECTED, "transaction underpriced"), *outcomes[1:]]
 
     monkeypatch.setattr(relayer, "_send_batch", a_refused_after_all_sent)
     assert relayer.send_queued(chain) == {"sent": 1, "failed": 1}
