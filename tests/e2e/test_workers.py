@@ -141,7 +141,12 @@ def test_without_redis_a_tap_shows_the_busy_notice_and_works_when_redis_is_back(
     Before, the tap showed nothing, and server_error_event's alert, an event that failed in turn,
     queued the next: about 9,000 logged tracebacks in 8 s, and the worker busy with them."""
     page.goto("/")
+    # The tap after hydration, and its answer awaited: a tap before it is queued behind the page's
+    # load on the server, and was still on its way when Redis stopped (a second failed event).
+    page.wait_for_function("() => window.__nbSockets.at(-1)?.hydrated === true")
+    since = helpers.received_frames(page)
     page.get_by_role("radio", name="한국어").click()
+    helpers.wait_for_state(page, since, "lang", "ko")
     page.wait_for_function("() => localStorage.getItem('nb.lang') === 'ko'")
     notice = page.locator("#server-busy")
     expect(notice).to_be_hidden()
