@@ -771,7 +771,7 @@ def test_deadline_between_a_minute_and_an_hour_ahead(client, payer, deployed, w3
     refused_with(client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 99, now + 3660)),
                  400, "invalid_deadline")
     assert relayer_funds(w3) == before
-    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 99, int(time.time()) + 61))
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 99, int(time.time()) + 75))
     assert r.status_code == 200, r.text
     assert wait_status(client, q["payment_id"]) == {"status": "ok"}
 
