@@ -154,8 +154,8 @@ def test_dust_from_a_lookalike_of_a_recipient_is_called_out(page: Page, app_serv
     wait_for_entries(page, "receive", 1)
     page.goto("/activity")
     entries = page.locator(".activity-entry")
-    # Each entry found by its token, not its place: the two can carry the same second (the sent
-    # one the server's clock, the received one its block's), and then either may come first.
+    # Each entry found by its token, not its place: the sent one is dated by the server's clock,
+    # the received one by its block's, and a clean-clone run listed the sent one first.
     received, sent = entries.filter(has_text="ETH"), entries.filter(has_text="tUSD")
     who = f"{outsider[:6]}…{outsider[-4:]}"
     expect(entries).to_have_count(2)
