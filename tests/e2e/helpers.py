@@ -89,10 +89,18 @@ def reconnect(page) -> None:
     events: a reconnect runs them again)."""
     sockets = page.evaluate("window.__nbSockets.length")
     page.evaluate("window.__nbSockets.forEach((socket) => socket.close())")
-    page.wait_for_function("(n) => window.__nbSockets.length > n && window.__nbSockets.at(-1).hydrated", arg=sockets)
+    wait_for_hydrated(page, sockets)
     # The last frame is read; React renders what it brought in a task of its own, before the
     # second animation frame from now: a check made earlier would still see the page as it was.
     page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
+def wait_for_hydrated(page, sockets_before: int = 0) -> None:
+    """Wait until a websocket opened after the first `sockets_before` has hydrated (the page's
+    on_load events are done: is_hydrated = true comes after them)."""
+    page.wait_for_function(
+        "(n) => window.__nbSockets.length > n && window.__nbSockets.at(-1).hydrated", arg=sockets_before
+    )
 
 
 def wait_for_sent(page, text: str) -> None:

@@ -143,7 +143,7 @@ def test_without_redis_a_tap_shows_the_busy_notice_and_works_when_redis_is_back(
     page.goto("/")
     # The tap after hydration, and its answer awaited: a tap before it is queued behind the page's
     # load on the server, and was still on its way when Redis stopped (a second failed event).
-    page.wait_for_function("() => window.__nbSockets.at(-1)?.hydrated === true")
+    helpers.wait_for_hydrated(page)
     since = helpers.received_frames(page)
     page.get_by_role("radio", name="한국어").click()
     helpers.wait_for_state(page, since, "lang", "ko")

@@ -101,9 +101,17 @@ def test_good_pay_signature_equals_eth_account(page):
 
 
 def _set(typed: dict, path: str, value) -> dict:
+    """`typed` with `path` set to `value`; "now+N" / "now-N" is that many seconds from now."""
+    if isinstance(value, str) and value.startswith("now"):
+        value = int(time.time()) + int(value[3:])
     part, key = path.split(".")
     typed[part][key] = value
     return typed
+
+
+# A minute clear of the limits: Python's clock is read before the page's (the exact edges are
+# test_deadline_edges_against_a_fixed_now).
+DEADLINES_OUT_OF_RANGE = [("message.deadline", "now+660"), ("message.deadline", "now-60")]
 
 
 @pytest.mark.parametrize("path, value", [
@@ -118,17 +126,12 @@ def _set(typed: dict, path: str, value) -> dict:
     ("message.amount", str(UNITS + 1)),
     ("message.amount", str(2**256 - 1)),
     ("message.from", OTHER),
-    # a minute clear of the limits: Python's clock is read before the page's (the exact edges are
-    # test_deadline_edges_against_a_fixed_now)
-    ("message.deadline", "now+660"),
-    ("message.deadline", "now-60"),
+    *DEADLINES_OUT_OF_RANGE,
     ("types.Pay", list(reversed(PAY_TYPES))),
     ("types.Other", [{"name": "x", "type": "uint256"}]),
 ])
 def test_tampered_pay_is_refused(page, path, value):
     owner = new_wallet(page)["address"]
-    if isinstance(value, str) and value.startswith("now"):
-        value = int(time.time()) + int(value[3:])
     typed = _set(pay_typed(owner), path, value)
     r = fails(page, SIGN_PAY, {"owner": owner, "typed": typed, "expect": EXPECT, "chains": CHAINS})
     assert (r["code"], r["message"]) == MISMATCH, path
@@ -201,17 +204,12 @@ def test_good_permit_and_pay_are_signed_with_one_unlock_as_eth_account_does(page
     ("message.value", str(UNITS + 1)),  # more than the payment
     ("message.value", str(2**256 - 1)),  # unlimited
     ("message.nonce", "-1"),
-    # a minute clear of the limits: Python's clock is read before the page's (the exact edges are
-    # test_deadline_edges_against_a_fixed_now)
-    ("message.deadline", "now+660"),
-    ("message.deadline", "now-60"),
+    *DEADLINES_OUT_OF_RANGE,
     ("message.extra", "1"),
     ("types.Permit", list(reversed(PERMIT_TYPES))),
 ])
 def test_tampered_permit_is_refused(page, path, value):
     owner = new_wallet(page)["address"]
-    if isinstance(value, str) and value.startswith("now"):
-        value = int(time.time()) + int(value[3:])
     permit = _set(permit_typed(owner), path, value)
     r = fails(page, SIGN_BOTH, {"owner": owner, "permit": permit, "pay": pay_typed(owner), "expect": EXPECT,
                                 "chains": CHAINS})
