@@ -123,7 +123,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     # ---- merchants (issue 14 item 6: a link's ref, services.merchant_payments)
     "payment_ref_used": _server(409, "err_payment_ref_used"),
     "payment_not_found": _server(404, "err_payment_not_found"),
-    "expired": _server(400, "err_expired"),
+    "expired": _server(400, "err_expired"),  # also wallet.jsx's, for a PIN dialog left open past the deadline
     "bad_signer": _server(400, "err_bad_signer"),
     "pay_would_fail": _server(400, "err_pay_would_fail"),
     "replayed": _server(400, "err_replayed"),
@@ -170,6 +170,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     "INVALID_TX": _client("err_INVALID_TX"),
     "INVALID_TYPED_DATA": _client("err_INVALID_TYPED_DATA"),
     "REQUEST_MISMATCH": _client("err_REQUEST_MISMATCH"),  # keyring.js: the payload differs from what was shown
+    "CLOCK_OFF": _client("err_CLOCK_OFF"),  # keyring.js: all as shown but the deadline, against the phone's clock
     "SIGN_FAILED": _client("err_SIGN_FAILED"),  # wallet.jsx: a signing error without a code
     # backup files (errors.js ERRORS; backup.js)
     "INVALID_HEADER": _client("err_INVALID_HEADER"),

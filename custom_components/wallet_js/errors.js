@@ -27,6 +27,7 @@ export const ERRORS = Object.freeze({
   INVALID_TX: 'invalid transaction',
   INVALID_TYPED_DATA: 'Invalid typed data',
   REQUEST_MISMATCH: 'The request does not match what you confirmed.',
+  CLOCK_OFF: 'The payment deadline is not within 10 minutes ahead of this device\'s clock',
 });
 
 export class VaultError extends Error {

@@ -109,6 +109,19 @@ function mismatch() {
   return new VaultError('REQUEST_MISMATCH');
 }
 
+/**
+ * A Pay or Permit deadline against this phone's clock: in the future and at most 10 minutes
+ * ahead (the server sets its now + 5 minutes). Checked after every other field, so CLOCK_OFF
+ * says the request is the one confirmed and only the times disagree: this phone's clock with
+ * the server's. Either way nothing is signed.
+ */
+function checkDeadline(value, nowSeconds) {
+  const deadline = bigOrNull(value);
+  const now = BigInt(nowSeconds);
+  if (deadline === null) throw mismatch();
+  if (deadline <= now || deadline > now + BigInt(MAX_DEADLINE_AHEAD_SECONDS)) throw new VaultError('CLOCK_OFF');
+}
+
 function sameAddress(a, b) {
   return typeof a === 'string' && typeof b === 'string' && ADDRESS_RE.test(a) && ADDRESS_RE.test(b)
     && a.toLowerCase() === b.toLowerCase();
@@ -193,8 +206,8 @@ export function checkApprove(request, expect, chains) {
 /**
  * The Pay typed data against what the page showed: fixed domain name/version, the link's chain,
  * that chain's payment contract, the Pay type as it is, message merchant/token/amount equal to
- * the link's, `from` the owner, deadline in the future and at most 10 minutes ahead.
- * Returns the types for signing; REQUEST_MISMATCH otherwise.
+ * the link's, `from` the owner; then the deadline (checkDeadline). Returns the types for
+ * signing; REQUEST_MISMATCH (CLOCK_OFF for the deadline alone) otherwise.
  */
 export function checkPayTyped(typed, expect, owner, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
   const { domain, types, message } = typed || {};
@@ -207,15 +220,14 @@ export function checkPayTyped(typed, expect, owner, chains, nowSeconds = Math.fl
     throw mismatch();
   }
   onlyType(types, 'Pay', PAY_TYPES);
-  const deadline = bigOrNull(message.deadline);
-  const now = BigInt(nowSeconds);
   if (!sameAddress(message.merchant, expect.merchant) || !sameAddress(message.token, expect.token)
       || !sameAddress(message.from, owner) || !sameNumber(message.amount, expect.units)
-      || bigOrNull(expect.units) === 0n || deadline === null || deadline <= now
-      || deadline > now + BigInt(MAX_DEADLINE_AHEAD_SECONDS)) {
+      || bigOrNull(expect.units) === 0n) {
     throw mismatch();
   }
-  return typedDataParts(domain, types, message);
+  const t = typedDataParts(domain, types, message);
+  checkDeadline(message.deadline, nowSeconds);
+  return t;
 }
 
 /** checkPayTyped, then the EIP-712 signature of exactly that typed data. */
@@ -234,8 +246,8 @@ export const PERMIT_TYPES = Object.freeze([
  * The payment's Permit typed data against what the page showed: the domain is the link's token on
  * the link's chain (its name and version as the server read them: the token itself refuses wrong
  * ones), the Permit type as it is, owner the owner, spender the chain's payment contract from the
- * bundle's table, value exactly the payment amount, deadline in the future and at most 10 minutes
- * ahead. Returns the types for signing; REQUEST_MISMATCH otherwise.
+ * bundle's table, value exactly the payment amount; then the deadline (checkDeadline). Returns the
+ * types for signing; REQUEST_MISMATCH (CLOCK_OFF for the deadline alone) otherwise.
  */
 export function checkPermitTyped(typed, expect, owner, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
   const { domain, types, message } = typed || {};
@@ -249,15 +261,33 @@ export function checkPermitTyped(typed, expect, owner, chains, nowSeconds = Math
   }
   onlyType(types, 'Permit', PERMIT_TYPES);
   const messageKeys = Object.keys(message).sort().join(',');
-  const deadline = bigOrNull(message.deadline);
-  const now = BigInt(nowSeconds);
   if (messageKeys !== 'deadline,nonce,owner,spender,value' || !sameAddress(message.owner, owner)
       || !sameAddress(message.spender, contract) || !sameNumber(message.value, expect.units)
-      || bigOrNull(expect.units) === 0n || bigOrNull(message.nonce) === null || deadline === null
-      || deadline <= now || deadline > now + BigInt(MAX_DEADLINE_AHEAD_SECONDS)) {
+      || bigOrNull(expect.units) === 0n || bigOrNull(message.nonce) === null) {
     throw mismatch();
   }
-  return typedDataParts(domain, types, message);
+  const t = typedDataParts(domain, types, message);
+  checkDeadline(message.deadline, nowSeconds);
+  return t;
+}
+
+/**
+ * checkPermitTyped and checkPayTyped; any other refusal of either comes before a CLOCK_OFF of
+ * either, so CLOCK_OFF still means both are what the page showed. Returns [permit types, Pay types].
+ */
+export function checkPermitAndPay(permitTyped, payTyped, expect, owner, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
+  let clockOff = null;
+  const parts = [checkPermitTyped, checkPayTyped].map((check, i) => {
+    try {
+      return check(i === 0 ? permitTyped : payTyped, expect, owner, chains, nowSeconds);
+    } catch (e) {
+      if (e.code !== 'CLOCK_OFF') throw e;
+      clockOff = e;
+      return null;
+    }
+  });
+  if (clockOff) throw clockOff;
+  return parts;
 }
 
 /**
@@ -265,8 +295,7 @@ export function checkPermitTyped(typed, expect, owner, chains, nowSeconds = Math
  * Returns {signature, permit_signature} (public).
  */
 export async function signPermitAndPay(owner, pin, permitTyped, payTyped, expect, chains) {
-  const pt = checkPermitTyped(permitTyped, expect, owner, chains);
-  const t = checkPayTyped(payTyped, expect, owner, chains);
+  const [pt, t] = checkPermitAndPay(permitTyped, payTyped, expect, owner, chains);
   return withUnlocked(owner, pin, async (wallet) => ({
     permit_signature: await wallet.signTypedData(permitTyped.domain, pt, permitTyped.message),
     signature: await wallet.signTypedData(payTyped.domain, t, payTyped.message),

@@ -4,7 +4,7 @@
 import { useEffect, useRef, useState } from "react";
 import { Button, Checkbox, Dialog, Flex, Grid, Text } from "@radix-ui/themes";
 
-import { errorText, errorTextOf, fillText } from "./errors.js";
+import { ClientError, errorText, errorTextOf, fillText } from "./errors.js";
 import { dialogClosed, dialogOpened } from "./focus.js";
 
 const PIN_LENGTH = 6;
@@ -166,6 +166,17 @@ const clock = (seconds) => {
   return `${String(d.getHours()).padStart(2, "0")}:${String(d.getMinutes()).padStart(2, "0")}`;
 };
 
+// A payment's sign(pin): its deadline passed the check when the dialog opened, so one out of
+// range now means the dialog stayed open past it, not a wrong clock: the server's own code for
+// an expired payment request.
+const expiredIfLate = (sign) => async (pin) => {
+  try {
+    return await sign(pin);
+  } catch (e) {
+    throw e && e.code === "CLOCK_OFF" ? new ClientError("expired") : e;
+  }
+};
+
 // What the PIN dialog can do: prepare(keyring, input) parses and checks the payload once,
 // gives the summary lines shown (computed from that very parsed payload) and sign(pin), which
 // signs exactly it. input: {owner, payload, expect, chains, token, messages}. Results are public.
@@ -207,15 +218,14 @@ const ACTIONS = {
         merchant: keyring.checksumAddress(typed.message.merchant),
         amount: keyring.formatAmount(BigInt(typed.message.amount), token.decimals), symbol: token.symbol,
       })],
-      sign: (pin) => keyring.signPay(owner, pin, typed, expect, chains),
+      sign: expiredIfLate((pin) => keyring.signPay(owner, pin, typed, expect, chains)),
     };
   },
   // /payment gasless: the token's Permit for the payment contract and the Pay typed data, both
   // checked, signed with one PIN entry (one key derivation). The result is JSON {signature, permit_signature}.
   sign_pay_permit: (keyring, { owner, payload, expect, chains, token, messages }) => {
     const { permit, pay } = JSON.parse(payload);
-    keyring.checkPermitTyped(permit, expect, owner, chains);
-    keyring.checkPayTyped(pay, expect, owner, chains);
+    keyring.checkPermitAndPay(permit, pay, expect, owner, chains);
     const amount = keyring.formatAmount(BigInt(pay.message.amount), token.decimals);
     return {
       lines: [
@@ -227,7 +237,8 @@ const ACTIONS = {
           merchant: keyring.checksumAddress(pay.message.merchant), amount, symbol: token.symbol,
         }),
       ],
-      sign: async (pin) => JSON.stringify(await keyring.signPermitAndPay(owner, pin, permit, pay, expect, chains)),
+      sign: expiredIfLate(async (pin) => JSON.stringify(
+        await keyring.signPermitAndPay(owner, pin, permit, pay, expect, chains))),
     };
   },
 };

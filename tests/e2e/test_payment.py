@@ -397,10 +397,12 @@ def tamper(late_server):
         path.write_text("")
 
 
-def expect_refused(page, step: str, lang: str = "en", shot: str | None = None) -> None:
-    """The PIN dialog of `step` ('approve' or 'sign') refuses before any PIN: the exact message,
-    Confirm stays off with a full PIN typed; then it is cancelled (`shot`: a screenshot of it)."""
-    refused, pay, approve, sign, pin, confirm, cancel = TEXTS[lang]
+def expect_refused(page, step: str, lang: str = "en", refused: str | None = None, shot: str | None = None) -> None:
+    """The PIN dialog of `step` ('approve' or 'sign') refuses before any PIN: the exact message
+    (`refused`, else the tampering one), Confirm stays off with a full PIN typed; then it is
+    cancelled (`shot`: a screenshot of it)."""
+    mismatch, pay, approve, sign, pin, confirm, cancel = TEXTS[lang]
+    refused = refused or mismatch
     dialog = page.get_by_role("dialog", name=approve if step == "approve" else sign)
     expect(dialog.get_by_role("alert")).to_have_text(refused, timeout=30_000)
     if shot:
@@ -473,3 +475,61 @@ def test_tampered_permit_is_refused_and_no_signature_is_sent(late_page, late_ser
     assert tamper.executed() == 0
     assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}
     assert erc20_balance(chain_web3(late_server), token, merchant) == 0
+
+
+# ---------------------------------------------------------------- the phone's clock
+
+PAY_DEADLINE_SECONDS = 300  # the page's Pay deadline: 5 minutes after the server's now (specification)
+CLOCK_OFF = {
+    "en": "The payment's time limit does not match this phone's clock. "
+          "Make sure the date and time are set automatically, then try again.",
+    "ko": "결제 유효 시간이 이 휴대폰의 시계와 맞지 않습니다. "
+          "날짜와 시간이 자동으로 설정되어 있는지 확인한 뒤 다시 시도해 주세요.",
+}
+
+
+def test_a_phone_clock_minutes_off_is_told_and_nothing_is_signed(late_page, late_server):
+    """The server sets the deadline 5 minutes after its own now; a phone 10 minutes fast sees it
+    already past, one 10 minutes slow sees it 15 minutes ahead. Either way the Permit and the Pay
+    are refused before the PIN, with the cause (not the tampering text), in en and ko."""
+    page = late_page
+    create_wallet(page, new_email("clock"))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    merchant = Account.create().address
+    for offset, lang in ((600, "en"), (-600, "ko")):
+        page.clock.set_fixed_time(time.time() + offset)
+        page.goto(merchant_link(merchant, token, "1.5", lang=lang))
+        page.get_by_role("button", name=TEXTS[lang][1], exact=True).click()
+        expect_refused(page, "sign", lang, refused=CLOCK_OFF[lang], shot=f"payment-clock-off-{lang}")
+    assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}  # no signature was executed
+    assert erc20_balance(chain_web3(late_server), token, merchant) == 0
+
+
+def test_a_pin_dialog_left_open_past_the_deadline_says_expired(late_page, late_server):
+    """The Pay (after an approve, en) and the Permit and Pay (ko) pass their checks when the dialog
+    opens; the phone's clock then moves past the deadline before the PIN is confirmed: the dialog
+    says the payment request expired, as the server says it, and nothing is signed."""
+    page = late_page
+    create_wallet(page, new_email("dialog-late"))
+    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    merchant, teur = approve_until_pay_pin(page, late_server, AMOUNT_UNITS)
+    tusd = token_address(page, "tUSD")
+    for lang, token in (("en", teur), ("ko", tusd)):
+        if lang == "ko":
+            page.clock.set_fixed_time(time.time())  # right again (frozen) until the dialog is open
+            page.goto(merchant_link(merchant, token, "1.5", lang=lang))
+            page.get_by_role("button", name=TEXTS[lang][1], exact=True).click()
+        _, _, _, sign, pin, confirm, _ = TEXTS[lang]
+        dialog = page.get_by_role("dialog", name=sign)
+        expect(dialog.get_by_test_id("pin-summary")).to_be_visible(timeout=30_000)  # the checks passed
+        page.clock.set_fixed_time(time.time() + PAY_DEADLINE_SECONDS + 60)
+        dialog.get_by_label(pin, exact=True).fill(PIN)
+        dialog.get_by_role("button", name=confirm).click()
+        expected = {"en": "The payment request has expired. Please try again.",
+                    "ko": "결제 요청이 만료되었습니다. 다시 시도해 주세요."}[lang]
+        expect(dialog.get_by_role("alert")).to_have_text(expected, timeout=30_000)
+        save_screenshot(page, f"payment-dialog-expired-{lang}")
+        dialog.get_by_role("button", name=TEXTS[lang][6]).click()
+        expect(dialog).to_have_count(0)
+    assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}

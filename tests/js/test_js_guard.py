@@ -1,7 +1,8 @@
 """keyring.js re-checks in real Chromium (issue 11 item 5): the /payment approve and the Pay typed
 data are signed only when they equal what the page showed and the bundle's chains table says;
 a good payload's signature equals eth-account's, every tampered field is refused with
-REQUEST_MISMATCH before the PIN is even tried."""
+REQUEST_MISMATCH before the PIN is even tried; a deadline out of range of the page's clock, all
+else as shown, with CLOCK_OFF."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ PAY_TYPES = [
     {"name": "paymentRef", "type": "bytes32"}, {"name": "deadline", "type": "uint48"},
 ]
 MISMATCH = ("REQUEST_MISMATCH", "The request does not match what you confirmed.")
+CLOCK_OFF = ("CLOCK_OFF", "The payment deadline is not within 10 minutes ahead of this device's clock")
 
 
 def approve_data(spender: str, amount: int) -> str:
@@ -126,7 +128,6 @@ DEADLINES_OUT_OF_RANGE = [("message.deadline", "now+660"), ("message.deadline", 
     ("message.amount", str(UNITS + 1)),
     ("message.amount", str(2**256 - 1)),
     ("message.from", OTHER),
-    *DEADLINES_OUT_OF_RANGE,
     ("types.Pay", list(reversed(PAY_TYPES))),
     ("types.Other", [{"name": "x", "type": "uint256"}]),
 ])
@@ -204,7 +205,6 @@ def test_good_permit_and_pay_are_signed_with_one_unlock_as_eth_account_does(page
     ("message.value", str(UNITS + 1)),  # more than the payment
     ("message.value", str(2**256 - 1)),  # unlimited
     ("message.nonce", "-1"),
-    *DEADLINES_OUT_OF_RANGE,
     ("message.extra", "1"),
     ("types.Permit", list(reversed(PERMIT_TYPES))),
 ])
@@ -224,6 +224,38 @@ def test_a_good_permit_does_not_carry_a_tampered_pay(page):
     assert (r["code"], r["message"]) == MISMATCH
 
 
+@pytest.mark.parametrize("deadline", DEADLINES_OUT_OF_RANGE)
+@pytest.mark.parametrize("which", ["pay", "permit"])
+def test_a_deadline_out_of_range_alone_is_clock_off(page, which, deadline):
+    """All else as shown: the phone's clock and the server's disagree, and the user is told so."""
+    owner = new_wallet(page)["address"]
+    permit, pay = permit_typed(owner), pay_typed(owner)
+    _set(permit if which == "permit" else pay, *deadline)
+    arg = {"owner": owner, "permit": permit, "pay": pay, "expect": EXPECT, "chains": CHAINS}
+    r = fails(page, SIGN_BOTH, arg)
+    assert (r["code"], r["message"]) == CLOCK_OFF
+    if which == "pay":
+        r = fails(page, SIGN_PAY, {**arg, "typed": pay})
+        assert (r["code"], r["message"]) == CLOCK_OFF
+
+
+@pytest.mark.parametrize("clock_in, tampered_in", [("pay", "pay"), ("permit", "permit"), ("permit", "pay"),
+                                                   ("pay", "permit")])
+def test_a_tampered_field_is_a_mismatch_whatever_the_deadline(page, clock_in, tampered_in):
+    """CLOCK_OFF only when nothing else differs: a tampered field beside a deadline out of range,
+    in the same typed data or the other one, is REQUEST_MISMATCH."""
+    owner = new_wallet(page)["address"]
+    typed = {"permit": permit_typed(owner), "pay": pay_typed(owner)}
+    _set(typed[clock_in], *DEADLINES_OUT_OF_RANGE[0])
+    _set(typed[tampered_in], "message.owner" if tampered_in == "permit" else "message.merchant", OTHER)
+    arg = {"owner": owner, **typed, "expect": EXPECT, "chains": CHAINS}
+    r = fails(page, SIGN_BOTH, arg)
+    assert (r["code"], r["message"]) == MISMATCH
+    if clock_in == tampered_in == "pay":
+        r = fails(page, SIGN_PAY, {**arg, "typed": typed["pay"]})
+        assert (r["code"], r["message"]) == MISMATCH
+
+
 NOW = 1_800_000_000
 
 
@@ -239,4 +271,4 @@ def test_deadline_edges_against_a_fixed_now(page, check, ahead, signed):
         assert ok(page, body, arg) is True
     else:
         r = fails(page, body, arg)
-        assert (r["code"], r["message"]) == MISMATCH
+        assert (r["code"], r["message"]) == CLOCK_OFF

@@ -121,6 +121,10 @@ EN: dict[str, str] = {
     "err_INVALID_TX": "invalid transaction",
     "err_INVALID_TYPED_DATA": "The payment request to sign is invalid.",
     "err_REQUEST_MISMATCH": "The request does not match what you confirmed.",
+    "err_CLOCK_OFF": (
+        "The payment's time limit does not match this phone's clock. "
+        "Make sure the date and time are set automatically, then try again."
+    ),
     "err_SIGN_FAILED": "PIN check/sign failed",
     "err_INVALID_HEADER": "Invalid backup header",
     "err_OWNER_MISMATCH": "Backup owner mismatch",
@@ -255,6 +259,10 @@ KO: dict[str, str] = {
     "err_INVALID_TX": "잘못된 거래입니다",
     "err_INVALID_TYPED_DATA": "서명할 결제 요청이 올바르지 않습니다.",
     "err_REQUEST_MISMATCH": "요청이 확인하신 내용과 일치하지 않습니다.",
+    "err_CLOCK_OFF": (
+        "결제 유효 시간이 이 휴대폰의 시계와 맞지 않습니다. "
+        "날짜와 시간이 자동으로 설정되어 있는지 확인한 뒤 다시 시도해 주세요."
+    ),
     "err_SIGN_FAILED": "PIN 확인 또는 서명에 실패했습니다",
     "err_INVALID_HEADER": "백업 헤더가 올바르지 않습니다",
     "err_OWNER_MISMATCH": "백업 소유자가 일치하지 않습니다",
