@@ -191,6 +191,8 @@ REGISTRY: dict[str, ErrorSpec] = {
     "DRIVE_LIST_FAILED": _client("err_DRIVE_LIST_FAILED"),
     "DRIVE_UPLOAD_FAILED": _client("err_DRIVE_UPLOAD_FAILED"),
     "DRIVE_DOWNLOAD_FAILED": _client("err_DRIVE_DOWNLOAD_FAILED"),
+    "DRIVE_ACCOUNT_FAILED": _client("err_DRIVE_ACCOUNT_FAILED"),  # drive.js: about.user could not be read
+    "DRIVE_OTHER_ACCOUNT": _client("err_DRIVE_OTHER_ACCOUNT"),  # drive.js: the token is another account's
     # sign-in and logout requests (auth.jsx)
     "NO_AUTH_CODE": _client("err_NO_AUTH_CODE"),
     "HTTP_ERROR": _client("err_HTTP_ERROR"),

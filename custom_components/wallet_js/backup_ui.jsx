@@ -7,8 +7,9 @@
 // getDriveToken is called synchronously from the click handler, before any await. Each
 // token serves one backup or restore and is revoked right after it (success or failure).
 // The token is asked for the signed-in Google account (loginHint, its e-mail, as GIS's
-// login_hint): with several accounts in the browser, another account's Drive would get the
-// backup, or a restore would find no file there and send the user to onboarding.
+// login_hint), and used only once Drive confirms it is that account's (about.user): with
+// several accounts in the browser, another account's Drive would get the backup, or a
+// restore would find no file there and send the user to onboarding.
 import { useEffect, useRef, useState } from "react";
 import { Button, Text } from "@radix-ui/themes";
 import { PinModal, usePin } from "./wallet.jsx";
@@ -47,6 +48,14 @@ function requestToken(driveRef, clientId, loginHint) {
   const d = driveRef.current;
   if (!d.drive || !d.ready) return Promise.reject(new ClientError("GIS_LOAD_FAILED"));
   return d.drive.getDriveToken({ clientId, interactive: true, hint: loginHint || undefined });
+}
+
+// The Drive client, once the token is known to be the signed-in account's (loginHint):
+// login_hint only preselects it in Google's chooser.
+async function signedInDrive(d, accessToken, loginHint) {
+  const drive = d.drive.createDriveClient(d.endpoints.root);
+  await drive.checkAccount(accessToken, loginHint);
+  return drive;
 }
 
 // A PIN modal whose Confirm runs `run(pin, tokenPromise)`. `run` resolves to a result for
@@ -98,7 +107,8 @@ export function BackupButton({ owner, clientId, loginHint, devMode, messages, er
     const backup = await import("./backup.js");
     const accessToken = await token;
     try {
-      await backup.runBackup({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+      const drive = await signedInDrive(d, accessToken, loginHint);
+      await backup.runBackup({ owner, pin, token: accessToken, drive });
     } finally {
       await d.drive.revokeDriveToken(accessToken); // used once, success or failure
     }
@@ -124,23 +134,24 @@ export function BackupButton({ owner, clientId, loginHint, devMode, messages, er
 
 // Device check: the new-device notices and the PIN prompt; one recovery run per Confirm.
 // onResult: "ok" | "NO_BACKUP" | "ADDRESS_MISMATCH" | "error:<text>" (catalogue text, GIS load
-// failures included). An invalid PIN stays here.
+// failures included). An invalid PIN, or a token of another Google account, stays here.
 export function RestoreDialog({ open, owner, clientId, loginHint, devMode, messages, errors, onResult, onClose }) {
   const run = async (pin, token, d) => {
     const backup = await import("./backup.js");
     try {
       const accessToken = await token;
       try {
-        await backup.runRestore({ owner, pin, token: accessToken, drive: d.drive.createDriveClient(d.endpoints.root) });
+        const drive = await signedInDrive(d, accessToken, loginHint);
+        await backup.runRestore({ owner, pin, token: accessToken, drive });
       } finally {
         await d.drive.revokeDriveToken(accessToken); // used once, success or failure
       }
       return "ok";
     } catch (e) {
       const code = e && e.code;
-      if (code === "INVALID_PIN" || code === "PIN_FORMAT") {
-        const again = new Error("invalid pin");
-        again.uiText = errorText(errors, code);
+      if (code === "INVALID_PIN" || code === "PIN_FORMAT" || code === "DRIVE_OTHER_ACCOUNT") {
+        const again = new Error("try again"); // the prompt stays, saying why
+        again.uiText = errorTextOf(errors, e);
         throw again;
       }
       if (code === "NO_BACKUP" || code === "ADDRESS_MISMATCH") return code;

@@ -21,16 +21,20 @@ const MESSAGES = Object.freeze({
   DRIVE_LIST_FAILED: (s) => `Drive list failed: ${s}`,
   DRIVE_UPLOAD_FAILED: (s) => `Drive upload failed: ${s}`,
   DRIVE_DOWNLOAD_FAILED: (s) => `Drive download failed: ${s}`,
+  DRIVE_ACCOUNT_FAILED: (s) => `Drive account check failed: ${s}`,
+  DRIVE_OTHER_ACCOUNT: () => 'The Drive token is for another Google account than the signed-in one',
 });
 
 export class DriveError extends Error {
-  /** `reason`: GIS error type (popup_closed, access_denied, ...) when there was one. */
-  constructor(code, status = null, reason = null) {
+  /** `reason`: GIS error type (popup_closed, access_denied, ...) when there was one;
+   * `params`: more {placeholders} of the code's text than its status. */
+  constructor(code, status = null, reason = null, params = null) {
     super(MESSAGES[code] ? MESSAGES[code](status) : code);
     this.name = 'DriveError';
     this.code = code;
     this.status = status;
     this.reason = reason;
+    this.params = params;
   }
 }
 
@@ -156,6 +160,7 @@ export function multipartBody(metadata, bytes) {
 
 /**
  * Drive client for one root URL. Methods take the access token per call (nothing kept).
+ *   checkAccount(token, email) -> resolves when the token is `email`'s Google account
  *   findFile(token, name) -> {id, name, modifiedTime, size, md5Checksum} | null (newest of that name)
  *   uploadFile(token, name, bytes, existingId?) -> same shape (POST create / PATCH update)
  *   downloadFile(token, id) -> Uint8Array
@@ -184,6 +189,17 @@ export function createDriveClient(root = GOOGLE_DRIVE_ROOT, { timeoutMs = DEFAUL
       throw new DriveError(code, resp ? resp.status : 0);
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  // Google's account chooser lets the user pick another account than login_hint's: that
+  // account's Drive would get the backup, or a restore would find none there.
+  async function checkAccount(token, email) {
+    const params = new URLSearchParams({ fields: 'user(emailAddress)' });
+    const about = await call('DRIVE_ACCOUNT_FAILED', token, `${base}/drive/v3/about?${params}`);
+    const got = about && about.user && typeof about.user.emailAddress === 'string' ? about.user.emailAddress : '';
+    if (!email || got.toLowerCase() !== String(email).toLowerCase()) {
+      throw new DriveError('DRIVE_OTHER_ACCOUNT', null, null, { email });
     }
   }
 
@@ -220,7 +236,7 @@ export function createDriveClient(root = GOOGLE_DRIVE_ROOT, { timeoutMs = DEFAUL
     return call('DRIVE_DOWNLOAD_FAILED', token, `${base}/drive/v3/files/${encodeURIComponent(id)}?alt=media`);
   }
 
-  return { root: base, findFile, uploadFile, downloadFile };
+  return { root: base, checkAccount, findFile, uploadFile, downloadFile };
 }
 
 /** The Drive root and GIS script for this deployment: Google's, or the dev stand-ins on `origin`. */

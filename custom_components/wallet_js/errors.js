@@ -69,9 +69,10 @@ export function fillText(text, params = {}) {
 
 /**
  * errorText for a thrown error: its code (`fallback` for an error without one, e.g. a
- * library's own), with its HTTP `status` (Drive and API errors) as {status}.
+ * library's own), with its HTTP `status` (Drive and API errors) as {status} and its own
+ * `params`, if any, as the other placeholders.
  */
 export function errorTextOf(errors, error, fallback = 'UNKNOWN') {
   const code = (error && typeof error.code === 'string' && error.code) || fallback;
-  return errorText(errors, code, { status: error && error.status });
+  return errorText(errors, code, { ...((error && error.params) || {}), status: error && error.status });
 }

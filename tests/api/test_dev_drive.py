@@ -193,6 +193,26 @@ def test_revoked_token_is_refused(client, drive_dir):
     assert list_by_name(client, other, "newbl-backup-0xabc.bin").status_code == 401
 
 
+ABOUT = "/dev-drive/drive/v3/about"
+
+
+def test_about_names_the_token_s_account_as_google_does(client, drive_dir):
+    """about.get: the account of the token (the browser checks it is the signed-in one); like
+    Google, `fields` is required and selects the answer."""
+    alice, bob = access_token(client, "Alice@Example.com"), access_token(client, "bob@example.com")
+    for token, email in ((alice, "alice@example.com"), (bob, "bob@example.com")):
+        resp = client.get(ABOUT, params={"fields": "user(emailAddress)"}, headers=auth(token))
+        assert resp.status_code == 200 and resp.json() == {"user": {"emailAddress": email}}
+    whole = client.get(ABOUT, params={"fields": "*"}, headers=auth(alice)).json()
+    assert whole["kind"] == "drive#about" and whole["user"]["me"] is True
+    assert whole["user"]["kind"] == "drive#user" and whole["user"]["emailAddress"] == "alice@example.com"
+    no_fields = client.get(ABOUT, headers=auth(alice))
+    assert no_fields.status_code == 400 and no_fields.json()["error"]["errors"][0]["location"] == "fields"
+    for headers in ({}, auth("dev-at-made-up"), auth(access_token(client, "alice@example.com", scope="openid email"))):
+        refused = client.get(ABOUT, params={"fields": "user(emailAddress)"}, headers=headers)
+        assert refused.status_code == 401 and refused.json()["error"]["status"] == "UNAUTHENTICATED"
+
+
 def test_bad_requests(client, tok):
     missing = client.get(f"{FILES}/devDoesNotExist0000000000000", params={"alt": "media"}, headers=auth(tok))
     assert missing.status_code == 404 and missing.json()["error"]["code"] == 404

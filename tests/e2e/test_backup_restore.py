@@ -7,7 +7,7 @@ script that fails to load offers onboarding or cancel, and every restore error r
 import re
 import time
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit, urlunsplit
 
 from eth_account import Account
 from eth_account.messages import encode_defunct
@@ -481,5 +481,66 @@ def test_drive_token_is_for_the_signed_in_account_when_the_browser_has_another(p
         page2.wait_for_url("**/home**")
         assert local_materials(page2, address)["lwrapCt"] is not None
         assert me(page2)["address"] == address
+    finally:
+        helpers.close_context(ctx)
+
+
+def pick_google_account(ctx, email: str) -> str:
+    """The user picks `email` in Google's account chooser, whatever login_hint preselected: the
+    context's Drive token requests go to the dev provider for that account. Returns the route's
+    URL pattern (for unroute)."""
+    pattern = f"**{idp.PREFIX}/authorize?*"
+
+    def pick(route):
+        parts = urlsplit(route.request.url)
+        query = parse_qs(parts.query)
+        if query.get("response_type") != ["token"]:
+            return route.continue_()
+        query["login_hint"] = [email]
+        return route.continue_(url=urlunsplit(parts._replace(query=urlencode(query, doseq=True))))
+
+    ctx.route(pattern, pick)
+    return pattern
+
+
+def test_a_drive_token_of_another_google_account_is_refused(page, browser, app_server):
+    """login_hint only preselects the signed-in account in Google's chooser; the user may pick
+    another. Drive's about.user then names that account: the backup (in Korean) and the restore
+    (in English) refuse its token, say which account to choose, write and change nothing, and
+    work once the signed-in account is picked."""
+    email, other = new_email("pick"), new_email("pick-other")
+    address = create_wallet(page, email)
+    page.goto("/settings")
+    page.get_by_role("radio", name="한국어").click()
+    page.get_by_role("button", name="백업하기").click()
+    pattern = pick_google_account(page.context, other)
+    enter_pin_and_confirm(page, "backup-dialog", PIN, label="PIN 번호", confirm="확인")
+    alert = page.get_by_test_id("backup-dialog").get_by_role("alert")
+    answer_popups_until(page, other, lambda: alert.count() > 0)
+    expect(alert).to_have_text(
+        f"백업 실패: 로그인한 Google 계정이 아닙니다. {email} 계정을 선택한 뒤 다시 시도해 주세요.")
+    for account in (email, other):
+        assert DriveApi(app_server.base_url, account).file_id(backup_name(address)) is None
+    assert me(page)["hasBackup"] is False
+    page.context.unroute(pattern)
+    page.get_by_test_id("backup-dialog").get_by_role("button", name="취소").click()
+    page.get_by_role("radio", name="English").click()
+    backup_from_settings(page, email, PIN)
+    assert DriveApi(app_server.base_url, email).file_id(backup_name(address))
+
+    ctx, page2 = new_device(browser, app_server)
+    try:
+        prompt = sign_in_on_new_device(page2, email)
+        pattern = pick_google_account(ctx, other)
+        restore_attempt(page2, email, PIN, lambda: prompt.get_by_role("alert").count() > 0)
+        expect(prompt.get_by_role("alert")).to_have_text(
+            f"This Google account is not the one you signed in with. Choose {email} and try again.")
+        assert local_materials(page2, address)["lwrapCt"] is None
+        ctx.unroute(pattern)
+        done = page2.get_by_role("alertdialog").filter(has_text="Your wallet has been restored.")
+        restore_attempt(page2, email, PIN, lambda: done.count() > 0)
+        done.get_by_role("button", name="OK").click()
+        page2.wait_for_url("**/home**")
+        assert local_materials(page2, address)["lwrapCt"] is not None
     finally:
         helpers.close_context(ctx)

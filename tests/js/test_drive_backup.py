@@ -426,6 +426,14 @@ def test_drive_client_and_gis_errors(devices, server):
     assert (res["code"], res["message"]) == ("DRIVE_DOWNLOAD_FAILED", "Drive download failed: 404")
     res = dev.fails(bad + "return d.findFile('', 'x.bin');")
     assert res["code"] == "NO_ACCESS_TOKEN"
+    # The token's account, from Drive's about.user: the signed-in one (any case) or refused.
+    dev.ok(bad + "return d.checkAccount(window.__tok, 'ALICE@example.com');")
+    res = dev.fails(bad + "return d.checkAccount(window.__tok, 'bob@example.com');")
+    assert (res["code"], res["message"]) == ("DRIVE_OTHER_ACCOUNT",
+                                             "The Drive token is for another Google account than the signed-in one")
+    assert dev.fails(bad + "return d.checkAccount(window.__tok, '');")["code"] == "DRIVE_OTHER_ACCOUNT"
+    res = dev.fails(bad + "return d.checkAccount('bad-token', 'alice@example.com');")
+    assert (res["code"], res["message"]) == ("DRIVE_ACCOUNT_FAILED", "Drive account check failed: 401")
     # Unreachable root (refused by the page's CSP, like a network error): status 0.
     res = dev.fails("return nb.drive.createDriveClient('http://127.0.0.1:9').findFile(window.__tok, 'x');")
     assert res["message"] == "Drive list failed: 0"

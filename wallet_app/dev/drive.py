@@ -3,6 +3,7 @@
 Paths and JSON mirror https://www.googleapis.com with /dev-drive as the root, so the
 browser's Drive client works against either by swapping the root URL (design.md section 5):
 
+  GET   /dev-drive/drive/v3/about?fields=user(emailAddress)
   GET   /dev-drive/drive/v3/files?spaces=appDataFolder&q=name='…'&fields=…
   GET   /dev-drive/drive/v3/files/{id}[?alt=media]
   POST  /dev-drive/upload/drive/v3/files?uploadType=multipart
@@ -289,6 +290,11 @@ def _store(sub: str, meta: dict, content: bytes | None) -> dict:
 
 
 def _subject(request: Request) -> str:
+    return _account(request)[0]
+
+
+def _account(request: Request) -> tuple[str, str]:
+    """(subject, e-mail) of the request's bearer token; DriveError 401 as Google answers it."""
     scheme, _, token = request.headers.get("authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise DriveError(
@@ -300,8 +306,8 @@ def _subject(request: Request) -> str:
             location="Authorization",
             locationType="header",
         )
-    sub = idp.user_for_access_token(token.strip(), DRIVE_SCOPE)
-    if sub is None:
+    account = idp.account_for_access_token(token.strip(), DRIVE_SCOPE)
+    if account is None:
         raise DriveError(
             401,
             "Request had invalid authentication credentials. Expected OAuth 2 access token, "
@@ -311,7 +317,7 @@ def _subject(request: Request) -> str:
             location="Authorization",
             locationType="header",
         )
-    return sub
+    return account
 
 
 def _fields(request: Request, default: str) -> dict | None:
@@ -352,6 +358,25 @@ def build_router() -> APIRouter:
 
     # File I/O stays off the event loop: sync routes run in the threadpool, the uploads read
     # their body here and store it in the threadpool.
+    @router.get("/drive/v3/about")
+    def about(request: Request) -> Response:
+        """The token's account, as Google answers about.get: `fields` is required there too."""
+        try:
+            sub, email = _account(request)
+            if not request.query_params.get("fields"):
+                raise _bad_request("The 'fields' parameter is required for this method.", "fields")
+            user = {
+                "kind": "drive#user",
+                "displayName": email.split("@")[0],
+                "me": True,
+                "permissionId": sub[:20],
+                "emailAddress": email,
+            }
+            body = {"kind": "drive#about", "user": user}
+            return JSONResponse(select_fields(body, _fields(request, "")))
+        except DriveError as e:
+            return e.response()
+
     @router.get("/drive/v3/files")
     def list_files(request: Request) -> Response:
         try:

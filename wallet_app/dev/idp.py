@@ -170,10 +170,16 @@ def _new_access_token(sub: str, email: str, scope: str, client_id: str) -> str:
 
 def user_for_access_token(token: str, scope: str) -> str | None:
     """The subject of a live access token that was granted `scope`, else None (Drive stand-in)."""
+    account = account_for_access_token(token, scope)
+    return account[0] if account else None
+
+
+def account_for_access_token(token: str, scope: str) -> tuple[str, str] | None:
+    """(subject, e-mail) of a live access token that was granted `scope`, else None."""
     grant = _grant_of(shared.marks("dev_idp_token").get(token))
-    if grant is None:
+    if grant is None or scope not in grant.scope.split():
         return None
-    return grant.sub if scope in grant.scope.split() else None
+    return grant.sub, grant.email
 
 
 def revoke_token(token: str) -> bool:
