@@ -277,15 +277,16 @@ export function checkPermitTyped(typed, expect, owner, chains, nowSeconds = Math
  */
 export function checkPermitAndPay(permitTyped, payTyped, expect, owner, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
   let clockOff = null;
-  const parts = [checkPermitTyped, checkPayTyped].map((check, i) => {
+  const checked = (check, typed) => {
     try {
-      return check(i === 0 ? permitTyped : payTyped, expect, owner, chains, nowSeconds);
+      return check(typed, expect, owner, chains, nowSeconds);
     } catch (e) {
       if (e.code !== 'CLOCK_OFF') throw e;
       clockOff = e;
       return null;
     }
-  });
+  };
+  const parts = [checked(checkPermitTyped, permitTyped), checked(checkPayTyped, payTyped)];
   if (clockOff) throw clockOff;
   return parts;
 }

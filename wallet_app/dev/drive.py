@@ -356,11 +356,10 @@ def _upload_type(request: Request, allowed: tuple[str, ...]) -> str:
 def build_router() -> APIRouter:
     router = APIRouter(prefix=PREFIX, tags=["dev-drive"], include_in_schema=False)
 
-    # File I/O stays off the event loop: sync routes run in the threadpool, the uploads read
-    # their body here and store it in the threadpool.
     @router.get("/drive/v3/about")
     def about(request: Request) -> Response:
-        """The token's account, as Google answers about.get: `fields` is required there too."""
+        """The token's account, as Google answers about.get: `fields` is required there too.
+        Sync: the token look-up may be a Redis call (core.shared)."""
         try:
             sub, email = _account(request)
             if not request.query_params.get("fields"):
@@ -377,6 +376,8 @@ def build_router() -> APIRouter:
         except DriveError as e:
             return e.response()
 
+    # File I/O stays off the event loop: sync routes run in the threadpool, the uploads read
+    # their body here and store it in the threadpool.
     @router.get("/drive/v3/files")
     def list_files(request: Request) -> Response:
         try:
