@@ -187,7 +187,8 @@ def test_remembered_account_is_used_like_a_hint(client):
         "/dev-idp/authorize", params=authorize_params(response_type="token", scope=DRIVE, prompt="consent")
     )
     msg = popup_message(page.text)
-    assert idp.user_for_access_token(msg["access_token"], DRIVE) == idp.subject_for_email("frank@example.com")
+    account = (idp.subject_for_email("frank@example.com"), "frank@example.com")
+    assert idp.account_for_access_token(msg["access_token"], DRIVE) == account
 
 
 def test_prompt_none_without_account_reports_interaction_required(client):
@@ -203,10 +204,10 @@ def test_token_client_access_token(client):
     msg = popup_message(page.text)
     assert msg["token_type"] == "Bearer" and msg["scope"] == DRIVE and msg["expires_in"] > 0
     assert "code" not in msg and "id_token" not in msg
-    sub = idp.subject_for_email("gina@example.com")
-    assert idp.user_for_access_token(msg["access_token"], DRIVE) == sub
-    assert idp.user_for_access_token(msg["access_token"], "https://www.googleapis.com/auth/drive") is None
-    assert idp.user_for_access_token("dev-at-made-up", DRIVE) is None
+    account = (idp.subject_for_email("gina@example.com"), "gina@example.com")
+    assert idp.account_for_access_token(msg["access_token"], DRIVE) == account
+    assert idp.account_for_access_token(msg["access_token"], "https://www.googleapis.com/auth/drive") is None
+    assert idp.account_for_access_token("dev-at-made-up", DRIVE) is None
 
 
 def test_token_endpoint_checks_client_and_issues_id_token(client):
@@ -224,7 +225,8 @@ def test_token_endpoint_checks_client_and_issues_id_token(client):
     body = ok.json()
     assert ok.status_code == 200 and body["token_type"] == "Bearer" and body["id_token"]
     assert ok.headers["cache-control"] == "no-store"
-    assert idp.user_for_access_token(body["access_token"], DRIVE) == idp.subject_for_email("h@example.com")
+    account = (idp.subject_for_email("h@example.com"), "h@example.com")
+    assert idp.account_for_access_token(body["access_token"], DRIVE) == account
 
     basic = client.post(
         "/dev-idp/token",

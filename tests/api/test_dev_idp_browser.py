@@ -133,12 +133,13 @@ def test_token_client_form_popup_and_closing(page, server):
     pg.wait_for_function("() => window.__tok")
     tok = pg.evaluate("() => window.__tok")
     assert tok["token_type"] == "Bearer" and tok["expires_in"] > 0
-    assert idp.user_for_access_token(tok["access_token"], tok["scope"]) == idp.subject_for_email("jo@example.com")
+    assert idp.account_for_access_token(tok["access_token"], tok["scope"]) == (
+        idp.subject_for_email("jo@example.com"), "jo@example.com")
 
     # google.accounts.oauth2.revoke, as Google's: done({successful}); then the token is dead.
     revoke = """(t) => new Promise((done) => google.accounts.oauth2.revoke(t, done))"""
     assert pg.evaluate(revoke, tok["access_token"]) == {"successful": True}
-    assert idp.user_for_access_token(tok["access_token"], tok["scope"]) is None
+    assert idp.account_for_access_token(tok["access_token"], tok["scope"]) is None
     again = pg.evaluate(revoke, tok["access_token"])
     assert again["successful"] is False and again["error"] == "invalid_token"
     assert not [e for e in errors if "Content Security Policy" in e]

@@ -315,6 +315,10 @@ def test_payments_unavailable_alert_shows_its_text_once(late_page, lang, title, 
     expect_alert(page, message, title=title, ok=ok)
 
 
+EXPIRED = {"en": "The payment request has expired. Please try again.",  # the registry's texts of `expired`
+           "ko": "결제 요청이 만료되었습니다. 다시 시도해 주세요."}
+
+
 def test_expired_payment_alert_shows_its_text_once(late_page, late_server):
     """The chain's clock passes the Pay deadline before it is executed: the server's dry run
     refuses it with 'expired', in en and then ko. The chain is put back afterwards."""
@@ -327,12 +331,12 @@ def test_expired_payment_alert_shows_its_text_once(late_page, late_server):
         w3.provider.make_request("evm_increaseTime", [400])
         w3.provider.make_request("evm_mine", [])
         enter_pin(page, "Sign the payment")
-        expect_alert(page, "The payment request has expired. Please try again.", timeout=30_000)
+        expect_alert(page, EXPIRED["en"], timeout=30_000)
         # The allowance is there now: the Korean attempt goes straight to the Pay PIN.
         page.goto(merchant_link(merchant, token, "1.5", lang="ko"))
         page.get_by_role("button", name="결제하기", exact=True).click()
         enter_pin(page, "결제 서명", label="PIN 번호", confirm="확인")
-        expect_alert(page, "결제 요청이 만료되었습니다. 다시 시도해 주세요.", title="오류", ok="확인", timeout=30_000)
+        expect_alert(page, EXPIRED["ko"], title="오류", ok="확인", timeout=30_000)
     finally:
         w3.provider.make_request("evm_revert", [snapshot])
     assert [r["status"] for r in payment_rows(late_server, merchant)] == ["quoted"]  # nothing was relayed
@@ -520,16 +524,14 @@ def test_a_pin_dialog_left_open_past_the_deadline_says_expired(late_page, late_s
             page.clock.set_fixed_time(time.time())  # right again (frozen) until the dialog is open
             page.goto(merchant_link(merchant, token, "1.5", lang=lang))
             page.get_by_role("button", name=TEXTS[lang][1], exact=True).click()
-        _, _, _, sign, pin, confirm, _ = TEXTS[lang]
+        _, _, _, sign, pin, confirm, cancel = TEXTS[lang]
         dialog = page.get_by_role("dialog", name=sign)
         expect(dialog.get_by_test_id("pin-summary")).to_be_visible(timeout=30_000)  # the checks passed
         page.clock.set_fixed_time(time.time() + PAY_DEADLINE_SECONDS + 60)
         dialog.get_by_label(pin, exact=True).fill(PIN)
         dialog.get_by_role("button", name=confirm).click()
-        expected = {"en": "The payment request has expired. Please try again.",
-                    "ko": "결제 요청이 만료되었습니다. 다시 시도해 주세요."}[lang]
-        expect(dialog.get_by_role("alert")).to_have_text(expected, timeout=30_000)
+        expect(dialog.get_by_role("alert")).to_have_text(EXPIRED[lang], timeout=30_000)
         save_screenshot(page, f"payment-dialog-expired-{lang}")
-        dialog.get_by_role("button", name=TEXTS[lang][6]).click()
+        dialog.get_by_role("button", name=cancel).click()
         expect(dialog).to_have_count(0)
     assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}

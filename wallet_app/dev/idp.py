@@ -168,14 +168,8 @@ def _new_access_token(sub: str, email: str, scope: str, client_id: str) -> str:
     return token
 
 
-def user_for_access_token(token: str, scope: str) -> str | None:
-    """The subject of a live access token that was granted `scope`, else None (Drive stand-in)."""
-    account = account_for_access_token(token, scope)
-    return account[0] if account else None
-
-
 def account_for_access_token(token: str, scope: str) -> tuple[str, str] | None:
-    """(subject, e-mail) of a live access token that was granted `scope`, else None."""
+    """(subject, e-mail) of a live access token that was granted `scope`, else None (Drive stand-in)."""
     grant = _grant_of(shared.marks("dev_idp_token").get(token))
     if grant is None or scope not in grant.scope.split():
         return None
