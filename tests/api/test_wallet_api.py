@@ -285,6 +285,23 @@ def test_a_chain_that_does_not_answer_gives_no_items(api_user, client, chains_fi
     assert [(i["chain_id"], i["token_symbol"]) for i in items] == [(31337, "tUSD"), (31337, "tKRW"), (31337, "ETH")]
 
 
+def test_a_chain_without_the_multicall_contract_still_shows_its_token_balances(api_user, client, deployments_dir,
+                                                                              tmp_path, monkeypatch):
+    """The chain's multicall address holds no contract on its node (a chains file written for another
+    network): the aggregated read answers "0x", and each token is read on its own instead of the
+    list failing. The native coin is read through that contract, so it is left out."""
+    from wallet_app.core.config import get_settings
+
+    deployed = json.loads((deployments_dir / "deployments-31337.json").read_text())
+    (tmp_path / "deployments-31337.json").write_text(json.dumps({**deployed, "multicall": Account.create().address}))
+    monkeypatch.setenv("DEPLOYMENTS_DIR", str(tmp_path))
+    get_settings.cache_clear()
+
+    items = client.get(f"{API}/assets").json()
+    assert [(i["token_symbol"], i["balance"]) for i in items] == [
+        ("tUSD", str(FAUCET_TOKEN_UNITS)), ("tKRW", str(FAUCET_TOKEN_UNITS))]
+
+
 def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):
     login("faucet@example.com")
     acct = Account.create()

@@ -45,6 +45,7 @@ from typing import Any, TypeVar, cast
 import rlp
 from eth_abi import decode as abi_decode
 from eth_abi import encode as abi_encode
+from eth_abi.exceptions import DecodingError
 from eth_account import Account
 from eth_typing import ChecksumAddress, HexStr
 from eth_utils import keccak
@@ -434,7 +435,11 @@ def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple
     data = "0x" + (_selectors()["aggregate3"] + encoded).hex()
     # Plain eth_call: contract.functions...call() would add eth_chainId round trips.
     ret = _read(lambda: w3.eth.call({"to": chain.multicall_address, "data": HexStr(data)}))
-    return [(ok, bytes(r)) for ok, r in abi_decode(["(bool,bytes)[]"], bytes(ret))[0]]
+    try:
+        decoded = abi_decode(["(bool,bytes)[]"], bytes(ret))[0]
+    except DecodingError as e:  # e.g. "0x": no multicall contract at that address on this node
+        raise Web3RPCError(f"the aggregate3 answer does not decode: {e}") from e
+    return [(ok, bytes(r)) for ok, r in decoded]
 
 
 # The gas of a balance read made on its own: a token's balanceOf takes far less (proxies included);

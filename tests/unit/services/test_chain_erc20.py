@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 from eth_abi import encode
+from web3.exceptions import ContractLogicError
 
 from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
@@ -119,3 +120,32 @@ def test_a_symbol_of_hidden_characters_only_is_no_erc20(monkeypatch):
     with pytest.raises(AppError) as e:
         chain_mod.token_metadata(CHAIN, TOKEN)
     assert e.value.code == "not_erc20"
+
+
+
+def _refused(_tx):
+    raise ContractLogicError("execution reverted")
+
+
+@pytest.mark.parametrize("aggregate", [
+    lambda _tx: b"",  # no multicall contract at the address on this node
+    lambda _tx: b"\xff" * 40,  # not an aggregate3 answer
+    lambda _tx: (32).to_bytes(32, "big") + (1).to_bytes(32, "big"),  # one result, then nothing
+    _refused,
+])
+def test_balances_read_each_token_alone_when_the_aggregate_answer_is_unusable(monkeypatch, aggregate):
+    """A node whose answer to the one aggregated eth_call is a refusal or does not decode: each
+    balance is read again on its own (one batch), as when the aggregate runs out of gas, instead
+    of the whole list failing."""
+    batches = []
+
+    def batch(calls):
+        batches.append([method for method, _ in calls])
+        return [{"jsonrpc": "2.0", "id": i, "result": "0x" + (7 + i).to_bytes(32, "big").hex()}
+                for i in range(len(calls))]
+
+    node = SimpleNamespace(eth=SimpleNamespace(call=aggregate), provider=SimpleNamespace(make_batch_request=batch))
+    monkeypatch.setattr(chain_mod, "web3_for", lambda chain: node)
+    zero = "0x" + "00" * 20
+    assert chain_mod.balances(CHAIN, A, [TOKEN, zero]) == {TOKEN: 7, zero: 8}
+    assert batches == [["eth_call", "eth_call"]]
