@@ -7,10 +7,12 @@ private Redis (tools/redisserver.py) for the run, flushed before each test.
 """
 
 import asyncio
+import http.server
 import json
 import os
 import re
 import shutil
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -303,3 +305,58 @@ def pw():
 
     with sync_playwright() as p:
         yield p
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+
+# 200 answers that are no JSON-RPC answer to a call: a provider's or a proxy's page, JSON of the
+# wrong shape, results of the wrong kind.
+ODD_BODIES = {
+    "html": b"<html><body>Too many requests</body></html>",
+    "not-utf8": b"\xff\xfe\x00",
+    "empty": b"",
+    "object-without-result": b'{"jsonrpc":"2.0","id":0}',
+    "null-result": b'{"jsonrpc":"2.0","id":0,"result":null}',
+    "bad-hex": b'{"jsonrpc":"2.0","id":0,"result":"0xzz"}',
+    "number": b'{"jsonrpc":"2.0","id":0,"result":5}',
+    "list": b"[]",
+    "string": b'"ok"',
+    "error-without-code": b'{"jsonrpc":"2.0","id":0,"error":"busy"}',
+}
+# A JSON-RPC answer, but a refusal: what a provider says past its request quota.
+RATE_LIMITED = b'{"jsonrpc":"2.0","id":0,"error":{"code":-32005,"message":"daily request count exceeded"}}'
+
+
+@pytest.fixture
+def odd_node():
+    """A node that answers POST /status/<code> with that status, POST /body/<name> with 200 and
+    ODD_BODIES[name] (or RATE_LIMITED for "rate-limited"), and hangs on POST /hang."""
+    bodies = {**ODD_BODIES, "rate-limited": RATE_LIMITED}
+    release = threading.Event()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            if self.path == "/hang":
+                release.wait(10)
+                return
+            status, body = 200, b'{"jsonrpc":"2.0","id":0,"result":"0x1"}'
+            if self.path.startswith("/body/"):
+                body = bodies[self.path.removeprefix("/body/")]
+            else:
+                status = int(self.path.rsplit("/", 1)[1])
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = _Server(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    release.set()
+    server.shutdown()

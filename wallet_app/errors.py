@@ -217,9 +217,12 @@ def unexpected_code(exc: BaseException) -> str:
     database_unavailable when the database could not be reached or used for now (a server
     restarting or failing over, no pooled connection free in time, SQLite's writer busy past its
     timeout), or Redis could not be reached or did not answer in time, which is worth trying again
-    in a moment; internal_error for anything else."""
+    in a moment; rpc_unavailable when a chain's node refused a request (a provider's rate limit, a
+    node out of sync) or its answer could not be used, and no service expected that; internal_error
+    for anything else."""
     from redis import exceptions as kv
     from sqlalchemy import exc as db
+    from web3 import exceptions as node
 
     if isinstance(exc, db.OperationalError | db.InterfaceError | db.TimeoutError):
         return "database_unavailable"
@@ -227,4 +230,8 @@ def unexpected_code(exc: BaseException) -> str:
         return "database_unavailable"
     if isinstance(exc, db.DBAPIError) and exc.connection_invalidated:
         return "database_unavailable"
+    # Not ContractLogicError (a call that reverted): the node answered, and the app did not expect it.
+    node_trouble = (node.Web3RPCError, node.BadResponseFormat, node.ProviderConnectionError, node.RequestTimedOut)
+    if isinstance(exc, node_trouble):
+        return "rpc_unavailable"
     return "internal_error"

@@ -5,6 +5,7 @@ import time
 
 import pytest
 from eth_account import Account
+from starlette.testclient import TestClient
 from web3 import Web3
 
 from contracts.artifacts import abi
@@ -14,6 +15,7 @@ from contracts.deploy import (
     FAUCET_TOKEN_UNITS,
     _deploy_contract,
 )
+from tests.api.conftest import ORIGIN
 from tools.ports import free_port
 from wallet_app import crud
 from wallet_app.core.db import get_session
@@ -300,6 +302,34 @@ def test_a_chain_without_the_multicall_contract_still_shows_its_token_balances(a
     items = client.get(f"{API}/assets").json()
     assert [(i["token_symbol"], i["balance"]) for i in items] == [
         ("tUSD", str(FAUCET_TOKEN_UNITS)), ("tKRW", str(FAUCET_TOKEN_UNITS))]
+
+
+@pytest.mark.parametrize("body", ["html", "null-result", "rate-limited"])
+def test_a_node_that_answers_nothing_usable_is_the_network_not_reachable(api_user, app, client, odd_node, deployed,
+                                                                        body, tmp_path, chains_file, monkeypatch):
+    """The chain's node answers a page, a result of the wrong kind, or a provider's quota refusal:
+    every route that reads the chain says rpc_unavailable (its text: "The network is not reachable
+    right now. Please try again."), never internal_error; the token list shows no items of it."""
+    from wallet_app.core.config import get_settings
+
+    entries = [{**e, "rpc_url": f"{odd_node}/body/{body}"} for e in json.loads(chains_file.read_text())]
+    (tmp_path / "chains.json").write_text(json.dumps(entries))
+    monkeypatch.setenv("CHAINS_FILE", str(tmp_path / "chains.json"))
+    get_settings.cache_clear()
+    token, someone = deployed["tokens"]["tUSD"], Account.create().address
+
+    assert client.get(f"{API}/assets").json() == []
+    # As a browser gets it: a refusal no service expected is answered, not raised into the test.
+    answered = TestClient(app, base_url=ORIGIN, headers={"Origin": ORIGIN}, raise_server_exceptions=False,
+                          cookies=client.cookies)
+    for method, path, body_in in [
+        ("GET", f"/token/metadata?chain_id=31337&token_address={someone}", None),
+        ("POST", "/tokens", {"chain_id": 31337, "token_address": someone}),
+        ("POST", "/tx/build", {"chain_id": 31337, "token_address": token, "to": someone, "amount": "1"}),
+        ("GET", f"/payment/available?chain_id=31337&token_address={token}&amount=1&merchant={someone}", None),
+    ]:
+        r = answered.request(method, API + path, json=body_in)
+        assert (r.status_code, r.json()) == (503, {"detail": "rpc_unavailable"}), (path, r.text)
 
 
 def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):

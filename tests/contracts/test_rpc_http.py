@@ -1,16 +1,18 @@
-"""services.rpc_http: web3's calls over urllib3, its failures as web3's, the environment's proxy."""
-
-import http.server
-import threading
+"""services.rpc_http: web3's calls over urllib3, its failures as web3's, an answer that is no JSON-RPC
+answer as if the node had not been reached, the environment's proxy."""
 
 import pytest
 import urllib3
 from web3 import Web3
 from web3.exceptions import ProviderConnectionError, RequestTimedOut
 
+from tests.conftest import ODD_BODIES
 from tools.ports import free_port
+from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
-from wallet_app.services.rpc_http import RpcOverHttp, pool_for
+from wallet_app.services import relayer
+from wallet_app.services.chain import ChainConfig
+from wallet_app.services.rpc_http import MalformedAnswer, RpcOverHttp, answer_problem, pool_for
 
 
 def test_calls_and_batches_reach_the_node(anvil_node):
@@ -27,37 +29,6 @@ def test_no_node_is_a_connection_error_and_the_chain_read_says_rpc_unavailable()
     with pytest.raises(ProviderConnectionError):
         w3.eth.get_block_number()
     assert isinstance(ProviderConnectionError("x"), chain_mod._NETWORK_ERRORS)
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-
-
-@pytest.fixture
-def odd_node():
-    """A node that answers POST /status/<code> with that status and hangs on POST /hang."""
-    release = threading.Event()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_POST(self):  # noqa: N802 (http.server's name)
-            self.rfile.read(int(self.headers["Content-Length"]))
-            if self.path == "/hang":
-                release.wait(10)
-                return
-            body = b'{"jsonrpc":"2.0","id":0,"result":"0x1"}'
-            self.send_response(int(self.path.rsplit("/", 1)[1]))
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = _Server(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    release.set()
-    server.shutdown()
 
 
 @pytest.mark.parametrize("code", [429, 500, 502])
@@ -109,3 +80,56 @@ def test_the_environment_proxy_is_used_for_its_urls(monkeypatch, env, url, proxy
         assert not isinstance(pool, urllib3.ProxyManager)
     else:
         assert isinstance(pool, urllib3.ProxyManager) and pool.proxy.url == proxy
+
+
+@pytest.mark.parametrize(("method", "answer", "problem"), [
+    ("eth_call", {"result": "0x"}, None),
+    ("eth_call", {"result": "0x00ff"}, None),
+    ("eth_call", {"result": "0x0"}, "a result of the wrong kind for eth_call"),  # half a byte
+    ("eth_call", {"result": None}, "a result of the wrong kind for eth_call"),
+    ("eth_getCode", {"result": 12}, "a result of the wrong kind for eth_getCode"),
+    ("eth_sendRawTransaction", {"result": "0x" + "ab" * 32}, None),
+    ("eth_blockNumber", {"result": "0x1b4"}, None),
+    ("eth_blockNumber", {"result": "0x"}, "a result of the wrong kind for eth_blockNumber"),
+    ("eth_gasPrice", {"result": None}, "a result of the wrong kind for eth_gasPrice"),
+    ("eth_getBalance", {"result": "0x" + "f" * 65}, "a result of the wrong kind for eth_getBalance"),  # > uint256
+    ("eth_getTransactionReceipt", {"result": None}, None),  # not mined
+    ("eth_getTransactionReceipt", {"result": {"status": "0x1"}}, None),
+    ("eth_getBlockByNumber", {"result": "0x1"}, "a result of the wrong kind for eth_getBlockByNumber"),
+    ("eth_getLogs", {"result": []}, None),
+    ("eth_getLogs", {"result": {}}, "a result of the wrong kind for eth_getLogs"),
+    ("anvil_mine", {"result": None}, None),  # a method not checked
+    ("eth_call", {"error": {"code": -32005, "message": "limit exceeded"}}, None),  # the node's refusal
+    ("eth_call", {"error": "busy"}, "an error that is not a JSON-RPC error"),
+    ("eth_call", {"jsonrpc": "2.0", "id": 1}, "neither a result nor an error"),
+    ("eth_call", [], "not a JSON-RPC answer"),
+    ("eth_call", "0x", "not a JSON-RPC answer"),
+])
+def test_answer_problem(method, answer, problem):
+    assert answer_problem(method, answer) == problem
+
+
+@pytest.mark.parametrize("body", list(ODD_BODIES))
+def test_an_answer_that_is_no_json_rpc_answer_is_as_if_the_node_was_not_reached(odd_node, body):
+    provider = RpcOverHttp(f"{odd_node}/body/{body}", 5)
+    with pytest.raises(MalformedAnswer):
+        Web3(provider).eth.get_code("0x" + "11" * 20)
+    with pytest.raises(MalformedAnswer):
+        provider.make_batch_request([("eth_blockNumber", []), ("eth_gasPrice", [])])
+    assert isinstance(MalformedAnswer("x"), ProviderConnectionError)  # the chain reads' network errors
+    # A read retries once, then says the network is not reachable (its text for the user).
+    with pytest.raises(AppError) as e:
+        chain_mod._read(lambda: Web3(provider).eth.call({"to": "0x" + "11" * 20, "data": "0x"}))
+    assert e.value.code == "rpc_unavailable"
+
+
+@pytest.mark.parametrize("body", ["html", "bad-hex", "null-result", "number"])
+def test_a_send_answered_with_no_json_rpc_answer_is_unknown_never_rejected(odd_node, body):
+    """The node may have taken the transaction: a send whose answer cannot be read keeps its nonce
+    and is sent again (UNKNOWN). Read as a refusal (REJECTED, as web3's ValueError for an HTML page
+    or a bad hex hash was), its nonce would go to another transaction and the payment fail, while
+    the first could still be mined: a user paying again would pay twice."""
+    chain = ChainConfig(31337, "Dev", f"{odd_node}/body/{body}", "0x" + "11" * 20, None, "ETH", "Ether", 18, None, ())
+    raw = "0x" + "f8" * 60
+    assert relayer._send_raw(chain, raw)[0] == relayer.SendOutcome.UNKNOWN
+    assert [outcome for outcome, _ in relayer._send_batch(chain, [raw, raw])] == [relayer.SendOutcome.UNKNOWN] * 2

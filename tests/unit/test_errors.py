@@ -7,9 +7,11 @@ from pathlib import Path
 import pytest
 import redis.exceptions
 import sqlalchemy.exc
+import web3.exceptions
 
 from wallet_app.errors import REGISTRY, AppError, error_texts, unexpected_code
 from wallet_app.i18n import CATALOGUES, ERROR_TEXTS
+from wallet_app.services.rpc_http import MalformedAnswer
 
 ROOT = Path(__file__).resolve().parents[2]
 JS_DIR = ROOT / "custom_components" / "wallet_js"
@@ -192,6 +194,11 @@ def _db_error(cls, **kw):
     (redis.exceptions.ConnectionError("Error 111 connecting"), "database_unavailable"),  # Redis stopped
     (redis.exceptions.TimeoutError("Timeout reading"), "database_unavailable"),  # Redis too slow to answer
     (redis.exceptions.ResponseError("WRONGTYPE"), "internal_error"),  # a bug of ours
+    (web3.exceptions.Web3RPCError("-32005 limit exceeded"), "rpc_unavailable"),  # a provider's rate limit
+    (web3.exceptions.BadResponseFormat("no result"), "rpc_unavailable"),
+    (MalformedAnswer("an HTML page"), "rpc_unavailable"),  # services.rpc_http: not reached, in effect
+    (web3.exceptions.RequestTimedOut("no answer"), "rpc_unavailable"),
+    (web3.exceptions.ContractLogicError("execution reverted"), "internal_error"),  # answered: a bug of ours
     (RuntimeError("x"), "internal_error"),
     (KeyError("x"), "internal_error"),
 ])

@@ -8,10 +8,17 @@ The proxy the environment names for the URL (HTTPS_PROXY, NO_PROXY, ...) is look
 Failures keep web3's types, so callers tell them apart as before: no answer in time ->
 RequestTimedOut; no connection, a broken one or an HTTP error status -> ProviderConnectionError.
 Nothing is retried here (a send must never go twice; chain reads retry themselves).
+
+An answer that is no JSON-RPC answer to the method asked (a provider's HTML page, a result of
+the wrong kind: answer_problem) is MalformedAnswer, a ProviderConnectionError: as if the node had
+not been reached. web3 would otherwise fail on it in a dozen ways deep in its formatters
+(TypeError, binascii.Error, AttributeError), which the app can only call an internal error.
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, cast
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
@@ -22,6 +29,62 @@ from web3 import HTTPProvider
 from web3._utils.batching import sort_batch_response_by_response_ids
 from web3.exceptions import ProviderConnectionError, RequestTimedOut
 from web3.types import RPCEndpoint, RPCResponse
+
+# What a healthy node answers, by method: hex data (may be "0x"), a hex quantity, an object (or
+# null: no such block, or a transaction not mined or unknown), a list. Other methods are not checked.
+HEX_DATA = re.compile(r"0x[0-9a-fA-F]*")  # and an even length: whole bytes
+HEX_QUANTITY = re.compile(r"0x[0-9a-fA-F]{1,64}")
+DATA_METHODS = frozenset({"eth_call", "eth_getCode", "eth_getStorageAt", "eth_sendRawTransaction"})
+QUANTITY_METHODS = frozenset(
+    {
+        "eth_blockNumber",
+        "eth_chainId",
+        "eth_estimateGas",
+        "eth_gasPrice",
+        "eth_getBalance",
+        "eth_getTransactionCount",
+        "eth_maxPriorityFeePerGas",
+    }
+)
+OBJECT_OR_NULL_METHODS = frozenset(
+    {
+        "eth_getBlockByHash",
+        "eth_getBlockByNumber",
+        "eth_getTransactionByHash",
+        "eth_getTransactionReceipt",
+    }
+)
+LIST_METHODS = frozenset({"eth_getLogs"})
+
+
+class MalformedAnswer(ProviderConnectionError):
+    """The node's answer is no JSON-RPC answer to the method asked."""
+
+
+def answer_problem(method: str, answer: Any) -> str | None:
+    """Pure: what is wrong with `answer` as the JSON-RPC answer to `method`, or None. An error
+    object is an answer (web3 raises it as the node's refusal)."""
+    if not isinstance(answer, dict):
+        return "not a JSON-RPC answer"
+    if "error" in answer:
+        error = answer["error"]
+        ok = isinstance(error, dict) and isinstance(error.get("code"), int) and isinstance(error.get("message"), str)
+        return None if ok else "an error that is not a JSON-RPC error"
+    if "result" not in answer:
+        return "neither a result nor an error"
+    result = answer["result"]
+    if method in DATA_METHODS:
+        ok = isinstance(result, str) and len(result) % 2 == 0 and HEX_DATA.fullmatch(result) is not None
+    elif method in QUANTITY_METHODS:
+        ok = isinstance(result, str) and HEX_QUANTITY.fullmatch(result) is not None
+    elif method in OBJECT_OR_NULL_METHODS:
+        ok = result is None or isinstance(result, dict)
+    elif method in LIST_METHODS:
+        ok = isinstance(result, list)
+    else:
+        ok = True
+    return None if ok else f"a result of the wrong kind for {method}"
+
 
 POOL_CONNECTIONS = 64  # kept open per node: the API's threads (40) and the relayer's passes at once
 HEADERS = {"Content-Type": "application/json", "User-Agent": "newbl-wallet"}
@@ -60,8 +123,31 @@ class RpcOverHttp(HTTPProvider):
     def _make_request(self, method: RPCEndpoint, request_data: bytes) -> bytes:
         return self.post(request_data)
 
+    def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
+        answer = self._decoded(self._make_request(method, self.encode_rpc_request(method, params)))
+        if problem := answer_problem(method, answer):
+            raise MalformedAnswer(f"{self.endpoint_uri}: {method}: {problem}")
+        return cast(RPCResponse, answer)
+
     def make_batch_request(self, batch_requests: list[tuple[RPCEndpoint, Any]]) -> list[RPCResponse] | RPCResponse:
-        response = self.decode_rpc_response(self.post(self.encode_batch_rpc_request(batch_requests)))
+        response = self._decoded(self.post(self.encode_batch_rpc_request(batch_requests)))
         if not isinstance(response, list):  # the node refused the whole batch: one error object
-            return response
-        return cast(list[RPCResponse], sort_batch_response_by_response_ids(response))
+            if answer_problem("", response) or "error" not in response:
+                raise MalformedAnswer(f"{self.endpoint_uri}: batch: neither answers nor an error")
+            return cast(RPCResponse, response)
+        try:
+            answers = cast(list[RPCResponse], sort_batch_response_by_response_ids(response))
+        except (KeyError, TypeError, ValueError) as e:
+            raise MalformedAnswer(f"{self.endpoint_uri}: batch: answers without their ids") from e
+        if len(answers) != len(batch_requests):
+            raise MalformedAnswer(f"{self.endpoint_uri}: batch: {len(answers)} answers to {len(batch_requests)}")
+        for (method, _params), answer in zip(batch_requests, answers, strict=True):
+            if problem := answer_problem(method, answer):
+                raise MalformedAnswer(f"{self.endpoint_uri}: batch: {method}: {problem}")
+        return answers
+
+    def _decoded(self, body: bytes) -> Any:
+        try:
+            return self.decode_rpc_response(body)
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise MalformedAnswer(f"{self.endpoint_uri}: the answer is not JSON") from e
