@@ -7,6 +7,7 @@ import pytest
 from eth_account import Account
 from starlette.testclient import TestClient
 from web3 import Web3
+from web3.exceptions import RequestTimedOut
 
 from contracts.artifacts import abi
 from contracts.deploy import (
@@ -330,6 +331,31 @@ def test_a_node_that_answers_nothing_usable_is_the_network_not_reachable(api_use
     ]:
         r = answered.request(method, API + path, json=body_in)
         assert (r.status_code, r.json()) == (503, {"detail": "rpc_unavailable"}), (path, r.text)
+
+
+def test_a_send_whose_answer_was_lost_after_the_node_took_it_shows_as_sent(api_user, client, chain, w3,
+                                                                           monkeypatch):
+    """The send reached the node but its answer did not come back: the user is shown the send (its
+    hash, an activity entry), not "try again", which would pay twice."""
+    tusd, recipient = chain.tokens[0].token_address, Account.create().address
+    tx = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": recipient,
+                                              "amount": "1500000"}).json()
+    provider = chain_svc.web3_for(chain).provider
+    real = provider._make_request
+
+    def answer_lost(method, data):
+        answer = real(method, data)
+        if method == "eth_sendRawTransaction":
+            raise RequestTimedOut("no answer in time")
+        return answer
+
+    monkeypatch.setattr(provider, "_make_request", answer_lost)
+    r = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+    assert r.status_code == 200, r.text
+    tx_hash = r.json()["tx_hash"]
+    assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
+    assert [(e["type"], e["tx_hash"]) for e in client.get(f"{API}/activities").json()] == [("transfer", tx_hash)]
+    assert balance_of(w3, tusd, recipient) == 1_500_000
 
 
 def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):

@@ -1,5 +1,6 @@
 import pytest
 from eth_account import Account
+from web3.exceptions import RequestTimedOut
 
 from contracts import artifacts
 from contracts.deploy import FAUCET_ETH_WEI, FAUCET_TOKEN_UNITS
@@ -150,6 +151,58 @@ def test_node_rejection_is_reported(chain):
     with pytest.raises(AppError) as exc:
         submit_raw(chain, _signed(poor), expected_sender=poor.address)
     assert exc.value.code == "rejected"
+
+
+def _send_answered(monkeypatch, chain, answer):
+    """The node's HTTP answer to eth_sendRawTransaction replaced by answer(real_send)."""
+    provider = web3_for(chain).provider
+    real = provider._make_request
+
+    def make_request(method, data):
+        return answer(lambda: real(method, data)) if method == "eth_sendRawTransaction" else real(method, data)
+
+    monkeypatch.setattr(provider, "_make_request", make_request)
+
+
+def _lost(send):
+    raise RequestTimedOut("no answer in time")
+
+
+def _taken_then_lost(send):
+    send()
+    raise RequestTimedOut("no answer in time")
+
+
+def _taken_then_a_page(send):
+    send()
+    return b"<html>502 Bad Gateway</html>"
+
+
+def _already_known(send):
+    send()  # sent before: the node holds it
+    return b'{"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"already known"}}'
+
+
+@pytest.mark.parametrize("answer", [_taken_then_lost, _taken_then_a_page, _already_known])
+def test_a_send_the_node_took_without_a_readable_answer_is_sent(chain, w3, monkeypatch, answer):
+    """Told "not reachable, try again" while the transaction is in the pool, the user would sign
+    another one on the next nonce and pay twice: the node is asked whether it holds this one."""
+    sender = Account.create()
+    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    raw = _signed(sender)
+    _send_answered(monkeypatch, chain, answer)
+    assert submit_raw(chain, raw, expected_sender=sender.address) == decode_raw_tx(raw).tx_hash
+    assert w3.eth.wait_for_transaction_receipt(decode_raw_tx(raw).tx_hash, timeout=30)["status"] == 1
+
+
+def test_a_send_lost_before_the_node_took_it_is_not_reachable(chain, w3, monkeypatch):
+    sender = Account.create()
+    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    _send_answered(monkeypatch, chain, _lost)
+    with pytest.raises(AppError) as exc:
+        submit_raw(chain, _signed(sender), expected_sender=sender.address)
+    assert exc.value.code == "rpc_unavailable"
+    assert w3.eth.get_transaction_count(sender.address, "pending") == 0
 
 
 def test_build_refuses_bad_input_and_failing_transfer(chain, funded):

@@ -646,12 +646,32 @@ def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | N
         raise AppError("sender_mismatch", "transaction is not signed by the session's address")
     w3 = web3_for(chain)
     try:
-        tx_hash = w3.eth.send_raw_transaction(_raw_bytes(raw_tx))
+        w3.eth.send_raw_transaction(_raw_bytes(raw_tx))
     except _NETWORK_ERRORS as e:
+        # No answer that could be read: the node may have taken it. Told "try again" while it is in
+        # the pool, the user would sign a second transaction on the next nonce and pay twice.
+        if _known_after_all(w3, decoded.tx_hash):
+            return decoded.tx_hash
         raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
     except (Web3RPCError, ValueError) as e:
+        if any(held in str(e).lower() for held in ALREADY_HELD):  # this very transaction, sent before
+            return decoded.tx_hash
         raise AppError("rejected", f"node rejected the transaction: {e}") from e
-    return "0x" + bytes(tx_hash).hex()
+    return decoded.tx_hash
+
+
+# A node's refusal of a transaction it holds already, this very one sent before (geth, reth, anvil;
+# Besu; Nethermind; Erigon): a send, not a refusal.
+ALREADY_HELD = ("already known", "already imported", "known transaction", "alreadyknown", "already exists")
+
+
+def _known_after_all(w3: Web3, tx_hash: str) -> bool:
+    """Whether the node knows the transaction after a send got no readable answer; False when it
+    cannot tell either."""
+    try:
+        return transaction_known(w3, tx_hash)
+    except (*_NETWORK_ERRORS, Web3RPCError):
+        return False
 
 
 # ---------------------------------------------------------------- allowances (merchant payments)
