@@ -122,7 +122,6 @@ def test_a_symbol_of_hidden_characters_only_is_no_erc20(monkeypatch):
     assert e.value.code == "not_erc20"
 
 
-
 def _refused(_tx):
     raise ContractLogicError("execution reverted")
 
