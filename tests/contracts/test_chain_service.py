@@ -178,12 +178,7 @@ def _taken_then_a_page(send):
     return b"<html>502 Bad Gateway</html>"
 
 
-def _already_known(send):
-    send()  # sent before: the node holds it
-    return b'{"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"already known"}}'
-
-
-@pytest.mark.parametrize("answer", [_taken_then_lost, _taken_then_a_page, _already_known])
+@pytest.mark.parametrize("answer", [_taken_then_lost, _taken_then_a_page])
 def test_a_send_the_node_took_without_a_readable_answer_is_sent(chain, w3, monkeypatch, answer):
     """Told "not reachable, try again" while the transaction is in the pool, the user would sign
     another one on the next nonce and pay twice: the node is asked whether it holds this one."""

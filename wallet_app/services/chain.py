@@ -654,15 +654,8 @@ def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | N
             return decoded.tx_hash
         raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
     except (Web3RPCError, ValueError) as e:
-        if any(held in str(e).lower() for held in ALREADY_HELD):  # this very transaction, sent before
-            return decoded.tx_hash
         raise AppError("rejected", f"node rejected the transaction: {e}") from e
     return decoded.tx_hash
-
-
-# A node's refusal of a transaction it holds already, this very one sent before (geth, reth, anvil;
-# Besu; Nethermind; Erigon): a send, not a refusal.
-ALREADY_HELD = ("already known", "already imported", "known transaction", "alreadyknown", "already exists")
 
 
 def _known_after_all(w3: Web3, tx_hash: str) -> bool:

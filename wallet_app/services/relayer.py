@@ -77,7 +77,6 @@ from wallet_app.models import Activity, Payment, now_epoch, stored_id
 from wallet_app.services import merchant_webhooks
 from wallet_app.services.chain import (
     _NETWORK_ERRORS,
-    ALREADY_HELD,
     ChainConfig,
     balances,
     contract,
@@ -343,6 +342,8 @@ class SendOutcome:
     SENT, REJECTED, UNKNOWN, NONCE_TAKEN = "sent", "rejected", "unknown", "nonce_taken"
 
 
+# A node that has the transaction already (geth, reth, anvil; Besu; Nethermind; Erigon).
+_ALREADY_HELD = ("already known", "already imported", "known transaction", "alreadyknown", "already exists")
 # A provider's answer about itself, not the transaction: whether it reached a pool is unknown.
 _TRANSIENT = (
     "rate limit",
@@ -361,7 +362,7 @@ def _refusal_outcome(chain: ChainConfig, raw_tx: str, msg: str) -> tuple[str, st
     """What a node's refusal of eth_sendRawTransaction means. -> (outcome, message). Any refusal not
     known as a send or a provider's trouble is the transaction's own (never reached the pool)."""
     low = msg.lower()
-    if any(s in low for s in ALREADY_HELD):
+    if any(s in low for s in _ALREADY_HELD):
         return SendOutcome.SENT, msg
     if any(s in low for s in _TRANSIENT):  # kept with its nonce, the same raw tx re-sent by reconcile
         return SendOutcome.UNKNOWN, msg
