@@ -7,7 +7,7 @@ BIGINT (PostgreSQL's INTEGER is 32-bit: it ends in 2038).
 import time
 from typing import Protocol
 
-from sqlalchemy import BigInteger, Column, Index, Text, UniqueConstraint
+from sqlalchemy import BigInteger, Column, Index, Text, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 
@@ -70,6 +70,9 @@ class UserToken(SQLModel, table=True):
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger)
 
 
+OWN_TX_ENTRY = "log_index IS NULL AND type <> 'payment'"  # the entries of the user's own signed transactions
+
+
 class Activity(SQLModel, table=True):
     """One entry of the user's activity list (a submitted transaction, a payment, a transfer
     received: type 'receive', found by services.indexer, with the log index of its Transfer event
@@ -79,6 +82,17 @@ class Activity(SQLModel, table=True):
     __table_args__ = (
         # NULL log_index (the user's own entries) never collides.
         UniqueConstraint("user_id", "chain_id", "tx_hash", "log_index", name="uq_activities_user_chain_tx_log"),
+        # ...so the user's own transactions have this one: the same signed bytes submitted twice
+        # are one entry (services.chain.submit_raw answers both). Payments are the relayer's.
+        Index(
+            "uq_activities_own_tx",
+            "user_id",
+            "chain_id",
+            "tx_hash",
+            unique=True,
+            sqlite_where=text(OWN_TX_ENTRY),
+            postgresql_where=text(OWN_TX_ENTRY),
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)

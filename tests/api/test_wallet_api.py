@@ -358,6 +358,43 @@ def test_a_send_whose_answer_was_lost_after_the_node_took_it_shows_as_sent(api_u
     assert balance_of(w3, tusd, recipient) == 1_500_000
 
 
+def test_the_same_send_submitted_again_is_one_payment_and_one_entry(api_user, client, chain, w3, monkeypatch):
+    """The send reached the node, its answer was lost and the node could not say either: "try
+    again". The Sign page still holds the same transaction (its nonce), so trying again signs the
+    same bytes, which the node already holds ("already known"; "nonce too low" once mined). That
+    is the send, shown once: not "rejected", which sent the user back to Send for a second payment."""
+    tusd, recipient = chain.tokens[0].token_address, Account.create().address
+    tx = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": recipient,
+                                              "amount": "1500000"}).json()
+    provider = chain_svc.web3_for(chain).provider
+    real = provider._make_request
+
+    def answer_lost(method, data):
+        answer = real(method, data)
+        if method in ("eth_sendRawTransaction", "eth_getTransactionByHash"):
+            raise RequestTimedOut("no answer in time")
+        return answer
+
+    raw = sign(api_user, tx)
+    w3.provider.make_request("evm_setAutomine", [False])
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(provider, "_make_request", answer_lost)
+            r = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
+        assert (r.status_code, r.json()) == (503, {"detail": "rpc_unavailable"})
+        assert client.get(f"{API}/activities").json() == []
+        again = [client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)}) for _ in range(2)]
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    w3.provider.make_request("evm_mine", [])
+    mined_then = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
+    tx_hash = chain_svc.decode_raw_tx(raw).tx_hash
+    assert [(r.status_code, r.json()) for r in [*again, mined_then]] == [(200, {"tx_hash": tx_hash})] * 3
+    assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
+    assert [(e["type"], e["tx_hash"]) for e in client.get(f"{API}/activities").json()] == [("transfer", tx_hash)]
+    assert balance_of(w3, tusd, recipient) == 1_500_000
+
+
 def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):
     login("faucet@example.com")
     acct = Account.create()

@@ -200,6 +200,36 @@ def test_a_send_lost_before_the_node_took_it_is_not_reachable(chain, w3, monkeyp
     assert w3.eth.get_transaction_count(sender.address, "pending") == 0
 
 
+@pytest.mark.parametrize("automine", [True, False])
+def test_the_same_signed_transaction_sent_again_is_sent(chain, w3, automine):
+    """A retry of the same signed bytes (the first answer lost, or a second tap) is refused by the
+    node: "already known" while it is in the pool, "nonce too low" once mined. Told "rejected",
+    the user would sign a new transaction on the next nonce and pay twice."""
+    sender = Account.create()
+    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    raw = _signed(sender)
+    tx_hash = decode_raw_tx(raw).tx_hash
+    w3.provider.make_request("evm_setAutomine", [automine])
+    try:
+        assert submit_raw(chain, raw, expected_sender=sender.address) == tx_hash
+        assert submit_raw(chain, raw, expected_sender=sender.address) == tx_hash
+    finally:
+        w3.provider.make_request("evm_setAutomine", [True])
+    if not automine:
+        w3.provider.make_request("evm_mine", [])
+    assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
+    assert w3.eth.get_transaction_count(sender.address) == 1
+
+
+def test_another_transaction_on_a_spent_nonce_is_still_rejected(chain, w3):
+    sender = Account.create()
+    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    submit_raw(chain, _signed(sender), expected_sender=sender.address)
+    with pytest.raises(AppError) as exc:  # nonce 0 again, to another address: not the one mined
+        submit_raw(chain, _signed(sender), expected_sender=sender.address)
+    assert exc.value.code == "rejected"
+
+
 def test_build_refuses_bad_input_and_failing_transfer(chain, funded):
     tusd = chain.tokens[0].token_address
     with pytest.raises(AppError) as exc:

@@ -170,3 +170,51 @@ def test_the_bigint_migration_keeps_existing_rows(settings_env):
         assert conn.execute(text("SELECT user_id, created_at, expires_at FROM sessions")).all() == [(uid, 5, 6)]
         assert conn.execute(text("SELECT payment_id, nonce FROM payments")).all() == [("p-old", 3)]
     engine.dispose()
+
+
+def _entry(conn, user_id: int, type_: str, tx_hash: str, log_index: int | None = None, replaces: int | None = None):
+    conn.execute(
+        text(
+            "INSERT INTO activities (user_id, type, chain_id, tx_hash, status, created_at, log_index, replaces_id)"
+            " VALUES (:u, :type, 31337, :h, 'submitted', 1, :log, :rep)"
+        ),
+        {"u": user_id, "type": type_, "h": tx_hash, "log": log_index, "rep": replaces},
+    )
+    return conn.execute(text("SELECT MAX(id) FROM activities")).scalar_one()
+
+
+def test_the_own_transaction_index_keeps_each_first_entry(settings_env):
+    """0012: a user's own transaction recorded twice (the same signed bytes submitted again) keeps
+    its first entry, and a speed-up pointing at the copy points at the first; afterwards a second
+    entry is refused. Received transfers (by log index) and payments (the relayer's) are not own
+    entries: the index leaves them be."""
+    engine = get_engine()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0011")
+        uid, other = _user(conn, "sub-a"), _user(conn, "sub-b")
+        first = _entry(conn, uid, "transfer", "0xaa")
+        copy = _entry(conn, uid, "transfer", "0xaa")
+        speed_up = _entry(conn, uid, "transfer", "0xbb", replaces=copy)
+        kept = [
+            _entry(conn, other, "transfer", "0xaa"),  # another user's
+            _entry(conn, uid, "receive", "0xaa", log_index=0),
+            _entry(conn, uid, "payment", "0xcc"),
+            _entry(conn, uid, "payment", "0xcc"),
+            _entry(conn, uid, "call", None),
+            _entry(conn, uid, "call", None),
+        ]
+    upgrade_schema()
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+        ids = conn.execute(text("SELECT id FROM activities ORDER BY id")).scalars().all()
+        assert ids == sorted([first, speed_up, *kept])
+        replaces = conn.execute(text("SELECT replaces_id FROM activities WHERE id = :id"), {"id": speed_up})
+        assert replaces.scalar_one() == first
+    _raises_integrity(engine, lambda conn: _entry(conn, uid, "approve", "0xbb"))
+    with engine.begin() as conn:  # still allowed: another receive log, a payment, a NULL hash
+        _entry(conn, uid, "receive", "0xaa", log_index=1)
+        _entry(conn, uid, "payment", "0xcc")
+        _entry(conn, uid, "call", None)
+    engine.dispose()

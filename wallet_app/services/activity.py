@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from wallet_app import crud
@@ -147,24 +148,27 @@ def record_submitted(
             "amount": str(tx.value),
             "counterparty": to,
         }
-    record_activity(
-        stored_id(user),
-        chain_id=chain.chain_id,
-        tx_hash=tx_hash,
-        nonce=tx.nonce,
-        replaces_id=stored_id(replaces) if replaces is not None else None,
-        data={
-            "to": to,
-            "value": str(tx.value),
-            "selector": tx.data[:10],
-            "from": tx.sender.lower(),
-            "data": tx.data,
-            "gas_limit": str(tx.gas_limit),
-            "gas_price": str(tx.gas_price),
-            "replaces_tx": replaces.tx_hash if replaces is not None else None,
-        },
-        **fields,
-    )
+    try:
+        record_activity(
+            stored_id(user),
+            chain_id=chain.chain_id,
+            tx_hash=tx_hash,
+            nonce=tx.nonce,
+            replaces_id=stored_id(replaces) if replaces is not None else None,
+            data={
+                "to": to,
+                "value": str(tx.value),
+                "selector": tx.data[:10],
+                "from": tx.sender.lower(),
+                "data": tx.data,
+                "gas_limit": str(tx.gas_limit),
+                "gas_price": str(tx.gas_price),
+                "replaces_tx": replaces.tx_hash if replaces is not None else None,
+            },
+            **fields,
+        )
+    except IntegrityError:  # uq_activities_own_tx: the same signed transaction, submitted again
+        log.info("activity of %s recorded already", tx_hash)
 
 
 def record_activity(

@@ -638,7 +638,8 @@ def decode_raw_tx(raw_tx: str | bytes) -> DecodedTx:
 
 def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | None = None) -> str:
     """Broadcasts a signed transaction once (never retried) after checking its chain id and,
-    when given, that it is signed by `expected_sender` (the session's address)."""
+    when given, that it is signed by `expected_sender` (the session's address). Its hash also when
+    the node holds it already (sent before, or mined): one transaction, however often it is sent."""
     decoded = decode_raw_tx(raw_tx)
     if decoded.chain_id != chain.chain_id:
         raise AppError("wrong_chain", f"transaction is for chain {decoded.chain_id}, not {chain.chain_id}")
@@ -654,6 +655,11 @@ def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | N
             return decoded.tx_hash
         raise AppError("rpc_unavailable", f"RPC not reachable: {type(e).__name__}") from e
     except (Web3RPCError, ValueError) as e:
+        # This very transaction may be the node's already: the same signed bytes sent again after
+        # an answer was lost ("already known"), or mined meanwhile ("nonce too low"). Told
+        # "rejected", the user would sign a new transaction on the next nonce and pay twice.
+        if _known_after_all(w3, decoded.tx_hash):
+            return decoded.tx_hash
         raise AppError("rejected", f"node rejected the transaction: {e}") from e
     return decoded.tx_hash
 
