@@ -292,7 +292,7 @@ def test_a_chain_without_the_multicall_contract_still_shows_its_token_balances(a
                                                                               tmp_path, monkeypatch):
     """The chain's multicall address holds no contract on its node (a chains file written for another
     network): the aggregated read answers "0x", and each token is read on its own instead of the
-    list failing. The native coin is read through that contract, so it is left out."""
+    list failing; the native coin with eth_getBalance, which needs no contract."""
     from wallet_app.core.config import get_settings
 
     deployed = json.loads((deployments_dir / "deployments-31337.json").read_text())
@@ -302,7 +302,7 @@ def test_a_chain_without_the_multicall_contract_still_shows_its_token_balances(a
 
     items = client.get(f"{API}/assets").json()
     assert [(i["token_symbol"], i["balance"]) for i in items] == [
-        ("tUSD", str(FAUCET_TOKEN_UNITS)), ("tKRW", str(FAUCET_TOKEN_UNITS))]
+        ("tUSD", str(FAUCET_TOKEN_UNITS)), ("tKRW", str(FAUCET_TOKEN_UNITS)), ("ETH", str(FAUCET_ETH_WEI))]
 
 
 @pytest.mark.parametrize("body", ["html", "null-result", "rate-limited"])

@@ -447,16 +447,26 @@ def _aggregate(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple
 SINGLE_READ_GAS = 1_000_000
 
 
-def _each(chain: ChainConfig, calls: list[tuple[str, bytes]]) -> list[tuple[bool, bytes]]:
-    """Each call as an eth_call of its own (SINGLE_READ_GAS each), in one JSON-RPC batch."""
+def _single_read(target: str, data: bytes) -> tuple[str, list]:
+    """An eth_call of its own (SINGLE_READ_GAS), as a JSON-RPC request."""
+    return ("eth_call", [{"to": target, "data": "0x" + data.hex(), "gas": hex(SINGLE_READ_GAS)}, "latest"])
+
+
+def _each(chain: ChainConfig, requests: list[tuple[str, list]]) -> list[tuple[bool, bytes]]:
+    """Each read on its own, in one JSON-RPC batch: an eth_call's data, an eth_getBalance's
+    quantity as 32 bytes (as the multicall's getEthBalance answers it)."""
     w3 = web3_for(chain)
-    batch = [("eth_call", [{"to": t, "data": "0x" + d.hex(), "gas": hex(SINGLE_READ_GAS)}, "latest"]) for t, d in calls]
     found = []
-    for answer in _read(lambda: rpc_batch(w3, batch)):
+    for (method, _), answer in zip(requests, _read(lambda: rpc_batch(w3, requests)), strict=True):
         result = answer.get("result")
         try:
-            found.append((True, bytes.fromhex(str(result).removeprefix("0x"))) if result is not None else (False, b""))
-        except ValueError:
+            if result is None:
+                found.append((False, b""))
+            elif method == "eth_getBalance":
+                found.append((True, int(str(result), 16).to_bytes(32, "big")))
+            else:
+                found.append((True, bytes.fromhex(str(result).removeprefix("0x"))))
+        except (ValueError, OverflowError):
             found.append((False, b""))
     return found
 
@@ -473,13 +483,15 @@ def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int
         return {}
     owner_arg = abi_encode(["address"], [owner])
     sel = _selectors()
-    calls = []
+    calls, alone = [], []
     for token in tokens:
         addr = parse_address(token, allow_zero=True)
         if is_zero(addr):
             calls.append((chain.multicall_address, sel["getEthBalance"] + owner_arg))
+            alone.append(("eth_getBalance", [owner, "latest"]))  # also where the multicall contract is missing
         else:
             calls.append((addr, sel["balanceOf"] + owner_arg))
+            alone.append(_single_read(*calls[-1]))
     try:
         answers = _aggregate(chain, calls)
     except (ContractLogicError, Web3RPCError):
@@ -487,7 +499,7 @@ def balances(chain: ChainConfig, owner: str, tokens: list[str]) -> dict[str, int
     missing = [i for i, (ok, ret) in enumerate(answers) if not (ok and len(ret) == 32)]
     if missing:
         try:
-            for i, again in zip(missing, _each(chain, [calls[i] for i in missing]), strict=True):
+            for i, again in zip(missing, _each(chain, [alone[i] for i in missing]), strict=True):
                 answers[i] = again
         except (AppError, Web3RPCError, ValueError):  # the node refused the batch: those stay left out
             pass

@@ -135,16 +135,18 @@ def _refused(_tx):
 def test_balances_read_each_token_alone_when_the_aggregate_answer_is_unusable(monkeypatch, aggregate):
     """A node whose answer to the one aggregated eth_call is a refusal or does not decode: each
     balance is read again on its own (one batch), as when the aggregate runs out of gas, instead
-    of the whole list failing."""
+    of the whole list failing; the native coin with eth_getBalance (a quantity), which needs no
+    multicall contract."""
     batches = []
 
     def batch(calls):
         batches.append([method for method, _ in calls])
-        return [{"jsonrpc": "2.0", "id": i, "result": "0x" + (7 + i).to_bytes(32, "big").hex()}
-                for i in range(len(calls))]
+        return [{"jsonrpc": "2.0", "id": i,
+                 "result": hex(7 + i) if method == "eth_getBalance" else "0x" + (7 + i).to_bytes(32, "big").hex()}
+                for i, (method, _) in enumerate(calls)]
 
     node = SimpleNamespace(eth=SimpleNamespace(call=aggregate), provider=SimpleNamespace(make_batch_request=batch))
     monkeypatch.setattr(chain_mod, "web3_for", lambda chain: node)
     zero = "0x" + "00" * 20
     assert chain_mod.balances(CHAIN, A, [TOKEN, zero]) == {TOKEN: 7, zero: 8}
-    assert batches == [["eth_call", "eth_call"]]
+    assert batches == [["eth_call", "eth_getBalance"]]
