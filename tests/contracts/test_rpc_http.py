@@ -1,6 +1,8 @@
 """services.rpc_http: web3's calls over urllib3, its failures as web3's, an answer that is no JSON-RPC
 answer as if the node had not been reached, the environment's proxy."""
 
+import json
+
 import pytest
 import urllib3
 from web3 import Web3
@@ -12,7 +14,7 @@ from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_mod
 from wallet_app.services import relayer
 from wallet_app.services.chain import ChainConfig
-from wallet_app.services.rpc_http import MalformedAnswer, RpcOverHttp, answer_problem, pool_for
+from wallet_app.services.rpc_http import MalformedAnswer, RpcOverHttp, answer_problem, in_request_order, pool_for
 
 
 def test_calls_and_batches_reach_the_node(anvil_node):
@@ -107,6 +109,38 @@ def test_the_environment_proxy_is_used_for_its_urls(monkeypatch, env, url, proxy
 ])
 def test_answer_problem(method, answer, problem):
     assert answer_problem(method, answer) == problem
+
+
+def _ids(*ids):
+    return [{"jsonrpc": "2.0", "id": i, "result": f"0x{i}"} for i in ids]
+
+
+@pytest.mark.parametrize(("answers", "ids", "ordered"), [
+    (_ids(7, 8), [7, 8], _ids(7, 8)),
+    (_ids(8, 7), [7, 8], _ids(7, 8)),  # any order: matched by id
+    ([], [], []),
+    (_ids(7, 7), [7, 8], None),  # one answer twice, none for 8
+    (_ids(7), [7, 8], None),
+    (_ids(7, 8, 9), [7, 8], None),
+    (_ids(7, 9), [7, 8], None),  # an id not asked
+    ([{"result": "0x1"}, *_ids(8)], [7, 8], None),  # an answer without its id
+    ([{"id": True, "result": "0x1"}, *_ids(8)], [1, 8], None),  # true is no id
+    ([{"id": [7], "result": "0x1"}], [7], None),
+    (["0x1", *_ids(8)], [7, 8], None),
+])
+def test_in_request_order(answers, ids, ordered):
+    assert in_request_order(answers, ids) == ordered
+
+
+def test_a_batch_answered_for_other_requests_is_malformed(monkeypatch):
+    """Two answers with the same id, the right count: sorted by id, web3 paired the second
+    request with the first one's answer."""
+    provider = RpcOverHttp("http://127.0.0.1:9", 5)
+    monkeypatch.setattr(provider, "post", lambda body: json.dumps(
+        [{"jsonrpc": "2.0", "id": request["id"], "result": "0x1"} for request in [json.loads(body)[0]] * 2]
+    ).encode())
+    with pytest.raises(MalformedAnswer):
+        provider.make_batch_request([("eth_blockNumber", []), ("eth_gasPrice", [])])
 
 
 @pytest.mark.parametrize("body", list(ODD_BODIES))

@@ -26,7 +26,6 @@ from urllib.request import getproxies, proxy_bypass
 import certifi
 import urllib3
 from web3 import HTTPProvider
-from web3._utils.batching import sort_batch_response_by_response_ids
 from web3.exceptions import ProviderConnectionError, RequestTimedOut
 from web3.types import RPCEndpoint, RPCResponse
 
@@ -86,6 +85,21 @@ def answer_problem(method: str, answer: Any) -> str | None:
     return None if ok else f"a result of the wrong kind for {method}"
 
 
+def in_request_order(answers: list[Any], ids: list[int]) -> list[Any] | None:
+    """Pure: a batch's answers in the order of its requests' ids, or None unless each request has
+    exactly one answer. (Sorting by id alone paired a duplicated or unknown id's answer with
+    another request: a balance or a send's outcome read as another's.)"""
+    by_id: dict[int, Any] = {}
+    for answer in answers:
+        key = answer.get("id") if isinstance(answer, dict) else None
+        if not isinstance(key, int) or isinstance(key, bool) or key in by_id:
+            return None
+        by_id[key] = answer
+    if sorted(by_id) != sorted(ids):
+        return None
+    return [by_id[i] for i in ids]
+
+
 POOL_CONNECTIONS = 64  # kept open per node: the API's threads (40) and the relayer's passes at once
 HEADERS = {"Content-Type": "application/json", "User-Agent": "newbl-wallet"}
 
@@ -130,17 +144,15 @@ class RpcOverHttp(HTTPProvider):
         return cast(RPCResponse, answer)
 
     def make_batch_request(self, batch_requests: list[tuple[RPCEndpoint, Any]]) -> list[RPCResponse] | RPCResponse:
-        response = self._decoded(self.post(self.encode_batch_rpc_request(batch_requests)))
+        body = self.encode_batch_rpc_request(batch_requests)
+        response = self._decoded(self.post(body))
         if not isinstance(response, list):  # the node refused the whole batch: one error object
             if answer_problem("", response) or "error" not in response:
                 raise MalformedAnswer(f"{self.endpoint_uri}: batch: neither answers nor an error")
             return cast(RPCResponse, response)
-        try:
-            answers = cast(list[RPCResponse], sort_batch_response_by_response_ids(response))
-        except (KeyError, TypeError, ValueError) as e:
-            raise MalformedAnswer(f"{self.endpoint_uri}: batch: answers without their ids") from e
-        if len(answers) != len(batch_requests):
-            raise MalformedAnswer(f"{self.endpoint_uri}: batch: {len(answers)} answers to {len(batch_requests)}")
+        answers = in_request_order(response, [request["id"] for request in json.loads(body)])
+        if answers is None:
+            raise MalformedAnswer(f"{self.endpoint_uri}: batch: not one answer to each request")
         for (method, _params), answer in zip(batch_requests, answers, strict=True):
             if problem := answer_problem(method, answer):
                 raise MalformedAnswer(f"{self.endpoint_uri}: batch: {method}: {problem}")
