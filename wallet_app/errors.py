@@ -222,7 +222,6 @@ def unexpected_code(exc: BaseException) -> str:
     for anything else."""
     from redis import exceptions as kv
     from sqlalchemy import exc as db
-    from web3 import exceptions as node
 
     if isinstance(exc, db.OperationalError | db.InterfaceError | db.TimeoutError):
         return "database_unavailable"
@@ -230,8 +229,24 @@ def unexpected_code(exc: BaseException) -> str:
         return "database_unavailable"
     if isinstance(exc, db.DBAPIError) and exc.connection_invalidated:
         return "database_unavailable"
-    # Not ContractLogicError (a call that reverted): the node answered, and the app did not expect it.
-    node_trouble = (node.Web3RPCError, node.BadResponseFormat, node.ProviderConnectionError, node.RequestTimedOut)
-    if isinstance(exc, node_trouble):
+    if isinstance(exc, node_trouble()):
         return "rpc_unavailable"
     return "internal_error"
+
+
+def node_trouble() -> tuple[type[Exception], ...]:
+    """A chain node's refusal, or an answer that could not be used or did not come. Not
+    ContractLogicError (a call that reverted): the node answered, and the app did not expect it."""
+    from web3 import exceptions as node
+
+    return (node.Web3RPCError, node.BadResponseFormat, node.ProviderConnectionError, node.RequestTimedOut)
+
+
+def node_trouble_line(exc: BaseException) -> str:
+    """One log line for node trouble no service expected: its kind and a node's own refusal text,
+    not a traceback (a provider past its quota would fill the log with them), and not the
+    exception's text otherwise, which names the node's URL (an API key is often in it)."""
+    answer = getattr(exc, "rpc_response", None)  # web3's Web3RPCError for a node's error answer
+    error = answer.get("error") if isinstance(answer, dict) else None
+    said = f": {error.get('code')} {error.get('message')}" if isinstance(error, dict) else ""
+    return " ".join(f"{type(exc).__name__}{said}".split())[:300]  # one line, however the node words it

@@ -9,7 +9,7 @@ import redis.exceptions
 import sqlalchemy.exc
 import web3.exceptions
 
-from wallet_app.errors import REGISTRY, AppError, error_texts, unexpected_code
+from wallet_app.errors import REGISTRY, AppError, error_texts, node_trouble_line, unexpected_code
 from wallet_app.i18n import CATALOGUES, ERROR_TEXTS
 from wallet_app.services.rpc_http import MalformedAnswer
 
@@ -204,3 +204,22 @@ def _db_error(cls, **kw):
 ])
 def test_unexpected_code(exc, code):
     assert unexpected_code(exc) == code
+
+
+def _refusal(code, message):
+    """web3's exception for a node's error answer (web3._utils.validation)."""
+    error = {"code": code, "message": message}
+    return web3.exceptions.Web3RPCError(repr(error), rpc_response={"jsonrpc": "2.0", "id": 1, "error": error})
+
+
+@pytest.mark.parametrize("exc, line", [
+    (_refusal(-32005, "daily request count exceeded"), "Web3RPCError: -32005 daily request count exceeded"),
+    (_refusal(-32000, "over\nthe\r\nquota"), "Web3RPCError: -32000 over the quota"),  # one line
+    (_refusal(-32000, "x" * 400), "Web3RPCError: -32000 " + "x" * 279),
+    # Their text names the node's URL, where providers keep the API key: the kind only.
+    (MalformedAnswer("https://mainnet.example/v3/KEY123: the answer is not JSON"), "MalformedAnswer"),
+    (web3.exceptions.RequestTimedOut("https://mainnet.example/v3/KEY123: no answer in time"), "RequestTimedOut"),
+    (web3.exceptions.Web3RPCError("https://mainnet.example/v3/KEY123"), "Web3RPCError"),  # no node answer in it
+])
+def test_node_trouble_line(exc, line):
+    assert node_trouble_line(exc) == line

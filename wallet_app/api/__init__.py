@@ -1,5 +1,6 @@
 """The REST API (/api/v1) as a FastAPI app; Reflex mounts itself under it via api_transformer."""
 
+import logging
 import re
 from collections.abc import Callable
 from typing import Any
@@ -32,8 +33,10 @@ from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
 from wallet_app.core.sockets import SocketLimits
 from wallet_app.core.startup import restore_recursion_limit
-from wallet_app.errors import AppError, unexpected_code
+from wallet_app.errors import AppError, node_trouble, node_trouble_line, unexpected_code
 from wallet_app.services import sessions
+
+log = logging.getLogger(__name__)
 
 DATABASE_RETRY_SECONDS = 2  # Retry-After of database_unavailable: a restart or failover is seconds
 # The largest /api/v1 body: the biggest a route takes is a signed transaction (tx.SubmitIn, 300,000 hex digits).
@@ -193,6 +196,14 @@ async def unexpected_error_response(request: Request, exc: Exception) -> JSONRes
     return await app_error_response(request, AppError(code))
 
 
+async def node_trouble_response(request: Request, exc: Exception) -> JSONResponse:
+    """A chain node's trouble that no service turned into rpc_unavailable (a refusal no route
+    expected, such as a provider's quota): that code, and one log line instead of the traceback
+    Starlette's ServerErrorMiddleware would write for every such request."""
+    log.warning("%s %s: the chain node: %s", request.method, request.url.path, node_trouble_line(exc))
+    return await app_error_response(request, AppError("rpc_unavailable"))
+
+
 def build_api() -> FastAPI:
     restore_recursion_limit()  # every web worker builds the API, after its imports (core.startup)
     app = FastAPI(
@@ -217,6 +228,8 @@ def build_api() -> FastAPI:
     app.add_middleware(ForwardedFrom)  # added last, runs first: everything after sees the real client
     app.add_exception_handler(RequestValidationError, validation_error_response)
     app.add_exception_handler(HTTPException, http_error_response)
+    for trouble in node_trouble():
+        app.add_exception_handler(trouble, node_trouble_response)
     app.add_exception_handler(Exception, unexpected_error_response)
     for module in (auth, me, backup, payment, merchant, health, chains, assets, tokens, tx, activity, docs):
         add_routes(app, module.router)

@@ -56,6 +56,18 @@ def test_the_alert_for_a_failure_is_not_queued_again_when_it_fails(caplog):
     assert [r.message for r in caplog.records] == ["an event handler failed"] * 2
 
 
+def test_a_chain_node_refusal_in_an_event_is_one_log_line_and_its_alert(caplog):
+    """A provider past its quota refuses every read of every page: one warning each, without the
+    traceback or the node's URL (its API key), and the user's alert says the network."""
+    import web3.exceptions
+
+    failure = web3.exceptions.Web3RPCError("refused", rpc_response={"error": {"code": -32005, "message": "over quota"}})
+    alert = server_error_event(failure)
+    assert [str(v) for _, v in alert.args] == ['"rpc_unavailable"']
+    assert [(r.levelname, r.getMessage(), r.exc_info) for r in caplog.records] == [
+        ("WARNING", "an event handler met the chain node's trouble: Web3RPCError: -32005 over quota", None)]
+
+
 @pytest.mark.parametrize("failure, busy", [
     (redis.exceptions.ConnectionError("Error 111 connecting to 127.0.0.1:6379."), True),  # Redis stopped
     (redis.exceptions.TimeoutError("Timeout reading from socket"), True),
