@@ -328,23 +328,35 @@ def test_a_node_that_answers_nothing_usable_is_the_network_not_reachable(api_use
         assert (r.status_code, r.json()) == (503, {"detail": "rpc_unavailable"}), (path, r.text)
 
 
+def _a_transfer(client, chain):
+    """(token, recipient, the built transfer of 1.5 tUSD)."""
+    tusd, recipient = chain.tokens[0].token_address, Account.create().address
+    tx = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": recipient,
+                                              "amount": "1500000"}).json()
+    return tusd, recipient, tx
+
+
+def _answers_lost(chain, *methods):
+    """(provider, "_make_request", a replacement) for monkeypatch.setattr: the node does these
+    methods, and their answers are lost on the way back."""
+    provider = chain_svc.web3_for(chain).provider
+    real = provider._make_request
+
+    def make_request(method, data):
+        answer = real(method, data)
+        if method in methods:
+            raise RequestTimedOut("no answer in time")
+        return answer
+
+    return provider, "_make_request", make_request
+
+
 def test_a_send_whose_answer_was_lost_after_the_node_took_it_shows_as_sent(api_user, client, chain, w3,
                                                                            monkeypatch):
     """The send reached the node but its answer did not come back: the user is shown the send (its
     hash, an activity entry), not "try again", which would pay twice."""
-    tusd, recipient = chain.tokens[0].token_address, Account.create().address
-    tx = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": recipient,
-                                              "amount": "1500000"}).json()
-    provider = chain_svc.web3_for(chain).provider
-    real = provider._make_request
-
-    def answer_lost(method, data):
-        answer = real(method, data)
-        if method == "eth_sendRawTransaction":
-            raise RequestTimedOut("no answer in time")
-        return answer
-
-    monkeypatch.setattr(provider, "_make_request", answer_lost)
+    tusd, recipient, tx = _a_transfer(client, chain)
+    monkeypatch.setattr(*_answers_lost(chain, "eth_sendRawTransaction"))
     r = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
     assert r.status_code == 200, r.text
     tx_hash = r.json()["tx_hash"]
@@ -358,23 +370,12 @@ def test_the_same_send_submitted_again_is_one_payment_and_one_entry(api_user, cl
     again". The Sign page still holds the same transaction (its nonce), so trying again signs the
     same bytes, which the node already holds ("already known"; "nonce too low" once mined). That
     is the send, shown once: not "rejected", which sent the user back to Send for a second payment."""
-    tusd, recipient = chain.tokens[0].token_address, Account.create().address
-    tx = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": recipient,
-                                              "amount": "1500000"}).json()
-    provider = chain_svc.web3_for(chain).provider
-    real = provider._make_request
-
-    def answer_lost(method, data):
-        answer = real(method, data)
-        if method in ("eth_sendRawTransaction", "eth_getTransactionByHash"):
-            raise RequestTimedOut("no answer in time")
-        return answer
-
+    tusd, recipient, tx = _a_transfer(client, chain)
     raw = sign(api_user, tx)
     w3.provider.make_request("evm_setAutomine", [False])
     try:
         with monkeypatch.context() as m:
-            m.setattr(provider, "_make_request", answer_lost)
+            m.setattr(*_answers_lost(chain, "eth_sendRawTransaction", "eth_getTransactionByHash"))
             r = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
         assert (r.status_code, r.json()) == (503, {"detail": "rpc_unavailable"})
         assert client.get(f"{API}/activities").json() == []
