@@ -281,15 +281,21 @@ def balance_changes(
 
 
 def simulate(chain: ChainConfig, owner: str, tx: dict[str, str]) -> Simulation:
-    """eth_simulateV1 of `tx` from `owner` on the latest block; unavailable when the node cannot."""
+    """eth_simulateV1 of `tx` from `owner` on the latest block; unavailable when the node cannot.
+    At the link's gas price, validated as a real transaction: unvalidated, the node simulates at a
+    gas price and base fee of 0, and a contract that checks `tx.gasprice` can pay the user back
+    only then, so the page showed a gain where the real transaction takes the value. (Not the
+    nonce: it can be past the latest block's when the user has a send pending, and no contract
+    can read it.)"""
     call = {
         "from": owner,
         "to": tx["to"],
         "data": tx["data"],
         "value": hex(int(tx["value"])),
         "gas": hex(int(tx["gas_limit"])),
+        "gasPrice": hex(int(tx["gas_price"])),
     }
-    params = [{"blockStateCalls": [{"calls": [call]}], "traceTransfers": True}, "latest"]
+    params = [{"blockStateCalls": [{"calls": [call]}], "traceTransfers": True, "validation": True}, "latest"]
     try:
         answer = chain_svc.web3_for(chain).provider.make_request(RPCEndpoint("eth_simulateV1"), params)
     except Exception:  # noqa: BLE001 - a node that cannot simulate: 'Preview unavailable.'
