@@ -34,7 +34,7 @@ from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_session
 from wallet_app.models import MerchantWebhook, Payment, User
 from wallet_app.services import chain as chain_svc
-from wallet_app.services import merchant_webhooks
+from wallet_app.services import merchant_webhooks, relayer
 from wallet_app.services.merchant_links import order_ref
 from wallet_app.services.merchant_webhooks import verify
 
@@ -432,6 +432,43 @@ def test_a_webhook_waits_until_its_payment_is_deep_enough(client, payer, deploye
         "amount": "6", "payer": payer.address, "merchant": SHOP}
     assert [(r.event_id.endswith(gone), r.status, r.attempts) for r in outbox()] == [(False, "sent", 1),
                                                                                        (True, "pending", 0)]
+
+
+def test_a_pass_that_dies_after_a_re_price_loses_no_webhook(client, payer, deployed, w3, send_tx, chain, receiver,  # noqa: F811
+                                                            monkeypatch):
+    """One reconcile pass settles A (mined) and then re-prices B (evicted under a price rise): the
+    replacement's commit, before its send, commits A's settlement too. The process dies on that
+    send: A's webhook, owed only at the pass's end, was lost for good (A is settled, so no later
+    pass looks at it again). Found by an audit."""
+    from tests.api.test_relayer_reprice import automine_off, gas_price_raised, rpc
+
+    token = token_of(deployed)
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    with automine_off(w3):
+        for amount in (11, 12):
+            q = get_quote(client, token, amount, merchant=SHOP)
+            body = pay_body(payer, q, SHOP, token, amount, int(time.time()) + 300)
+            r = client.post(f"{API}/payment/execute", json=body)
+            assert r.status_code == 200, r.text
+            assert relayer.send_queued(chain)["sent"] == 1
+        with get_session() as s:
+            a, b = s.exec(select(Payment).order_by(Payment.nonce)).all()
+        rpc(w3, "anvil_dropTransaction", b.tx_hash)  # B evicted
+        rpc(w3, "evm_mine")  # A mined
+        with gas_price_raised(w3, 5):
+            real_send = relayer._send_raw
+
+            def dies_on_the_replacement(chain_, raw):
+                if raw != b.raw_tx:  # B's re-send as it was is refused for its price; then its replacement
+                    raise SystemExit("killed")
+                return real_send(chain_, raw)
+
+            monkeypatch.setattr(relayer, "_send_raw", dies_on_the_replacement)
+            with pytest.raises(SystemExit):
+                relayer.reconcile(chain)
+    with get_session() as s:
+        assert s.get(Payment, a.id).settled and s.get(Payment, a.id).status == "ok"
+    assert [row.event_id for row in outbox()] == [f"evt_31337_{a.payment_id}"]
 
 
 def test_a_payment_to_another_address_is_not_posted(client, payer, deployed, send_tx, receiver):  # noqa: F811

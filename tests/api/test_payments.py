@@ -480,7 +480,9 @@ def test_lost_send_is_resent_after_restart_without_a_nonce_gap(client, payer, de
     assert all(r.settled for r in rows())
 
 
-def test_refused_send_gives_its_nonce_back(client, payer, deployed, w3, send_tx, chain, monkeypatch):
+def test_a_refused_send_keeps_its_nonce_with_a_filler(client, payer, deployed, w3, send_tx, chain, monkeypatch):
+    """Given back, the nonce of a pay() that one backend refused and another took was used by the
+    next payment while the first was mined after all (test_relayer_reprice)."""
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     qa, qb = get_quote(client, token, 5), get_quote(client, token, 6)
@@ -494,7 +496,16 @@ def test_refused_send_gives_its_nonce_back(client, payer, deployed, w3, send_tx,
     assert wait_status(client, qa["payment_id"]) == {"status": "failed", "reason": "relay_rejected: insufficient funds"}
     client.post(f"{API}/payment/execute", json=pay_body(payer, qb, merchant, token, 6, deadline))
     assert wait_status(client, qb["payment_id"]) == {"status": "ok"}
-    assert [r.nonce for r in rows()] == [None, start_nonce]  # no hole at start_nonce
+    assert [r.nonce for r in rows()] == [start_nonce, start_nonce + 1]  # the filler's, then qb's
+    def filler_settled() -> bool:
+        relayer.reconcile(chain)
+        return rows()[0].settled
+
+    wait_until(filler_settled, 30.0, "the filler is not settled")
+    filler = w3.eth.get_transaction_receipt(rows()[0].tx_hash)
+    assert (filler["status"], filler["to"], filler["gasUsed"]) == (1, RELAYER.address, 21_000)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2  # no hole
+    assert wait_status(client, qa["payment_id"]) == {"status": "failed", "reason": "relay_rejected: insufficient funds"}
     assert balance(w3, token, merchant) == 6
 
 

@@ -134,8 +134,8 @@ def test_a_pay_evicted_under_a_gas_price_rise_is_re_priced_with_its_nonce(client
 def test_a_filler_signed_at_a_price_the_node_refuses_is_re_priced(client, payer, deployed, w3, send_tx, chain,  # noqa: F811
                                                                   monkeypatch):
     """The gas price rises between the pass's price read and its send: the node refuses both pay()s.
-    The later nonce is given back; the earlier one's filler, signed at that same refused price, was
-    re-sent as it was at every pass and held the relayer's nonces until the price fell."""
+    Each keeps its nonce with a filler; the fillers, signed at that same refused price, were re-sent
+    as they were at every pass and held the relayer's nonces until the price fell."""
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     start_nonce = w3.eth.get_transaction_count(RELAYER.address)
@@ -151,25 +151,27 @@ def test_a_filler_signed_at_a_price_the_node_refuses_is_re_priced(client, payer,
         assert relayer.send_queued(chain) == {"sent": 0, "failed": 2}
         monkeypatch.setattr(relayer, "_send_batch", real_batch)
         a, b = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
-        assert (a.nonce, a.status, a.settled) == (start_nonce, "failed", False)  # its filler holds the nonce
-        assert (b.nonce, b.status, b.settled) == (None, "failed", True)  # given back
+        # Each filler holds its nonce (the newest too: its pay() may be in another backend's pool).
+        assert (a.nonce, a.status, a.settled) == (start_nonce, "failed", False)
+        assert (b.nonce, b.status, b.settled) == (start_nonce + 1, "failed", False)
         assert a.reason.startswith("relay_rejected: ") and "base fee" in a.reason
-        filler = a.tx_hash
+        fillers = a.tx_hash, b.tx_hash
         counts = relayer.reconcile(chain)  # automine: a filler the node takes is mined at once
-        assert counts["replaced"] == 1, counts
+        assert counts["replaced"] == 2, counts
 
-    # The relayer's passes, however soon it is mined (a clean-clone run once found it unsettled after two).
-    def filler_settled() -> bool:
+    # The relayer's passes, however soon they are mined (a clean-clone run once found one unsettled after two).
+    def fillers_settled() -> bool:
         relayer.reconcile(chain)
-        return next(r for r in rows() if r.payment_id == pa).settled
+        return all(r.settled for r in rows() if r.payment_id in (pa, pb))
 
-    wait_until(filler_settled, 30.0, "the re-priced filler is not settled")
-    (a,) = [r for r in rows() if r.payment_id == pa]
-    assert a.settled and a.tx_hash != filler and a.nonce == start_nonce
-    assert filler in a.old_tx_hashes.split()
-    receipt = w3.eth.get_transaction_receipt(a.tx_hash)
-    assert (receipt["status"], receipt["to"]) == (1, RELAYER.address)  # the filler, re-priced and mined
-    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1  # the nonce used, no gap
+    wait_until(fillers_settled, 30.0, "the re-priced fillers are not settled")
+    a, b = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
+    for row, filler, nonce in ((a, fillers[0], start_nonce), (b, fillers[1], start_nonce + 1)):
+        assert row.settled and row.tx_hash != filler and row.nonce == nonce
+        assert filler in row.old_tx_hashes.split()
+        receipt = w3.eth.get_transaction_receipt(row.tx_hash)
+        assert (receipt["status"], receipt["to"]) == (1, RELAYER.address)  # the filler, re-priced and mined
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2  # the nonces used, no gap
     assert [status(client, p) for p in (pa, pb)] == [
         {"status": "failed", "reason": a.reason}, {"status": "failed", "reason": a.reason}]
     assert balance(w3, token, merchant) == 0
@@ -177,7 +179,7 @@ def test_a_filler_signed_at_a_price_the_node_refuses_is_re_priced(client, payer,
     pc = execute(client, payer, merchant, token, 83)
     send_queued(chain)
     assert wait_status(client, pc) == {"status": "ok"}  # the relayer's passes, however soon it is mined
-    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 3
     assert balance(w3, token, merchant) == 83
 
 
@@ -222,6 +224,40 @@ def test_a_refused_pay_that_was_mined_after_all_is_ok_not_its_filler(client, pay
         assert (act.status, act.tx_hash) == ("ok", pay_a)
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 2
     assert balance(w3, token, merchant) == 84 + 85
+
+
+def test_a_refused_pay_on_the_newest_nonce_that_was_mined_after_all_is_ok(client, payer, deployed, w3, send_tx,  # noqa: F811
+                                                                          chain, monkeypatch):
+    """The same, for a payment whose nonce was the newest allocated: its nonce was given back and
+    its hash dropped, so the pay() mined after all left it failed and settled, the merchant paid
+    and the payer told to pay again. (Found by an audit.)"""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    real_batch = relayer._send_batch
+    sent: list[str] = []
+
+    def refused_but_pooled(c, raws):
+        sent.extend(raws)
+        real_batch(c, raws)  # one backend took it
+        return [(relayer.SendOutcome.REJECTED, "header not found")] * len(raws)  # another answered
+
+    with automine_off(w3):
+        pid = execute(client, payer, merchant, token, 13)
+        monkeypatch.setattr(relayer, "_send_batch", refused_but_pooled)
+        assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
+        monkeypatch.setattr(relayer, "_send_batch", real_batch)
+        (row,) = [r for r in rows() if r.payment_id == pid]
+        assert (row.nonce, row.status, row.settled) == (start_nonce, "failed", False)  # a filler holds it
+        rpc(w3, "evm_mine")
+    pay = tx_hash_of(sent[0])
+    assert w3.eth.get_transaction_receipt(pay)["status"] == 1
+    assert relayer.reconcile(chain)["ok"] == 1
+    assert status(client, pid) == {"status": "ok"}
+    (row,) = [r for r in rows() if r.payment_id == pid]
+    assert (row.settled, row.tx_hash, row.reason) == (True, pay, None)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1
+    assert balance(w3, token, merchant) == 13
 
 
 def test_only_the_nonce_the_chain_waits_for_is_re_priced_for_waiting(client, payer, deployed, w3, send_tx, chain,  # noqa: F811

@@ -13,9 +13,9 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
   with the signed raw tx BEFORE the send, so a crash right after leaves a row that reconcile()
   re-sends, never a forgotten nonce. The sends follow outside the lock in one JSON-RPC batch,
   without waiting for earlier receipts.
-- a send the node refuses (never reached the mempool) fails the payment; its nonce is given back
-  when nothing later was allocated, else a 0-value transfer to the relayer itself takes it (no hole;
-  the pay()'s hash is kept beside it: should that one be mined after all, the payment is ok).
+- a send the node refuses fails the payment; a 0-value transfer to the relayer itself takes its
+  nonce (no hole; the pay()'s hash is kept beside it: should that one be mined after all, a
+  provider's other backend having taken it, the payment is ok).
 - a network error leaves it unknown whether the node got it: the row keeps its nonce and
   reconcile() re-sends the same raw transaction (same hash, so never a double payment).
 - the unique index (chain_id, relayer_address, nonce) refuses a duplicate even from a writer
@@ -799,25 +799,22 @@ def _update(row_id: int, **values) -> None:
 
 
 def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, price: int, msg: str) -> None:
-    """A send the node refused (never in its mempool): the payment failed. Its nonce is given back
-    when no later one was allocated since; otherwise later transactions wait for it, so the row
-    keeps it with a 0-value transfer to the relayer itself in place of the pay(), which
-    reconcile() sends and follows like any other until the nonce is consumed."""
+    """A send the node refused: the payment failed. The row keeps its nonce with a 0-value transfer
+    to the relayer itself in place of the pay(), which reconcile() sends and follows like any other
+    until the nonce is consumed, and keeps the pay()'s hash: a refusal may come from one backend of
+    a provider while another has the pay() in its pool, and if that is the one mined, the payment
+    was made. (Given back when it was the newest nonce, the pay() mined after all left the payment
+    failed and settled, its hash gone, while the merchant was paid.)"""
     relayer = acct.address.lower()
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, row_id)
         row = _stored_payment(db, row_id)
-        if crud.max_relayer_nonce(db, chain.chain_id, relayer) == nonce:
-            _fail_row(db, row, f"relay_rejected: {msg}")
-        else:
-            row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
-            # The pay()'s hash is kept: a refusal may come from one backend of a provider while
-            # another has it in its pool, and if it is the one mined, the payment was made.
-            row.old_tx_hashes = " ".join(_hashes(row))
-            row.raw_tx, row.tx_hash = _sign(acct, chain, acct.address, "0x", FILLER_GAS, price, nonce)
-            row.sent_at = None
-            _set_activity(db, row)
-            db.add(row)
+        row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
+        row.old_tx_hashes = " ".join(_hashes(row))
+        row.raw_tx, row.tx_hash = _sign(acct, chain, acct.address, "0x", FILLER_GAS, price, nonce)
+        row.sent_at = None
+        _set_activity(db, row)
+        db.add(row)
         db.commit()
     announce_final([row])
 
@@ -936,6 +933,10 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
         except (*_NETWORK_ERRORS, Web3RPCError):
             return counts
         stuck_after = get_settings().relayer_stuck_seconds
+
+        def owed(db_: Session) -> None:  # the webhooks of the rows settled so far, with them
+            merchant_webhooks.enqueue_paid(db_, rows, receipts)
+
         # Every RPC of the usual pass is above; the writes go in at the commit (no autoflush), so
         # SQLite's write lock is not held across the rare path's RPCs (re-sends, failure reasons).
         with db.no_autoflush:
@@ -980,7 +981,7 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
                             row.sent_at = row.sent_at or now()
                             counts["resent"] += 1
                         elif _priced_out(outcome, msg, row.sent_at, now(), stuck_after) and _replace(
-                            chain, acct, row, node.gas_price, now
+                            chain, acct, row, node.gas_price, now, owed
                         ):
                             counts["replaced"] += 1
                         else:
@@ -993,7 +994,7 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
                             and _holds_up(row, node.mined_nonce, node.gas_price)
                         )
                         or _left_out(row, node.mined_nonce, node.pool_nonce, waited)
-                    ) and _replace(chain, acct, row, node.gas_price, now):
+                    ) and _replace(chain, acct, row, node.gas_price, now, owed):
                         counts["replaced"] += 1
                 if row.status != before[0] and row.status != "pending":
                     final.append(row)  # final, or a refused send's pay() found mined after all (ok)
@@ -1003,7 +1004,7 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
                     db.add(row)
         # One write per pass: receipts are learnt again after a crash, re-sends are of the same
         # raw transaction, and a replacement is persisted before its send (_replace).
-        merchant_webhooks.enqueue_paid(db, rows, receipts)  # owed in the same transaction as the settlement
+        owed(db)  # in the same transaction as the settlement
         db.commit()
     announce_final(final)  # after the commit: the waiters are handed the committed status
     return counts
@@ -1096,10 +1097,13 @@ def _known_hashes(w3, hashes: list[str]) -> set[str]:
     return {h for h, answer in zip(hashes, answers, strict=True) if answer.get("result")}
 
 
-def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now) -> bool:
+def _replace(
+    chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now, owed: Callable[[Session], None]
+) -> bool:
     """Same nonce, same call, higher gas price (within the chain's caps; False when they leave no
     room). Persisted before the send, and every hash is kept: whichever of them is mined is found
-    by its receipt."""
+    by its receipt. The commit that persists it also commits the pass's rows settled so far, so
+    `owed` adds their merchants' webhooks to it: a pass that died after it lost them for good."""
     sent = _relayed(row)
     old = decode_raw_tx(sent.raw_tx)
     if old.to is None:
@@ -1119,7 +1123,7 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
     row.old_tx_hashes = " ".join(_hashes(row))
     row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = raw, tx_hash, str(price), None
     row.gas_cost_wei = gas_cost(old.gas_limit, price)
-    _commit(row)
+    _commit(row, owed)
     outcome, msg = _send_raw(chain, raw)
     if outcome == SendOutcome.SENT:
         row.sent_at = now()
@@ -1132,9 +1136,10 @@ def _replace(chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now
     return True
 
 
-def _commit(row: Payment) -> None:
+def _commit(row: Payment, owed: Callable[[Session], None]) -> None:
     db = object_session(row)
     if db is None:
         raise ValueError(f"payment {row.payment_id} is not attached to a session")
     db.add(row)
+    owed(cast(Session, db))  # the reconcile pass's sqlmodel Session
     db.commit()
