@@ -107,17 +107,31 @@ export async function runRestore({ owner, pin, token, drive, params } = {}) {
   return { address, id: file.id, sha256 };
 }
 
+const TOUCH_ATTEMPTS = 3;
+const TOUCH_RETRY_MS = 1000;
+
 /**
- * Tells our server that a backup was written (POST /api/v1/backup/touch). Carries no
- * secret. Its failure is ignored: resolves true on success, false otherwise.
+ * Tells our server that a backup of `owner` was written (POST /api/v1/backup/touch with
+ * {address}: refused when the account's wallet changed meanwhile). Carries no secret. Its
+ * failure is ignored: resolves true on success, false otherwise. A lost answer or a server error
+ * is tried again (TOUCH_ATTEMPTS in all): a server that never hears of the backup sends a new
+ * device to onboarding. Should all fail, the device check tells it later (driveMeta is saved).
  * apiBase: '' for same origin, or the backend URL in `reflex run` dev.
  */
-export async function touchBackup(apiBase = '') {
-  try {
-    const resp = await fetch(`${apiBase}/api/v1/backup/touch`, { method: 'POST', credentials: 'include' });
-    return resp.ok;
-  } catch (e) {
-    return false;
+export async function touchBackup(apiBase = '', owner = '', retryMs = TOUCH_RETRY_MS) {
+  const init = { method: 'POST', credentials: 'include' };
+  if (owner) {
+    init.headers = { 'Content-Type': 'application/json' };
+    init.body = JSON.stringify({ address: normalizeOwner(owner) });
+  }
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      const resp = await fetch(`${apiBase}/api/v1/backup/touch`, init);
+      if (resp.ok || resp.status < 500 || attempt >= TOUCH_ATTEMPTS) return resp.ok;
+    } catch (e) {
+      if (attempt >= TOUCH_ATTEMPTS) return false;
+    }
+    await new Promise((resolve) => setTimeout(resolve, retryMs * attempt));
   }
 }
 

@@ -112,7 +112,7 @@ export function BackupButton({ owner, clientId, loginHint, devMode, messages, er
     } finally {
       await d.drive.revokeDriveToken(accessToken); // used once, success or failure
     }
-    await backup.touchBackup(""); // its failure is ignored (resolves false)
+    await backup.touchBackup("", owner); // its failure is ignored (resolves false): the device check tells it later
     return "ok";
   };
   return (

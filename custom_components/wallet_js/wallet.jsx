@@ -457,7 +457,9 @@ export function DeviceCheck({ owner, onCheck }) {
       const lc = owner.toLowerCase();
       const present = ["lwrapIv", "lwrapCt", "kdfSaltB", "kdfParams", "ciphertextIv", "ciphertext", "devSecret"]
         .every((name) => window.localStorage.getItem(`${lc}:${name}`) !== null);
-      onCheck && onCheck(present ? "present" : "missing");
+      // backed_up: this browser wrote or restored this address's backup on Drive (its driveMeta).
+      const backedUp = present && window.localStorage.getItem(`${lc}:driveMeta`) !== null;
+      onCheck && onCheck(backedUp ? "backed_up" : present ? "present" : "missing");
     };
     // After this render's effects, not in them: Reflex takes an event's route from a ref its
     // provider updates in its own effect, which runs after this one. Reported at once, a move

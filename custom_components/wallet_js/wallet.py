@@ -68,7 +68,8 @@ class ReceiveQr(rx.Component):
 
 
 class DeviceCheck(rx.Component):
-    """on_check('present' | 'missing') at mount and when the tab becomes visible."""
+    """on_check('backed_up' | 'present' | 'missing') at mount and when the tab becomes visible
+    (backed_up: present, with this browser's record of the address's Drive backup)."""
 
     library = _LIBRARY
     tag = "DeviceCheck"

@@ -38,6 +38,26 @@ def test_touch_sets_has_backup_and_time(client, login):
     assert client.get(INFO).json() == {"last_backup_at": None}
 
 
+def test_touch_names_the_wallet_it_backed_up(client, login):
+    """A backup that took its time while another tab replaced the account's wallet is not the new
+    wallet's: told it was, the account showed a backup it does not have, and a new device found
+    no file for it. The specification's touch without a body keeps working."""
+    login()
+    assert client.post("/api/v1/me/address", json={"address": ADDR}).status_code == 200
+    other = "0x" + "ab" * 20
+    for body, answer in [
+        ({"address": other}, (409, {"detail": "backup_not_current"})),
+        ({"address": "0x12"}, (400, {"detail": "invalid_address"})),
+        ({}, (422, {"detail": "invalid_request"})),
+    ]:
+        resp = client.post(TOUCH, json=body)
+        assert (resp.status_code, resp.json()) == answer, body
+        assert client.get(ME).json()["hasBackup"] is False
+    for body in ({"address": ADDR}, {"address": ADDR.lower()}, None):
+        resp = client.post(TOUCH, json=body)
+        assert resp.status_code == 200 and resp.json()["hasBackup"] is True, body
+
+
 def test_touch_is_per_user(client, login):
     login("alice@example.com")
     client.post("/api/v1/me/address", json={"address": ADDR})

@@ -4,6 +4,7 @@ that says hasBackup without a file, and no secret in anything our server receive
 Issue 10: the prompt comes back after a cancel (bottom navigation, tab shown again), a Google
 script that fails to load offers onboarding or cancel, and every restore error reads in Korean."""
 
+import json
 import re
 import time
 from pathlib import Path
@@ -182,6 +183,39 @@ def test_backup_then_restore_on_new_device(page, browser, app_server, screenshot
     recorder.assert_absent(secrets, app_server.log_path.read_text(errors="replace"))
     # The recorder works: the public address does travel.
     assert any(address in f for f in recorder.frames)
+
+
+def test_a_backup_the_server_never_heard_of_is_told_by_the_device_check(page, browser, app_server):
+    """The backup reached Drive, but its /backup/touch did not reach us (the phone offline right
+    after the upload; every attempt lost). The server said "no backup", so a new device was sent to
+    onboarding to replace a wallet whose backup was on Drive. The device that wrote it tells the
+    server at its next check (it holds the backup's driveMeta), and a new device is asked to restore."""
+    email = new_email("untold")
+    address = create_wallet(page, email)
+    touches: list[str] = []
+
+    def lost(route):
+        touches.append(route.request.post_data or "")
+        route.abort()
+
+    page.route("**/api/v1/backup/touch", lost)
+    backup_from_settings(page, email, PIN)
+    assert touches == [json.dumps({"address": address}, separators=(",", ":"))] * 3  # each names the wallet
+    assert me(page)["hasBackup"] is False
+    page.unroute("**/api/v1/backup/touch")
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Home").click()  # a device check
+    helpers.wait_for_sent(page, '.device_checked","payload":{"status":"backed_up"}')
+    deadline = time.monotonic() + 10
+    while not me(page)["hasBackup"]:  # the event's answer is not awaited by the page
+        assert time.monotonic() < deadline, "the device check did not tell the server of the backup"
+        page.wait_for_timeout(100)
+
+    ctx, page2 = new_device(browser, app_server)
+    try:
+        sign_in_on_new_device(page2, email)  # the restore prompt, not "No backup file on Google Drive."
+    finally:
+        helpers.close_context(ctx)
 
 
 def test_tampered_and_foreign_backup_files(page, browser, app_server):

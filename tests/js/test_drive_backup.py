@@ -257,6 +257,49 @@ def test_backup_update_and_restore_on_new_device(devices, server):
                     assert PIN not in text, req.url
 
 
+SIGNED_IN_WITH_ADDRESS = """
+    const post = (p, body) => fetch(p, {method: 'POST', credentials: 'include',
+      headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
+    await post('/api/v1/auth/google', {id_token: a.idt, locale: 'en'});
+    await post('/api/v1/me/address', {address: a.owner});"""
+
+
+def test_touch_is_tried_again_when_lost_and_names_the_wallet(devices, server):
+    """A touch whose answer is lost or a server error is tried again (3 attempts in all): a server
+    that never hears of a backup sends a new device to onboarding. A refusal is not tried again."""
+    a = devices()
+    owner = "0x" + "ab" * 20
+    nonce = a.ok("""
+        const r = await fetch('/api/v1/auth/login-attempt', {method: 'POST', credentials: 'include'});
+        return (await r.json()).nonce;""")
+    a.ok(SIGNED_IN_WITH_ADDRESS, {"idt": idp.issue_id_token(ALICE, nonce=nonce), "owner": owner})
+    sent: list[str] = []
+    plan: list[str] = []
+
+    def touch(route):
+        sent.append(route.request.post_data)
+        step = plan.pop(0) if plan else "pass"
+        if step == "lost":
+            route.abort()
+        elif step == "busy":
+            route.fulfill(status=503, body='{"detail": "database_unavailable"}')
+        else:
+            route.continue_()
+
+    a.page.route("**/api/v1/backup/touch", touch)
+    touch_js = "return await nb.backup.touchBackup('', a, 10);"
+    for steps, owner_sent, touched, attempts in [
+        (["lost", "busy"], owner, True, 3),
+        (["lost", "lost", "busy"], owner, False, 3),
+        ([], "0x" + "cd" * 20, False, 1),  # another wallet: 409 backup_not_current, not tried again
+    ]:
+        sent.clear()
+        plan[:] = steps
+        assert a.ok(touch_js, owner_sent) is touched, steps
+        assert sent == [json.dumps({"address": owner_sent}, separators=(",", ":"))] * attempts, steps
+    assert a.ok("return (await (await fetch('/api/v1/me')).json()).hasBackup;") is True
+
+
 def test_python_decrypts_the_drive_file(devices, server):
     """Cross-implementation: argon2-cffi + cryptography + eth-account recover the wallet."""
     _, w, r, drive = backed_up_wallet(devices, server)

@@ -17,6 +17,10 @@ class BackupInfoOut(BaseModel):
     last_backup_at: int | None
 
 
+class BackupTouchIn(BaseModel):
+    address: str  # the wallet the browser backed up
+
+
 class BackupTouchOut(BaseModel):
     hasBackup: bool
     last_backup_at: int
@@ -30,7 +34,13 @@ def get_info(user: CurrentUser) -> dict:
 @router.post(
     "/touch",
     response_model=BackupTouchOut,
-    responses={**_401, 409: {"description": "no wallet address registered yet"}},
+    responses={
+        **_401,
+        400: {"description": "invalid_address"},
+        409: {"description": "no wallet address registered yet, or the backup is of another (backup_not_current)"},
+    },
 )
-def post_touch(user: CurrentUser) -> dict:
-    return backups.touch(stored_id(user))
+def post_touch(user: CurrentUser, body: BackupTouchIn | None = None) -> dict:
+    """The browser wrote and verified a backup. Without a body (the specification's call): of the
+    account's address; with {address}: of that one, refused unless it is the account's."""
+    return backups.touch(stored_id(user), body.address if body else None)

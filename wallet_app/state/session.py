@@ -20,9 +20,9 @@ from reflex_base.event.context import EventContext
 
 from wallet_app import routes
 from wallet_app.core.config import get_settings
-from wallet_app.errors import REGISTRY, node_trouble_line, unexpected_code
+from wallet_app.errors import REGISTRY, AppError, node_trouble_line, unexpected_code
 from wallet_app.i18n import AREA_OF, CATALOGUES, CORE_AREA, LANGUAGES, lang_from_accept_language, normalize_lang
-from wallet_app.services import accounts, google, sessions
+from wallet_app.services import accounts, backups, google, sessions
 from wallet_app.services.eth import short_address
 
 log = logging.getLogger(__name__)
@@ -254,10 +254,24 @@ class SessionState(rx.State):
     drive_dev_mode: bool = False
 
     @rx.event
-    def device_checked(self, status: str):
+    async def device_checked(self, status: str):
         """The browser reports whether it holds this address's local materials (at every route
         change and when the tab becomes visible). Missing: prompt, unless a prompt or an alert
-        is already up; so after a cancelled restore the next report asks again."""
+        is already up; so after a cancelled restore the next report asks again.
+
+        "backed_up": present, and this browser wrote or restored this address's backup on Drive
+        (its driveMeta). A server that does not know of it is told again: the backup's own
+        /backup/touch may never have arrived (the phone offline right after the upload), and a new
+        device would then be told there is no backup and sent to onboarding to replace the wallet."""
+        if status == "backed_up" and self.address and not self.has_backup:
+            user = await asyncio.to_thread(self._lookup_user)
+            if user is not None and user.id is not None:  # else the session's end is check_session's
+                try:
+                    await asyncio.to_thread(backups.touch, user.id, self.address)
+                    self.has_backup = True
+                except AppError:  # the account's wallet changed meanwhile: the next report decides
+                    pass
+            return
         if status != "missing" or not self.address or self.restore_open or self.dialog_open:
             return
         if not routes.shows_nav(_pages(), self.router.url.path, self.logged_in):
