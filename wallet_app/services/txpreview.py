@@ -59,6 +59,8 @@ from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero, short_addre
 UNLIMITED = 2**128
 TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
 NATIVE_LOG_ADDRESS = "0x" + "ee" * 20  # eth_simulateV1 traceTransfers: native value moves
+APPROVAL_TOPIC = "0x" + keccak(text="Approval(address,address,uint256)").hex()
+APPROVAL_FOR_ALL_TOPIC = "0x" + keccak(text="ApprovalForAll(address,address,bool)").hex()
 
 
 @dataclass(frozen=True)
@@ -206,6 +208,8 @@ def parse_simulation(answer: Any, owner: str) -> Simulation:
             topics = log["topics"]
             if not isinstance(topics, list):
                 raise TypeError("topics must be a list")
+            if _unshown_move(topics, me):
+                return UNAVAILABLE
             # ERC-20 Transfer: 3 topics and the amount as data (ERC-721's has 4 topics).
             if len(topics) != 3 or topics[0] != TRANSFER_TOPIC or len(log["data"]) != 66:
                 continue
@@ -218,6 +222,17 @@ def parse_simulation(answer: Any, owner: str) -> Simulation:
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         return UNAVAILABLE
     return Simulation("ok", {k: v for k, v in changes.items() if v})
+
+
+def _unshown_move(topics: list, me: str) -> bool:
+    """An NFT of `me` moving, or given over to another (ERC-721 Transfer and Approval: the token id
+    as a fourth topic; ApprovalForAll): nothing the balance list can show, so it must not say "No
+    balance changes." (transferFrom and approve have the ERC-20 selectors)."""
+    if len(topics) == 4 and topics[0] == TRANSFER_TOPIC:
+        return me in (_topic_address(topics[1]), _topic_address(topics[2]))
+    if (len(topics) == 4 and topics[0] == APPROVAL_TOPIC) or (len(topics) == 3 and topics[0] == APPROVAL_FOR_ALL_TOPIC):
+        return _topic_address(topics[1]) == me
+    return False
 
 
 def counterparty(tx: dict[str, str]) -> str | None:

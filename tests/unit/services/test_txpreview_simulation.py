@@ -9,7 +9,14 @@ import pytest
 
 from wallet_app.services.chain import TokenInfo
 from wallet_app.services.eth import ZERO_ADDRESS
-from wallet_app.services.txpreview import Simulation, change_text, parse_simulation
+from wallet_app.services.txpreview import (
+    APPROVAL_FOR_ALL_TOPIC,
+    APPROVAL_TOPIC,
+    TRANSFER_TOPIC,
+    Simulation,
+    change_text,
+    parse_simulation,
+)
 
 RECORDED = json.loads((Path(__file__).parent / "recorded" / "simulate_v1_anvil_1.7.1.json").read_text())
 OWNER, TUSD, RECIPIENT = RECORDED["owner"], RECORDED["tusd"], RECORDED["recipient"]
@@ -51,3 +58,30 @@ def test_self_transfers_and_other_parties_cancel_out():
                                          (-10**12, "-1,000,000 tUSD")])
 def test_change_text_in_the_token_units(units, text):
     assert change_text(units, TokenInfo(TUSD, "tUSD", "Newbl Test USD", 6)) == text
+
+
+def _topic(address: str) -> str:
+    return "0x" + "00" * 12 + address.lower()[2:]
+
+
+def _answer(*logs):
+    return {"result": [{"calls": [{"status": "0x1", "logs": list(logs)}]}]}
+
+
+NFT, OTHER, TOKEN_ID = "0x" + "71" * 20, "0x" + "0a" * 20, "0x" + "00" * 31 + "07"
+
+
+@pytest.mark.parametrize("topics, data, status", [
+    # ERC-721 (the token id as a fourth topic): transferFrom and approve have the ERC-20 selectors.
+    ([TRANSFER_TOPIC, _topic(OWNER), _topic(OTHER), TOKEN_ID], "0x", "unavailable"),  # an NFT out
+    ([TRANSFER_TOPIC, _topic(OTHER), _topic(OWNER), TOKEN_ID], "0x", "unavailable"),
+    ([TRANSFER_TOPIC, _topic(OTHER), _topic(RECIPIENT), TOKEN_ID], "0x", "ok"),  # others' NFTs
+    ([APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER), TOKEN_ID], "0x", "unavailable"),
+    ([APPROVAL_FOR_ALL_TOPIC, _topic(OWNER), _topic(OTHER)], "0x" + "00" * 31 + "01", "unavailable"),
+    ([APPROVAL_FOR_ALL_TOPIC, _topic(OTHER), _topic(OWNER)], "0x" + "00" * 31 + "01", "ok"),
+    ([APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "0x" + "00" * 32, "ok"),  # ERC-20's: the preview's lines say it
+])
+def test_an_nft_of_the_owner_moving_is_no_balance_change_it_can_show(topics, data, status):
+    """It said "No balance changes." for a link that sends the user's NFT away (found by an audit)."""
+    log = {"address": NFT, "topics": topics, "data": data}
+    assert parse_simulation(_answer(log), OWNER) == Simulation(status, {})
