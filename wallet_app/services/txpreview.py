@@ -189,6 +189,9 @@ class Simulation:
 
 
 UNAVAILABLE = Simulation("unavailable", {})
+# Each changed token is looked up (the database, then the chain): a contract can emit Transfer logs
+# "to" the user from thousands of made-up tokens, each a lookup on every load of its link.
+MAX_CHANGED_TOKENS = 10
 
 
 def _topic_address(topic: str) -> str:
@@ -221,7 +224,10 @@ def parse_simulation(answer: Any, owner: str) -> Simulation:
             changes[token] = changes.get(token, 0) + delta
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):
         return UNAVAILABLE
-    return Simulation("ok", {k: v for k, v in changes.items() if v})
+    changed = {k: v for k, v in changes.items() if v}
+    if len(changed) > MAX_CHANGED_TOKENS:
+        return UNAVAILABLE
+    return Simulation("ok", changed)
 
 
 def _unshown_move(topics: list, me: str) -> bool:

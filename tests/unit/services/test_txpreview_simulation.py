@@ -85,3 +85,13 @@ def test_an_nft_of_the_owner_moving_is_no_balance_change_it_can_show(topics, dat
     """It said "No balance changes." for a link that sends the user's NFT away (found by an audit)."""
     log = {"address": NFT, "topics": topics, "data": data}
     assert parse_simulation(_answer(log), OWNER) == Simulation(status, {})
+
+
+@pytest.mark.parametrize("tokens, status", [(10, "ok"), (11, "unavailable")])
+def test_a_simulation_that_changes_more_tokens_than_are_looked_up_is_unavailable(tokens, status):
+    """Each changed token is looked up in the database and on the chain on every load of the link:
+    a contract emitting Transfer logs to the user from thousands of made-up tokens made one page
+    load thousands of lookups (found by an audit)."""
+    logs = [{"address": "0x" + f"{i:040x}", "topics": [TRANSFER_TOPIC, _topic(OTHER), _topic(OWNER)],
+             "data": "0x" + f"{1:064x}"} for i in range(1, tokens + 1)]
+    assert parse_simulation(_answer(*logs), OWNER).status == status
