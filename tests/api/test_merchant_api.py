@@ -410,7 +410,7 @@ def test_a_webhook_waits_until_its_payment_is_deep_enough(client, payer, deploye
                                                           monkeypatch):
     """It is sent once the chain's Paid event is index_confirmations deep (30 here, far from what
     other work on the shared anvil could mine meanwhile), read from the chain; one the chain has no
-    event for (a reorg took it) waits, its attempts unspent."""
+    event for (a reorg took it) waits, its attempts unspent, and is given up a day after it was owed."""
     real = chain_svc.get_chain
     monkeypatch.setattr(chain_svc, "get_chain",
                         lambda cid, *a: dataclasses.replace(real(cid, *a), index_confirmations=30))
@@ -432,6 +432,14 @@ def test_a_webhook_waits_until_its_payment_is_deep_enough(client, payer, deploye
         "amount": "6", "payer": payer.address, "merchant": SHOP}
     assert [(r.event_id.endswith(gone), r.status, r.attempts) for r in outbox()] == [(False, "sent", 1),
                                                                                        (True, "pending", 0)]
+    # Given up a day after it was owed, not read from the chain every few seconds for ever.
+    (waiting,) = [r for r in outbox() if r.status == "pending"]
+    a_day_on = waiting.created_at + merchant_webhooks.CONFIRM_GIVE_UP_SECONDS
+    assert merchant_webhooks.deliver_due(now=a_day_on) == counts(waiting=1)
+    assert merchant_webhooks.deliver_due(now=a_day_on + 1 + merchant_webhooks.CONFIRM_RECHECK_SECONDS) == counts(
+        failed=1)
+    assert [(r.status, r.last_error) for r in outbox() if r.event_id.endswith(gone)] == [("failed", "never confirmed")]
+    assert len(receiver.requests) == 1
 
 
 def test_a_pass_that_dies_after_a_re_price_loses_no_webhook(client, payer, deployed, w3, send_tx, chain, receiver,  # noqa: F811

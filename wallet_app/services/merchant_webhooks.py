@@ -62,6 +62,9 @@ LEASE_SECONDS = 60  # longer than a POST can take: a live sender never loses its
 MAX_BACKOFF_SECONDS = 3600
 BATCH = 20  # rows leased per pass at most
 CONFIRM_RECHECK_SECONDS = 5  # a payment not yet deep enough is looked at again after this
+# ...for at most this long after it was owed: one the chain never confirms (a reorg took its Paid
+# event) is given up, not read from the chain every few seconds for ever.
+CONFIRM_GIVE_UP_SECONDS = 24 * 3600
 
 
 # ---------------------------------------------------------------- pure parts (table-tested)
@@ -243,6 +246,13 @@ def deliver_due(now: int | None = None, limit: int = BATCH) -> dict[str, int]:
             payload = confirmed_payload(stored)
             if payload is None:
                 row = db.get(MerchantWebhook, row_id, populate_existing=True)
+                if row is not None and at - row.created_at > CONFIRM_GIVE_UP_SECONDS:
+                    row.status, row.lease_expires_at, row.last_error = "failed", None, "never confirmed"
+                    db.add(row)
+                    db.commit()
+                    log.warning("webhook %s given up: its payment was not confirmed on the chain in a day", event_id)
+                    counts["failed"] += 1
+                    continue
                 if row is not None:  # the lease given back, its attempt not counted
                     row.lease_expires_at, row.attempts = None, row.attempts - 1
                     row.next_attempt_at = at + CONFIRM_RECHECK_SECONDS
