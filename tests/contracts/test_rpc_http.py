@@ -39,6 +39,28 @@ def test_an_http_error_status_is_a_connection_error(odd_node, code):
         Web3(RpcOverHttp(f"{odd_node}/status/{code}", 5)).eth.get_block_number()
 
 
+def test_no_error_text_names_the_path_where_a_providers_key_is(odd_node, caplog):
+    """An RPC URL keeps a provider's API key in its path (Infura's /v3/<key>): the errors' texts went
+    into logs whole (the indexer logs a node's failure with its text; found by an audit)."""
+    from wallet_app.services import indexer
+
+    port = free_port()
+    cases = [
+        (f"http://127.0.0.1:{port}/v3/KEY123", f"http://127.0.0.1:{port}: no connection"),
+        (f"{odd_node}/status/502?apikey=KEY123", f"{odd_node}: HTTP 502"),
+        (f"{odd_node}/hang?apikey=KEY123", f"{odd_node}: no answer in time"),
+    ]
+    for url, text in cases:
+        with pytest.raises(ProviderConnectionError if "hang" not in url else RequestTimedOut) as e:
+            Web3(RpcOverHttp(url, 0.3)).eth.get_block_number()
+        assert str(e.value) == text
+    chain = ChainConfig(999, "Down", cases[0][0], "0x" + "11" * 20, None, "ETH", "Ether", 18, None, ())
+    assert "KEY123" not in repr(chain)
+    indexer._failing.clear()
+    indexer.run_once("test", [chain])
+    assert "indexer index of chain 999 failed" in caplog.text and "KEY123" not in caplog.text
+
+
 def test_an_answer_over_200_is_read(odd_node):
     assert Web3(RpcOverHttp(f"{odd_node}/status/200", 5)).eth.get_block_number() == 1
 

@@ -17,6 +17,7 @@ from wallet_app.core.config import (
     get_settings,
     load_settings,
     parse_addresses,
+    url_for_logs,
 )
 
 KEY = "0x" + "11" * 32
@@ -65,6 +66,18 @@ def test_development_on_loopback(env, url):
 ])
 def test_browser_origin(url, origin):
     assert browser_origin(url) == origin
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("https://mainnet.infura.io/v3/0123456789abcdef", "https://mainnet.infura.io"),  # the key is the path
+    ("https://eth-mainnet.g.alchemy.com/v2/KEY?x=1#f", "https://eth-mainnet.g.alchemy.com"),
+    ("http://user:secret@127.0.0.1:8545/rpc", "http://127.0.0.1:8545"),
+    ("http://[::1]:8545/?apikey=KEY", "http://[::1]:8545"),
+    ("https://hooks.example/h/TOKEN", "https://hooks.example"),
+    ("https://host:port/KEY", "(a URL that does not parse)"),
+])
+def test_url_for_logs(url, shown):
+    assert url_for_logs(url) == shown
 
 
 def test_production_with_everything_set(env):

@@ -222,6 +222,20 @@ class Settings(BaseSettings):
         return self
 
 
+def url_for_logs(url: str) -> str:
+    """What logs and error texts say of a URL: its scheme, host and port only. A provider's RPC URL
+    keeps its API key in the path or query (Infura's /v3/<key>, Alchemy's /v2/<key>), a merchant's
+    webhook URL may keep a token there, and either may carry a user and password."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "(a URL that does not parse)"
+    host = parts.hostname or ""
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
+
+
 def browser_origin(url: str) -> str | None:
     """`url` as a browser writes its origin (the Origin header, which the websocket and every write
     are checked against exactly): lowercase scheme and host, no default port, nothing after the

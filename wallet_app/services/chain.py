@@ -37,7 +37,7 @@ import threading
 import time
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -108,7 +108,7 @@ class TokenInfo:
 class ChainConfig:
     chain_id: int
     chain_name: str
-    rpc_url: str
+    rpc_url: str = field(repr=False)  # its path or query keeps a provider's API key: never in a log
     multicall_address: str
     payment_contract: str | None
     native_symbol: str

@@ -46,7 +46,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 from web3.exceptions import Web3Exception
 
-from wallet_app.core.config import get_settings, parse_addresses
+from wallet_app.core.config import get_settings, parse_addresses, url_for_logs
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import MerchantWebhook, Payment, now_epoch
@@ -105,12 +105,6 @@ def event_payload(row: Payment, block_number: int | None) -> dict[str, Any]:
         "payer": checksum(row.from_address),
         "merchant": checksum(row.merchant_address) if row.merchant_address else None,
     }
-
-
-def _where(url: str) -> str:
-    """What logs say of the URL: scheme and host only (a path or query may carry a merchant's token)."""
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.hostname}"
 
 
 # ---------------------------------------------------------------- enqueue (the relayer's transaction)
@@ -272,14 +266,22 @@ def deliver_due(now: int | None = None, limit: int = BATCH) -> dict[str, int]:
                 row.status, row.last_error = "failed", problem
                 counts["failed"] += 1
                 log.warning(
-                    "webhook %s to %s given up after %s attempts: %s", event_id, _where(url), row.attempts, problem
+                    "webhook %s to %s given up after %s attempts: %s",
+                    event_id,
+                    url_for_logs(url),
+                    row.attempts,
+                    problem,
                 )
             else:
                 row.next_attempt_at = at + backoff_seconds(row.attempts, settings.merchant_webhook_retry_seconds)
                 row.last_error = problem
                 counts["retry"] += 1
                 log.info(
-                    "webhook %s to %s failed (%s); retry at %s", event_id, _where(url), problem, row.next_attempt_at
+                    "webhook %s to %s failed (%s); retry at %s",
+                    event_id,
+                    url_for_logs(url),
+                    problem,
+                    row.next_attempt_at,
                 )
             db.add(row)
             db.commit()

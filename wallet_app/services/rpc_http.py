@@ -29,6 +29,8 @@ from web3 import HTTPProvider
 from web3.exceptions import ProviderConnectionError, RequestTimedOut
 from web3.types import RPCEndpoint, RPCResponse
 
+from wallet_app.core.config import url_for_logs
+
 # What a healthy node answers, by method: hex data (may be "0x"), a hex quantity, an object (or
 # null: no such block, or a transaction not mined or unknown), a list. Other methods are not checked.
 HEX_DATA = re.compile(r"0x[0-9a-fA-F]*")  # and an even length: whole bytes
@@ -116,6 +118,7 @@ def pool_for(url: str) -> urllib3.PoolManager:
 class RpcOverHttp(HTTPProvider):
     def __init__(self, url: str, timeout: float) -> None:
         super().__init__(url, exception_retry_configuration=None)
+        self._where = url_for_logs(url)  # in error texts: never the path or query, where an API key is
         self._pool = pool_for(url)
         self._timeout = urllib3.Timeout(timeout)
 
@@ -125,13 +128,13 @@ class RpcOverHttp(HTTPProvider):
                 "POST", str(self.endpoint_uri), body=body, headers=HEADERS, timeout=self._timeout, retries=False
             )
         except urllib3.exceptions.NewConnectionError as e:  # urllib3 files it under its timeouts
-            raise ProviderConnectionError(f"{self.endpoint_uri}: no connection") from e
+            raise ProviderConnectionError(f"{self._where}: no connection") from e
         except urllib3.exceptions.TimeoutError as e:
-            raise RequestTimedOut(f"{self.endpoint_uri}: no answer in time") from e
+            raise RequestTimedOut(f"{self._where}: no answer in time") from e
         except urllib3.exceptions.HTTPError as e:
-            raise ProviderConnectionError(f"{self.endpoint_uri}: {type(e).__name__}") from e
+            raise ProviderConnectionError(f"{self._where}: {type(e).__name__}") from e
         if not 200 <= answer.status < 300:
-            raise ProviderConnectionError(f"{self.endpoint_uri}: HTTP {answer.status}")
+            raise ProviderConnectionError(f"{self._where}: HTTP {answer.status}")
         return answer.data
 
     def _make_request(self, method: RPCEndpoint, request_data: bytes) -> bytes:
@@ -140,7 +143,7 @@ class RpcOverHttp(HTTPProvider):
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         answer = self._decoded(self._make_request(method, self.encode_rpc_request(method, params)))
         if problem := answer_problem(method, answer):
-            raise MalformedAnswer(f"{self.endpoint_uri}: {method}: {problem}")
+            raise MalformedAnswer(f"{self._where}: {method}: {problem}")
         return cast(RPCResponse, answer)
 
     def make_batch_request(self, batch_requests: list[tuple[RPCEndpoint, Any]]) -> list[RPCResponse] | RPCResponse:
@@ -148,18 +151,18 @@ class RpcOverHttp(HTTPProvider):
         response = self._decoded(self.post(body))
         if not isinstance(response, list):  # the node refused the whole batch: one error object
             if answer_problem("", response) or "error" not in response:
-                raise MalformedAnswer(f"{self.endpoint_uri}: batch: neither answers nor an error")
+                raise MalformedAnswer(f"{self._where}: batch: neither answers nor an error")
             return cast(RPCResponse, response)
         answers = in_request_order(response, [request["id"] for request in json.loads(body)])
         if answers is None:
-            raise MalformedAnswer(f"{self.endpoint_uri}: batch: not one answer to each request")
+            raise MalformedAnswer(f"{self._where}: batch: not one answer to each request")
         for (method, _params), answer in zip(batch_requests, answers, strict=True):
             if problem := answer_problem(method, answer):
-                raise MalformedAnswer(f"{self.endpoint_uri}: batch: {method}: {problem}")
+                raise MalformedAnswer(f"{self._where}: batch: {method}: {problem}")
         return answers
 
     def _decoded(self, body: bytes) -> Any:
         try:
             return self.decode_rpc_response(body)
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise MalformedAnswer(f"{self.endpoint_uri}: the answer is not JSON") from e
+            raise MalformedAnswer(f"{self._where}: the answer is not JSON") from e
