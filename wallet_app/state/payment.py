@@ -15,9 +15,11 @@ and the Pay signature. The PIN and keys stay in the PIN dialog's JS.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
@@ -25,7 +27,7 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.core.threads import in_payment_thread
-from wallet_app.errors import AppError
+from wallet_app.errors import AppError, node_trouble_line, unexpected_code
 from wallet_app.i18n import normalize_lang
 from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers
 from wallet_app.services import chain as chains
@@ -33,9 +35,15 @@ from wallet_app.services.chain import ChainConfig
 from wallet_app.services.eth import checksum, parse_address, parse_chain_id, short_address
 from wallet_app.state.base import SignedInState
 
+log = logging.getLogger(__name__)
+
 DEADLINE_SECONDS = 300  # specification section 9: payment deadline 5 minutes
 POLL_SECONDS = 1.0  # specification section 9: availability and status polling
 MAX_POLLS = 120  # about two minutes of polling before telling the user to check later
+# A flow started longer ago than this is over whatever its state says (its worker restarted under
+# it): a page load starts afresh instead of showing its progress for good. Well past the Pay
+# deadline and both polls.
+STALE_FLOW_SECONDS = 15 * 60
 
 
 class Step(StrEnum):
@@ -49,6 +57,36 @@ class Step(StrEnum):
     PAY_PIN = "pay_pin"  # the PIN dialog signs the Pay typed data
     PAY_SENT = "pay_sent"  # the signature came back, about to be executed
     PAY_POLLING = "pay_polling"  # executed; the status is polled until ok or failed
+
+
+def app_error(e: Exception) -> AppError:
+    """What stops the flow: an AppError as it is; any other failure (a node's refusal no service
+    expected, the database or Redis for a moment) as its code's AppError, logged."""
+    if isinstance(e, AppError):
+        return e
+    code = unexpected_code(e)
+    if code == "rpc_unavailable":
+        log.warning("a payment flow met the chain node's trouble: %s", node_trouble_line(e))
+    else:
+        log.error("a payment flow failed", exc_info=e)
+    return AppError(code)
+
+
+def _stops_on_failure(handler: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
+    """A background step of the flow that fails in a way it did not handle stops the flow with its
+    message. Before, `running` stayed set: the page kept its progress overlay and refused Pay (its
+    load and submit wait for a running flow) with nothing running behind it."""
+
+    @functools.wraps(handler)
+    async def step(self: PaymentState, *args: object, **kwargs: object) -> object:
+        try:
+            return await handler(self, *args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - every failure ends the flow with a message
+            async with self:
+                self._stop(app_error(e))
+            return None
+
+    return step
 
 
 # ---------------------------------------------------------------- the link (pure, table-tested)
@@ -182,6 +220,7 @@ class PaymentState(SignedInState):
     _deadline: int = 0
     _permit: dict = {}  # the signed Permit's message (gasless payment), {} for the allowance path
     _step: Step = Step.IDLE
+    _started_at: float = 0.0  # epoch seconds the running flow started (STALE_FLOW_SECONDS)
 
     @rx.var
     def approve_hash_short(self) -> str:
@@ -201,7 +240,7 @@ class PaymentState(SignedInState):
         lang = normalize_lang(params.get("lang", "").strip())
         if lang:
             self.lang = lang
-        if self.running:
+        if self.running and time.time() - self._started_at < STALE_FLOW_SECONDS:
             return None  # a reload while a payment runs keeps showing it
         try:
             configured = await asyncio.to_thread(chains.get_chains)
@@ -256,7 +295,7 @@ class PaymentState(SignedInState):
 
     @rx.event
     async def submit(self):
-        if self.running:
+        if self.running and time.time() - self._started_at < STALE_FLOW_SECONDS:
             return None  # never twice
         user = await self._require_user()
         if user is None:
@@ -271,6 +310,7 @@ class PaymentState(SignedInState):
             return self._fail(AppError("no_address"))
         self._reset_flow()
         self.running = True
+        self._started_at = time.time()
         self._step = Step.QUOTING
         return PaymentState.run_quote
 
@@ -313,6 +353,7 @@ class PaymentState(SignedInState):
         self.pin_open = True
 
     @rx.event(background=True)
+    @_stops_on_failure
     async def run_quote(self):
         async with self:
             if not self.running or self._step != Step.QUOTING:
@@ -369,6 +410,7 @@ class PaymentState(SignedInState):
     # ------------------------------------------------------------ approve, then wait for the allowance
 
     @rx.event(background=True)
+    @_stops_on_failure
     async def send_approve(self, raw_tx: str):
         async with self:
             if self._step != Step.APPROVE_SENT or not isinstance(raw_tx, str):
@@ -410,6 +452,7 @@ class PaymentState(SignedInState):
     # ------------------------------------------------------------ execute, then follow the status
 
     @rx.event(background=True)
+    @_stops_on_failure
     async def send_pay(self, signature: str, permit_signature: str):
         async with self:
             if self._step != Step.PAY_SENT or not isinstance(signature, str) or not isinstance(permit_signature, str):
@@ -448,6 +491,12 @@ class PaymentState(SignedInState):
             except AppError as e:
                 async with self:
                     self._stop(e)
+                return None
+            except Exception as e:  # noqa: BLE001 - executed: the payment may be on its way, not failed
+                app_error(e)  # logged
+                async with self:
+                    self._reset_flow()
+                    self._notify("pay_still_pending")
                 return None
             if status == "ok":
                 async with self:

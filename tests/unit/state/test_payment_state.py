@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
+from types import SimpleNamespace
 
 import pytest
 from eth_account import Account
 from eth_account.messages import encode_typed_data
+from sqlalchemy.exc import OperationalError
+from web3.exceptions import Web3RPCError
 
 from wallet_app.i18n import CATALOGUES
+from wallet_app.models import User
 from wallet_app.services import chain, payments
 from wallet_app.services.chain import ChainConfig
+from wallet_app.state import payment as payment_state
 from wallet_app.state.payment import (
+    STALE_FLOW_SECONDS,
+    PaymentState,
     Step,
     amount_units,
     pin_payload_for_pay,
@@ -126,3 +135,75 @@ def test_permit_payload_takes_the_payment_deadline_and_is_what_the_server_verifi
 ])
 def test_read_permit_result(result, expected):
     assert read_permit_result(result) == expected
+
+
+# ---------------------------------------------------------------- a flow that fails unexpectedly
+
+USER = User(id=1, google_sub="1" * 21, email="a@example.com", locale="en", address="0x" + "ab" * 20)
+NOT_REACHABLE = "The network is not reachable right now. Please try again."
+
+
+@pytest.fixture
+def flow(monkeypatch):
+    """A PaymentState outside Reflex (its lock a no-op, no page), signed in as USER, whose link
+    was read: what a background step does to it can be looked at."""
+
+    async def enter(self):
+        return self
+
+    async def leave(self, *exc):
+        return None
+
+    async def signed_in(self):
+        return USER
+
+    monkeypatch.setattr(PaymentState, "__aenter__", enter, raising=False)
+    monkeypatch.setattr(PaymentState, "__aexit__", leave, raising=False)
+    monkeypatch.setattr(PaymentState, "_require_user", signed_in)
+    monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
+        url=SimpleNamespace(path="/payment", query_parameters={}))), raising=False)
+    monkeypatch.setattr(payment_state.accounts, "hit", lambda *a: None)
+    s = PaymentState(_reflex_internal_init=True)
+    s.address, s._units, s.chain_id, s.token, s.merchant, s.loaded = USER.address, 5, 31337, TOKEN, MERCHANT, True
+    return s
+
+
+def _raises(error):
+    def call(*args, **kwargs):
+        raise error
+    return call
+
+
+def test_a_quote_failing_unexpectedly_stops_the_flow_with_its_message(flow, monkeypatch):
+    """A provider's rate limit is no AppError: run_quote died with `running` set, the overlay stayed
+    up, and load and submit waited for a flow that was gone, for good (found by an audit)."""
+    monkeypatch.setattr(payment_state.payments, "quote", _raises(Web3RPCError("429 Too Many Requests")))
+    asyncio.run(PaymentState.submit.fn(flow))
+    assert (flow.running, flow._step) == (True, Step.QUOTING)
+    asyncio.run(PaymentState.run_quote.fn(flow))
+    assert (flow.running, flow._step, flow.dialog_open) == (False, Step.IDLE, True)
+    assert flow.dialog_texts["en"] == NOT_REACHABLE
+
+
+def test_a_status_read_failing_after_execute_says_still_pending(flow, monkeypatch):
+    """Executed, the payment may be on its way: not an error, and never the overlay for good."""
+    monkeypatch.setattr(payment_state.payments, "execute", lambda *a: "0x" + "33" * 32)
+
+    async def status(*args):
+        raise OperationalError("SELECT", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(payment_state.payments, "wait_status", status)
+    flow.running, flow._step, flow._started_at = True, Step.PAY_SENT, time.time()
+    asyncio.run(PaymentState.send_pay.fn(flow, signature="0x" + "00" * 65, permit_signature=""))  # as Reflex calls it
+    assert (flow.running, flow._step, flow.dialog_open) == (False, Step.IDLE, True)
+    assert flow.dialog_texts["en"] == CATALOGUES["en"]["pay_still_pending"]
+
+
+@pytest.mark.parametrize("started_ago, kept", [(60, True), (STALE_FLOW_SECONDS + 1, False)])
+def test_a_page_load_starts_afresh_after_a_flow_its_worker_lost(flow, monkeypatch, started_ago, kept):
+    """A worker restarted under a running flow: its state says running for good. A load keeps a
+    flow that may still run, and starts afresh after one long over."""
+    monkeypatch.setattr(payment_state.chains, "get_chains", lambda: [])
+    flow.running, flow._step, flow._started_at = True, Step.PAY_POLLING, time.time() - started_ago
+    asyncio.run(PaymentState.load.fn(flow))
+    assert (flow.running, flow._step) == ((True, Step.PAY_POLLING) if kept else (False, Step.IDLE))
