@@ -197,6 +197,31 @@ def test_outgoing_entries_get_their_status_in_the_background(users, chain, w3, d
         assert db.get(ChainCursor, chain.chain_id).lease_until == 0
 
 
+def test_one_users_never_mined_sends_do_not_hold_the_others_statuses(users, chain, w3, deployed, deployments_dir,
+                                                                      send_tx):
+    """Newest first, `limit` a pass: the newest hundred entries that never mine (one user's sends
+    with a nonce gap) held every pass, and another user's older send stayed pending until its owner
+    opened Activity (found by an audit). The passes go through all of them in turn."""
+    (alice_id, alice), (bob_id, _) = users["alice"], users["bob"]
+    fund(chain.rpc_url, alice.address, deployments_dir)
+    mined = send_tx(alice, deployed["tokens"]["tUSD"], ERC20.encode_abi("transfer", [Account.create().address, 1]))
+    alices = activity.record_activity(alice_id, "transfer", chain_id=chain.chain_id,
+                                      tx_hash="0x" + bytes(mined["transactionHash"]).hex())
+    for i in range(5):  # newer, never mined
+        activity.record_activity(bob_id, "transfer", chain_id=chain.chain_id, tx_hash="0x" + f"{i + 1:064x}")
+    indexer._status_below.clear()
+
+    def status() -> str:
+        with get_session() as db:
+            return db.get(Activity, alices).status
+
+    assert indexer.refresh_outgoing(chain, limit=2) == {} and status() == "submitted"  # bob's newest two
+    assert indexer.refresh_outgoing(chain, limit=2) == {} and status() == "submitted"  # the next two
+    assert indexer.refresh_outgoing(chain, limit=2) == {"ok": 1} and status() == "ok"  # bob's oldest, then alice's
+    assert indexer.refresh_outgoing(chain, limit=2) == {}  # none older
+    assert indexer._status_below[chain.chain_id] is None  # from the newest again
+
+
 def test_a_hidden_sender_is_not_shown(users, chain, deployments_dir, send_tx, settings_env):
     # Development hides the dev faucet's funding of a new wallet (anvil #0, the deployer's key).
     from wallet_app.core import extensions

@@ -26,6 +26,7 @@ ROUTES = {
     "token_add": ("POST", "/tokens", {"json": {"chain_id": 31337, "token_address": ZERO_ADDRESS}}),
     "tx_build": ("POST", "/tx/build", {"json": {"chain_id": 31337, "token_address": TOKEN,
                                                 "to": ZERO_ADDRESS, "amount": "1"}}),
+    "tx_submit": ("POST", "/tx/submit", {"json": {"raw_tx": "0x12"}}),
     "address": ("POST", "/me/address", {"json": {"address": "0x1234"}}),
     "payment_quote": ("GET", "/payment/available", {"params": {"chain_id": 31337, "token_address": "0x12",
                                                                "amount": "1"}}),

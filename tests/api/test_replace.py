@@ -191,3 +191,27 @@ def test_a_nonce_taken_from_outside_the_group_leaves_it_replaced(api_user, clien
         mine(w3)
     assert entries(client)[tx_hash]["status"] == "replaced"
     assert balance_of(w3, tusd, recipient) == before
+
+
+def test_a_call_with_more_data_than_a_link_can_carry_is_kept_without_it(api_user, client, chain, w3):  # noqa: F811
+    """Every Activity listing reads its entries' kept fields: a client other than ours submitted
+    calls of 150 kB, a hundred of them a listing of 26 MB (found by an audit). One over what a
+    /sign link can carry keeps no call data, and so offers no speed-up; one within it does."""
+    from wallet_app.services.activity import KEPT_CALLDATA_CHARS
+
+    big, small = ("0x" + "ab" * (KEPT_CALLDATA_CHARS // 2 + n) for n in (1, -1000))
+    with mining_paused(w3):
+        hashes = []
+        for nonce, data in enumerate((small, big), start=w3.eth.get_transaction_count(api_user.address)):
+            raw = api_user.sign_transaction({"chainId": 31337, "to": Account.create().address, "value": 0,
+                                             "data": data, "nonce": nonce, "gas": 1_000_000,
+                                             "gasPrice": w3.eth.gas_price}).raw_transaction
+            resp = client.post(f"{API}/tx/submit", json={"raw_tx": "0x" + raw.hex()})
+            assert resp.status_code == 200, resp.text
+            hashes.append(resp.json()["tx_hash"])
+        listed = entries(client)
+        assert [listed[h]["replaceable"] for h in hashes] == [True, False]
+        with get_session() as db:
+            kept = {row.tx_hash: len(row.data) for row in db.exec(select(Activity)) if row.tx_hash in hashes}
+        assert kept[hashes[1]] < 1000 < kept[hashes[0]]
+        mine(w3)

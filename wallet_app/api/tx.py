@@ -60,7 +60,7 @@ def post_build(body: BuildTxIn, user: CurrentUser) -> dict:
 @router.post(
     "/submit",
     response_model=SubmitOut,
-    responses=ERRORS,
+    responses={**ERRORS, **RESPONSE_429},
     description="Refuses a transaction not signed by the session's address (sender_mismatch) or for an "
     "unknown chain (unsupported_chain); broadcasts once and records an activity entry.",
 )

@@ -187,6 +187,9 @@ class Settings(BaseSettings):
     rate_limit_token_add: str = "2/second;30/minute"
     # Transfers built per user (/tx/build, the Send page's Review).
     rate_limit_tx_build: str = "2/second;60/minute"
+    # Signed transactions submitted per user (/tx/submit, the Sign page, the payment page's approve):
+    # each is broadcast and becomes an activity entry.
+    rate_limit_tx_submit: str = "2/second;30/minute"
     # Payment quotes per user: the payment page polls once a second for up to a minute after an approve.
     rate_limit_payment_quote: str = "2/second;120/minute"
     # Payment executions per user.

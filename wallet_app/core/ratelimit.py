@@ -41,6 +41,7 @@ KINDS = (
     "token_metadata",
     "token_add",
     "tx_build",
+    "tx_submit",
     "payment_quote",
     "payment_execute",
     "merchant_payments",

@@ -18,7 +18,7 @@ from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
 from wallet_app.models import Activity, User, stored_id
-from wallet_app.services import accounts, indexer, pending, tokens
+from wallet_app.services import accounts, indexer, pending, tokens, txlink
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.chain import ChainConfig, DecodedTx
@@ -114,12 +114,19 @@ def activity_summary(row: Activity) -> str:
     return text
 
 
+# The longest call data an entry keeps: what a /sign link can carry (services.txlink), so every
+# transaction the app itself signs can be sped up or cancelled.
+KEPT_CALLDATA_CHARS = txlink.MAX_LINK_CHARS
+
+
 def record_submitted(
     user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str, replaces: Activity | None = None
 ) -> None:
     """The entry of a transaction the user signed and submitted (a token call, a native transfer,
     a call, or a cancel of the pending entry `replaces`). Its fields are kept (services.pending
-    rebuilds a speed-up or a cancel from them)."""
+    rebuilds a speed-up or a cancel from them), its call data only up to KEPT_CALLDATA_CHARS: every
+    Activity listing reads them, and a client other than ours can submit 150 kB calls (such an
+    entry offers no speed-up or cancel)."""
     to = tx.to.lower() if tx.to else None
     call = decode_token_call(tx.data) if to else None
     fields: dict[str, Any] = {"type": "call", "counterparty": to}
@@ -160,7 +167,7 @@ def record_submitted(
                 "value": str(tx.value),
                 "selector": tx.data[:10],
                 "from": tx.sender.lower(),
-                "data": tx.data,
+                **({"data": tx.data} if len(tx.data) <= KEPT_CALLDATA_CHARS else {}),
                 "gas_limit": str(tx.gas_limit),
                 "gas_price": str(tx.gas_price),
                 "replaces_tx": replaces.tx_hash if replaces is not None else None,

@@ -50,7 +50,7 @@ from web3 import Web3
 from wallet_app.core import extensions
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Activity, ChainCursor, User, UserToken, now_epoch
+from wallet_app.models import Activity, ChainCursor, User, UserToken, now_epoch, stored_id
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import pending as pending_svc
 from wallet_app.services.chain import ChainConfig
@@ -454,25 +454,30 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
     return {"blocks": blocks, "received": received, "skipped": 0}
 
 
+# Per chain: the id below which the next pass of refresh_outgoing goes on (None: from the newest).
+_status_below: dict[int, int | None] = {}
+
+
 def refresh_outgoing(chain: ChainConfig, limit: int = STATUS_BATCH) -> dict[str, int]:
-    """The user's own submitted transactions on `chain` -> ok / failed from their receipts (one
-    batch for at most `limit` of them, newest first). Payments are the relayer's. -> {ok, failed}"""
+    """The users' own submitted transactions on `chain` -> ok / failed from their receipts (one
+    batch for at most `limit` of them per pass). Payments are the relayer's. -> {ok, failed}
+
+    The passes go through all of them, newest first, `limit` at a time, then from the newest again:
+    transactions that never mine (dropped, or a user's many sends with a nonce gap) must not hold
+    the batch for ever. With the newest `limit` alone, one user's hundred fresh ones did, and no
+    other user's sends got a status in the background."""
+    below = _status_below.get(chain.chain_id)
     with get_session() as db:
-        pending = list(
-            db.exec(
-                select(Activity)
-                .where(
-                    Activity.chain_id == chain.chain_id,
-                    Activity.status == "submitted",
-                    col(Activity.tx_hash).is_not(None),
-                    Activity.type != "payment",
-                )
-                # Newest first: a transaction that never mines (dropped, or replaced by one whose
-                # group is resolved when it mines) must not hold the batch for ever.
-                .order_by(col(Activity.id).desc())
-                .limit(limit)
-            )
+        query = select(Activity).where(
+            Activity.chain_id == chain.chain_id,
+            Activity.status == "submitted",
+            col(Activity.tx_hash).is_not(None),
+            Activity.type != "payment",
         )
+        if below is not None:
+            query = query.where(col(Activity.id) < below)
+        pending = list(db.exec(query.order_by(col(Activity.id).desc()).limit(limit)))
+    _status_below[chain.chain_id] = min(stored_id(r) for r in pending) if len(pending) == limit else None
     if not pending:
         return {}
     found = chain_svc.receipts(chain_svc.web3_for(chain), sorted({r.tx_hash for r in pending if r.tx_hash}))

@@ -44,6 +44,7 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     chain, broadcasts it once (never retried), records an activity, returns {tx_hash}.
     `replaces`: the id of the user's pending entry this one speeds up or cancels (same nonce,
     a higher price: services.pending.check_replacement); the new entry is linked to it."""
+    accounts.hit("tx_submit", user)
     u, address = _address_of(user)
     decoded = chain_svc.decode_raw_tx(raw_tx)
     if decoded.sender.lower() != address.lower():
