@@ -20,7 +20,7 @@ from wallet_app.api import build_api, in_front_of_reflex
 from wallet_app.core.config import BUILDING_ENV, get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
-from wallet_app.core.startup import freeze_startup_objects
+from wallet_app.core.startup import freeze_startup_objects, size_handler_threads
 from wallet_app.pages import add_pages, registered_pages
 from wallet_app.services.sessions import SocketCookie
 from wallet_app.state.session import VISIT_SCRIPT, server_error_event
@@ -57,4 +57,5 @@ app.sio.eio.max_http_buffer_size = get_settings().socket_max_message_chars
 # to our localized notice on every page (components.layout.connection_notice).
 app.app_wraps[(5, "Overlay")] = lambda _stateful: None
 app.register_lifespan_task(freeze_startup_objects)  # in each worker, once the app is up
+app.register_lifespan_task(size_handler_threads)
 add_pages(app, registered_pages())

@@ -218,11 +218,12 @@ def test_the_app_migrates_its_database_when_serving_not_when_built(tmp_path, bui
     assert database.exists() is not building
 
 
-def test_the_app_freezes_its_startup_objects_in_each_worker(tmp_path):
-    """A lifespan task: it runs in every worker once the app is up (core.startup)."""
+def test_the_app_freezes_its_startup_objects_and_sizes_its_threads_in_each_worker(tmp_path):
+    """Lifespan tasks: they run in every worker once the app is up (core.startup)."""
     check = (
-        "import wallet_app.wallet_app as w; from wallet_app.core.startup import freeze_startup_objects as f; "
-        "assert f in w.app.get_lifespan_tasks(), w.app.get_lifespan_tasks()"
+        "import wallet_app.wallet_app as w; from wallet_app.core import startup as s; "
+        "tasks = w.app.get_lifespan_tasks(); "
+        "assert s.freeze_startup_objects in tasks and s.size_handler_threads in tasks, tasks"
     )
     done = _start("-c", check, DEV_MODE="1", DATABASE_URL=f"sqlite:///{tmp_path / 'app.db'}")
     assert done.returncode == 0, done.stderr

@@ -3,12 +3,14 @@ collector's walks, in the relayer process and (test_config) in the web server's 
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import threading
 import weakref
 
 import pytest
 
-from wallet_app.core.startup import freeze_startup_objects
+from wallet_app.core.startup import HANDLER_THREADS, freeze_startup_objects, size_handler_threads
 from wallet_app.relayer import __main__ as relayer_main
 
 
@@ -45,3 +47,30 @@ def test_the_relayer_process_freezes_once_started(unfrozen, monkeypatch):
     monkeypatch.setattr(relayer_main.signal, "signal", lambda *a: None)
     assert relayer_main.main() == 0
     assert ran and ran[0] > 10_000  # frozen before the loops start
+
+
+@pytest.mark.parametrize("sized, together", [(False, False), (True, True)])
+def test_the_pages_handlers_get_as_many_threads_as_the_api(sized, together):
+    """Twelve handlers each waiting in a thread (on a slow node, say) at once: Python's default
+    pool on two cores runs six, and the rest waited (found by an audit)."""
+    handlers = 12
+    assert HANDLER_THREADS >= handlers
+    all_waiting = threading.Barrier(handlers)
+
+    def wait_for_the_others() -> bool:
+        try:
+            all_waiting.wait(timeout=2)
+            return True
+        except threading.BrokenBarrierError:
+            return False
+
+    async def run() -> list[bool]:
+        if sized:
+            size_handler_threads()
+        else:  # Python's default on a 2-core machine
+            from concurrent.futures import ThreadPoolExecutor
+
+            asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(min(32, 2 + 4)))
+        return await asyncio.gather(*(asyncio.to_thread(wait_for_the_others) for _ in range(handlers)))
+
+    assert all(asyncio.run(run())) is together

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import py_ecc  # noqa: F401  (imported here first, so that restore_recursion_limit runs after its import)
 
@@ -28,3 +30,17 @@ def freeze_startup_objects() -> None:
     object in a reference cycle that becomes garbage later is never freed (bounded: start-up runs
     once per process)."""
     gc.freeze()
+
+
+# The pages' handlers run their database and chain work in the event loop's default thread pool
+# (asyncio.to_thread): as many threads as the API's sync routes get (anyio's default).
+HANDLER_THREADS = 40
+
+
+def size_handler_threads() -> None:
+    """Gives the worker's event loop a default thread pool of HANDLER_THREADS (a lifespan task: it
+    runs in the loop). Python's default is min(32, cores + 4), 6 on two cores: six handlers waiting
+    on a slow node held every page's session check on that worker."""
+    asyncio.get_running_loop().set_default_executor(
+        ThreadPoolExecutor(HANDLER_THREADS, thread_name_prefix="page-handlers")
+    )
