@@ -190,6 +190,8 @@ class Settings(BaseSettings):
     # Signed transactions submitted per user (/tx/submit, the Sign page, the payment page's approve):
     # each is broadcast and becomes an activity entry.
     rate_limit_tx_submit: str = "2/second;30/minute"
+    # /sign page previews per user: each reads the chain (fee, balance, nonces) and simulates the call.
+    rate_limit_sign_preview: str = "2/second;60/minute"
     # Payment quotes per user: the payment page polls once a second for up to a minute after an approve.
     rate_limit_payment_quote: str = "2/second;120/minute"
     # Payment executions per user.

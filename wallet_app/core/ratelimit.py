@@ -42,6 +42,7 @@ KINDS = (
     "token_add",
     "tx_build",
     "tx_submit",
+    "sign_preview",
     "payment_quote",
     "payment_execute",
     "merchant_payments",

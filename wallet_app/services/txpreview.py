@@ -41,7 +41,7 @@ from web3.types import RPCEndpoint
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
 from wallet_app.models import User
-from wallet_app.services import activity, tokens
+from wallet_app.services import accounts, activity, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.chain import (
@@ -332,6 +332,7 @@ def _listed(user: User, chain: ChainConfig) -> set[str]:
 
 
 def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) -> tuple[Preview, AppError | None]:
+    accounts.hit("sign_preview", user)  # the reads and the simulation below, per page load
     listed = _listed(user, chain)
     token: TokenInfo | None = None
     unknown: Line | None = None

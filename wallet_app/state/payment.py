@@ -250,6 +250,9 @@ class PaymentState(SignedInState):
         info, units, problem = None, 0, link.problem
         if not problem and link.chain is not None:
             try:
+                if link.token.lower() not in {t.token_address.lower() for t in link.chain.tokens}:
+                    # Read from the chain, as /token/metadata does: counted against its limit.
+                    await asyncio.to_thread(accounts.hit, "token_metadata", user)
                 info = await asyncio.to_thread(tokens.token_info, user, link.chain, link.token)
             except AppError as e:
                 info, problem = None, e.spec.key

@@ -290,6 +290,7 @@ def reads(monkeypatch):
     monkeypatch.setattr(txpreview.activity, "known_counterparties", lambda user: [A.lower()])
     monkeypatch.setattr(txpreview.chain_svc, "gas_price", lambda chain: 10**9)
     monkeypatch.setattr(txpreview.chain_svc, "balances", lambda chain, owner, tokens: {ZERO: 10**18})
+    monkeypatch.setattr(txpreview.accounts, "hit", lambda kind, user: None)
     owner = SimpleNamespace(address=B)
 
     def run(link, changes):
@@ -351,3 +352,31 @@ def test_nonce_refusal_texts():
         "Speed it up or cancel it on Activity instead."
     )
     assert all(CATALOGUES[lang][f"err_sign_nonce_{k}"] for lang in ("en", "ko") for k in ("used", "pending", "ahead"))
+
+
+def test_a_preview_over_its_rate_limit_reads_nothing_and_is_refused(monkeypatch):
+    """Each /sign load reads the chain about six times and simulates the link's call (and looks up
+    up to 10 tokens): a page load is an event any socket can send 20 times a second. Over the
+    sign_preview limit it reads nothing, and the page shows the limit's message, no PIN dialog."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from wallet_app.errors import AppError
+    from wallet_app.services import txpreview
+
+    counted = []
+
+    def limited(kind, user):
+        counted.append(kind)
+        raise AppError("rate_limited", retry_after=1)
+
+    def no_read(*args):
+        raise AssertionError("read the chain over the limit")
+
+    monkeypatch.setattr(txpreview.accounts, "hit", limited)
+    for name in ("gas_price", "balances", "transaction_count"):
+        monkeypatch.setattr(txpreview.chain_svc, name, no_read)
+    monkeypatch.setattr(txpreview, "simulate", no_read)
+    monkeypatch.setattr(txpreview.tokens, "user_tokens", no_read)
+    preview, refused = asyncio.run(txpreview.load(SimpleNamespace(id=1, address=B), CHAIN, tx("0x", to=A)))
+    assert counted == ["sign_preview"] and refused is not None and refused.code == "rate_limited"

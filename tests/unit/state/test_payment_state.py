@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 from types import SimpleNamespace
@@ -207,3 +208,20 @@ def test_a_page_load_starts_afresh_after_a_flow_its_worker_lost(flow, monkeypatc
     flow.running, flow._step, flow._started_at = True, Step.PAY_POLLING, time.time() - started_ago
     asyncio.run(PaymentState.load.fn(flow))
     assert (flow.running, flow._step) == ((True, Step.PAY_POLLING) if kept else (False, Step.IDLE))
+
+
+@pytest.mark.parametrize("token, counted", [(TOKEN, []), ("0x" + "5a" * 20, ["token_metadata"])])
+def test_a_links_token_read_from_the_chain_counts_as_a_metadata_lookup(flow, monkeypatch, token, counted):
+    """A payment link's token that is not a configured one is read from the chain on every page
+    load, which any socket can send 20 times a second: counted against /token/metadata's limit,
+    which it got round (found by an audit)."""
+    configured = dataclasses.replace(CHAIN, tokens=(chain.TokenInfo(TOKEN, "tUSD", "Test USD", 6),))
+    hits = []
+    monkeypatch.setattr(payment_state.accounts, "hit", lambda kind, user: hits.append(kind))
+    monkeypatch.setattr(payment_state.chains, "get_chains", lambda: [configured])
+    monkeypatch.setattr(payment_state.tokens, "token_info", lambda user, c, address: None)
+    params = {"merchant": MERCHANT, "chain_id": "31337", "token": token, "amount": "1"}
+    monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
+        url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
+    asyncio.run(PaymentState.load.fn(flow))
+    assert hits == counted
