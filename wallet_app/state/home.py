@@ -114,6 +114,7 @@ class HomeState(SignedInState):
         user = await self._require_user()
         if user is None:
             return self._to_login()
+        self._apply(user)  # the account's address now: another tab may have replaced the wallet
         self.receive_token, self.receive_amount = ADDRESS_ONLY, ""
         self._update_request()
         self.receive_open = True

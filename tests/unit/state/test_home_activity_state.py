@@ -138,3 +138,27 @@ POISON_KO = ("보낸 사람의 주소는 전에 송금한 주소와 비슷해 �
 def test_entry_view_calls_out_a_lookalike_sender(fields, known, en, ko):
     v = entry_view(entry(**fields), known)
     assert (v["warning_en"], v["warning_ko"]) == (en, ko)
+
+
+def test_receive_shows_the_accounts_address_now(monkeypatch):
+    """Another tab replaced the wallet: Receive showed the address this tab loaded with, asking to
+    be paid at an address the account no longer uses (found by an audit)."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from wallet_app.models import User
+    from wallet_app.state import home
+
+    now = User(id=1, google_sub="s", email="a@example.com", locale="en", address="0x" + "cd" * 20)
+
+    async def signed_in(self):
+        return now
+
+    monkeypatch.setattr(home.HomeState, "_require_user", signed_in)
+    monkeypatch.setattr(home.HomeState, "router", property(lambda self: SimpleNamespace(
+        url=SimpleNamespace(path="/home"), headers=SimpleNamespace(accept_language="en"))), raising=False)
+    monkeypatch.setattr(home.tokens, "user_tokens", lambda user: [])
+    state = home.HomeState(_reflex_internal_init=True)
+    state.address = "0x" + "ab" * 20  # what this tab loaded with
+    asyncio.run(home.HomeState.set_receive_open.fn(state, True))
+    assert (state.address, state.receive_open, state.receive_uri) == (now.address, True, "")  # the address QR
