@@ -29,7 +29,7 @@ from wallet_app import routes
 from wallet_app.core.threads import in_payment_thread
 from wallet_app.errors import AppError, node_trouble_line, unexpected_code
 from wallet_app.i18n import normalize_lang
-from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers
+from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers, txpreview
 from wallet_app.services import chain as chains
 from wallet_app.services.chain import ChainConfig
 from wallet_app.services.eth import checksum, parse_address, parse_chain_id, short_address
@@ -219,6 +219,7 @@ class PaymentState(SignedInState):
     _verifying_contract: str = ""
     _deadline: int = 0
     _permit: dict = {}  # the signed Permit's message (gasless payment), {} for the allowance path
+    _approve_tx: dict[str, str] = {}  # the quote's approve transaction, the one the PIN dialog may sign
     _step: Step = Step.IDLE
     _started_at: float = 0.0  # epoch seconds the running flow started (STALE_FLOW_SECONDS)
 
@@ -287,6 +288,7 @@ class PaymentState(SignedInState):
         self._verifying_contract = ""
         self._deadline = 0
         self._permit = {}
+        self._approve_tx = {}
         self._step = Step.IDLE
 
     def _stop(self, error: AppError):
@@ -372,6 +374,7 @@ class PaymentState(SignedInState):
             if quote["available"] or quote.get("permit"):
                 self._open_pay_pin(quote)
             elif quote.get("transaction"):
+                self._approve_tx = quote["transaction"]
                 self.pin_payload = json.dumps(quote["transaction"])
                 self.pin_action = "sign_approve"
                 self.pin_title = "pay_pin_approve"
@@ -423,7 +426,11 @@ class PaymentState(SignedInState):
             if user is None:
                 self._reset_flow()
                 return self._to_login()
+            approve_tx = self._approve_tx
         try:
+            # What the PIN dialog showed and signed, and nothing else (as /sign checks its link's).
+            if not approve_tx or not txpreview.matches(chains.decode_raw_tx(raw_tx), approve_tx):
+                raise AppError("sign_tx_mismatch", "the signed transaction is not the quote's approve")
             sent = await asyncio.to_thread(transfers.submit_signed, user, raw_tx)
         except AppError as e:
             async with self:

@@ -225,3 +225,29 @@ def test_a_links_token_read_from_the_chain_counts_as_a_metadata_lookup(flow, mon
         url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
     asyncio.run(PaymentState.load.fn(flow))
     assert hits == counted
+
+
+def test_the_approve_step_sends_only_the_quotes_approve(flow, monkeypatch):
+    """The PIN dialog signs the quote's approve; the step broadcast whatever signed transaction it
+    was handed (found by an audit). Checked field by field as /sign checks its link's."""
+    signer = Account.create()
+    approve = {"chain_id": "31337", "to": TOKEN, "data": "0x095ea7b3" + "00" * 64, "value": "0", "nonce": "3",
+               "gas_limit": "60000", "gas_price": "1000000000"}
+
+    def signed(**changes) -> str:
+        tx = {**approve, **changes}
+        fields = {"chainId": int(tx["chain_id"]), "to": tx["to"], "data": tx["data"], "value": int(tx["value"]),
+                  "nonce": int(tx["nonce"]), "gas": int(tx["gas_limit"]), "gasPrice": int(tx["gas_price"])}
+        return "0x" + signer.sign_transaction(fields).raw_transaction.hex()
+
+    sent = []
+    monkeypatch.setattr(payment_state.transfers, "submit_signed",
+                        lambda user, raw: sent.append(raw) or {"tx_hash": "0x1"})
+    monkeypatch.setattr(payment_state, "MAX_POLLS", 0)  # no polling of the allowance here
+    for raw, ok in [(signed(to=MERCHANT), False), (signed(value="1"), False), (signed(), True)]:
+        sent.clear()
+        flow.running, flow._step, flow._approve_tx = True, Step.APPROVE_SENT, approve
+        asyncio.run(PaymentState.send_approve.fn(flow, raw_tx=raw))
+        assert sent == ([raw] if ok else [])
+        if not ok:
+            assert (flow.running, flow.dialog_texts["en"]) == (False, CATALOGUES["en"]["err_sign_tx_mismatch"])
