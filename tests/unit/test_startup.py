@@ -10,6 +10,7 @@ import weakref
 
 import pytest
 
+from tests.conftest import run_async
 from wallet_app.core.startup import HANDLER_THREADS, freeze_startup_objects, size_handler_threads
 from wallet_app.relayer import __main__ as relayer_main
 
@@ -73,4 +74,4 @@ def test_the_pages_handlers_get_as_many_threads_as_the_api(sized, together):
             asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(min(32, 2 + 4)))
         return await asyncio.gather(*(asyncio.to_thread(wait_for_the_others) for _ in range(handlers)))
 
-    assert all(asyncio.run(run())) is together
+    assert all(run_async(run())) is together

@@ -301,22 +301,26 @@ def balance_changes(
 # ---------------------------------------------------------------- reads
 
 
-def simulate(chain: ChainConfig, owner: str, tx: dict[str, str]) -> Simulation:
+def simulate(chain: ChainConfig, owner: str, tx: dict[str, str], as_sent: bool = True) -> Simulation:
     """eth_simulateV1 of `tx` from `owner` on the latest block; unavailable when the node cannot.
-    At the link's gas price, validated as a real transaction: unvalidated, the node simulates at a
-    gas price and base fee of 0, and a contract that checks `tx.gasprice` can pay the user back
-    only then, so the page showed a gain where the real transaction takes the value. (Not the
-    nonce: it can be past the latest block's when the user has a send pending, and no contract
-    can read it.)"""
+    `as_sent`: at the link's gas price, validated as a real transaction. Unvalidated, the node
+    simulates at a gas price and base fee of 0, and a contract that checks `tx.gasprice` can pay
+    the user back only then, so the page showed a gain where the real transaction takes the value.
+    (Not the nonce: it can be past the latest block's when the user has a send pending, and no
+    contract can read it.) A refused link, which cannot be signed, is simulated unvalidated: what
+    it would move is still shown (a drain of the whole balance fails validation for its fee)."""
     call = {
         "from": owner,
         "to": tx["to"],
         "data": tx["data"],
         "value": hex(int(tx["value"])),
         "gas": hex(int(tx["gas_limit"])),
-        "gasPrice": hex(int(tx["gas_price"])),
     }
-    params = [{"blockStateCalls": [{"calls": [call]}], "traceTransfers": True, "validation": True}, "latest"]
+    options: dict[str, Any] = {"traceTransfers": True}
+    if as_sent:
+        call["gasPrice"] = hex(int(tx["gas_price"]))
+        options["validation"] = True
+    params = [{"blockStateCalls": [{"calls": [call]}], **options}, "latest"]
     try:
         answer = chain_svc.web3_for(chain).provider.make_request(RPCEndpoint("eth_simulateV1"), params)
     except Exception:  # noqa: BLE001 - a node that cannot simulate: 'Preview unavailable.'
@@ -356,7 +360,7 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) 
     if refused is None and not replacing:  # a replace link's nonce is checked by services.pending
         mined, waiting = (chain_svc.transaction_count(chain, owner, block) for block in ("latest", "pending"))
         refused = nonce_refusal(int(tx["nonce"]), mined, waiting)
-    sim = simulate(chain, owner, tx)
+    sim = simulate(chain, owner, tx, as_sent=refused is None)
     infos = {address: tokens.token_info(user, chain, address) for address in sim.changes}
     changes, unknown_changed = balance_changes(sim.changes, infos, listed)
     for warning in unknown_changed:  # the called token's may be there already

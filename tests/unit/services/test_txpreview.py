@@ -294,7 +294,7 @@ def reads(monkeypatch):
     owner = SimpleNamespace(address=B)
 
     def run(link, changes):
-        monkeypatch.setattr(txpreview, "simulate", lambda chain, who, t: Simulation("ok", changes))
+        monkeypatch.setattr(txpreview, "simulate", lambda chain, who, t, as_sent: Simulation("ok", changes))
         monkeypatch.setattr(txpreview.chain_svc, "transaction_count", lambda chain, who, block: int(link["nonce"]))
         return txpreview._reads(owner, CHAIN, link, False)
 
@@ -358,9 +358,9 @@ def test_a_preview_over_its_rate_limit_reads_nothing_and_is_refused(monkeypatch)
     """Each /sign load reads the chain about six times and simulates the link's call (and looks up
     up to 10 tokens): a page load is an event any socket can send 20 times a second. Over the
     sign_preview limit it reads nothing, and the page shows the limit's message, no PIN dialog."""
-    import asyncio
     from types import SimpleNamespace
 
+    from tests.conftest import run_async
     from wallet_app.errors import AppError
     from wallet_app.services import txpreview
 
@@ -378,5 +378,5 @@ def test_a_preview_over_its_rate_limit_reads_nothing_and_is_refused(monkeypatch)
         monkeypatch.setattr(txpreview.chain_svc, name, no_read)
     monkeypatch.setattr(txpreview, "simulate", no_read)
     monkeypatch.setattr(txpreview.tokens, "user_tokens", no_read)
-    preview, refused = asyncio.run(txpreview.load(SimpleNamespace(id=1, address=B), CHAIN, tx("0x", to=A)))
+    preview, refused = run_async(txpreview.load(SimpleNamespace(id=1, address=B), CHAIN, tx("0x", to=A)))
     assert counted == ["sign_preview"] and refused is not None and refused.code == "rate_limited"

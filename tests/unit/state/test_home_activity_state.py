@@ -143,9 +143,9 @@ def test_entry_view_calls_out_a_lookalike_sender(fields, known, en, ko):
 def test_receive_shows_the_accounts_address_now(monkeypatch):
     """Another tab replaced the wallet: Receive showed the address this tab loaded with, asking to
     be paid at an address the account no longer uses (found by an audit)."""
-    import asyncio
     from types import SimpleNamespace
 
+    from tests.conftest import run_async
     from wallet_app.models import User
     from wallet_app.state import home
 
@@ -160,5 +160,5 @@ def test_receive_shows_the_accounts_address_now(monkeypatch):
     monkeypatch.setattr(home.tokens, "user_tokens", lambda user: [])
     state = home.HomeState(_reflex_internal_init=True)
     state.address = "0x" + "ab" * 20  # what this tab loaded with
-    asyncio.run(home.HomeState.set_receive_open.fn(state, True))
+    run_async(home.HomeState.set_receive_open.fn(state, True))
     assert (state.address, state.receive_open, state.receive_uri) == (now.address, True, "")  # the address QR

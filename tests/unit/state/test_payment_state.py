@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
 import time
@@ -14,6 +13,7 @@ from eth_account.messages import encode_typed_data
 from sqlalchemy.exc import OperationalError
 from web3.exceptions import Web3RPCError
 
+from tests.conftest import run_async
 from wallet_app.i18n import CATALOGUES
 from wallet_app.models import User
 from wallet_app.services import chain, payments
@@ -179,9 +179,9 @@ def test_a_quote_failing_unexpectedly_stops_the_flow_with_its_message(flow, monk
     """A provider's rate limit is no AppError: run_quote died with `running` set, the overlay stayed
     up, and load and submit waited for a flow that was gone, for good (found by an audit)."""
     monkeypatch.setattr(payment_state.payments, "quote", _raises(Web3RPCError("429 Too Many Requests")))
-    asyncio.run(PaymentState.submit.fn(flow))
+    run_async(PaymentState.submit.fn(flow))
     assert (flow.running, flow._step) == (True, Step.QUOTING)
-    asyncio.run(PaymentState.run_quote.fn(flow))
+    run_async(PaymentState.run_quote.fn(flow))
     assert (flow.running, flow._step, flow.dialog_open) == (False, Step.IDLE, True)
     assert flow.dialog_texts["en"] == NOT_REACHABLE
 
@@ -195,7 +195,7 @@ def test_a_status_read_failing_after_execute_says_still_pending(flow, monkeypatc
 
     monkeypatch.setattr(payment_state.payments, "wait_status", status)
     flow.running, flow._step, flow._started_at = True, Step.PAY_SENT, time.time()
-    asyncio.run(PaymentState.send_pay.fn(flow, signature="0x" + "00" * 65, permit_signature=""))  # as Reflex calls it
+    run_async(PaymentState.send_pay.fn(flow, signature="0x" + "00" * 65, permit_signature=""))  # as Reflex calls it
     assert (flow.running, flow._step, flow.dialog_open) == (False, Step.IDLE, True)
     assert flow.dialog_texts["en"] == CATALOGUES["en"]["pay_still_pending"]
 
@@ -206,7 +206,7 @@ def test_a_page_load_starts_afresh_after_a_flow_its_worker_lost(flow, monkeypatc
     flow that may still run, and starts afresh after one long over."""
     monkeypatch.setattr(payment_state.chains, "get_chains", lambda: [])
     flow.running, flow._step, flow._started_at = True, Step.PAY_POLLING, time.time() - started_ago
-    asyncio.run(PaymentState.load.fn(flow))
+    run_async(PaymentState.load.fn(flow))
     assert (flow.running, flow._step) == ((True, Step.PAY_POLLING) if kept else (False, Step.IDLE))
 
 
@@ -223,7 +223,7 @@ def test_a_links_token_read_from_the_chain_counts_as_a_metadata_lookup(flow, mon
     params = {"merchant": MERCHANT, "chain_id": "31337", "token": token, "amount": "1"}
     monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
         url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
-    asyncio.run(PaymentState.load.fn(flow))
+    run_async(PaymentState.load.fn(flow))
     assert hits == counted
 
 
@@ -247,7 +247,7 @@ def test_the_approve_step_sends_only_the_quotes_approve(flow, monkeypatch):
     for raw, ok in [(signed(to=MERCHANT), False), (signed(value="1"), False), (signed(), True)]:
         sent.clear()
         flow.running, flow._step, flow._approve_tx = True, Step.APPROVE_SENT, approve
-        asyncio.run(PaymentState.send_approve.fn(flow, raw_tx=raw))
+        run_async(PaymentState.send_approve.fn(flow, raw_tx=raw))
         assert sent == ([raw] if ok else [])
         if not ok:
             assert (flow.running, flow.dialog_texts["en"]) == (False, CATALOGUES["en"]["err_sign_tx_mismatch"])
