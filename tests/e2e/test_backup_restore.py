@@ -559,6 +559,9 @@ def test_a_drive_token_of_another_google_account_is_refused(page, browser, app_s
     page.context.unroute(pattern)
     page.get_by_test_id("backup-dialog").get_by_role("button", name="취소").click()
     page.get_by_role("radio", name="English").click()
+    # The server has saved the language once the page reads in it: backup_from_settings loads
+    # /settings again, and a load before the save came back in Korean (a CI run found no "Back up").
+    expect(page.get_by_role("button", name="Back up")).to_be_visible()
     backup_from_settings(page, email, PIN)
     assert DriveApi(app_server.base_url, email).file_id(backup_name(address))
 
