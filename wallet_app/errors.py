@@ -12,6 +12,7 @@ Messages are English for logs and API clients; they never carry secrets or user 
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 
@@ -251,3 +252,14 @@ def node_trouble_line(exc: BaseException) -> str:
     error = answer.get("error") if isinstance(answer, dict) else None
     said = f": {error.get('code')} {error.get('message')}" if isinstance(error, dict) else ""
     return " ".join(f"{type(exc).__name__}{said}".split())[:300]  # one line, however the node words it
+
+
+def logged_code(logger: logging.Logger, what: str, exc: BaseException) -> str:
+    """unexpected_code(exc), logged for `what` ("an event handler"): a chain node's trouble as one
+    warning line (node_trouble_line), anything else with its traceback."""
+    code = unexpected_code(exc)
+    if code == "rpc_unavailable":
+        logger.warning("%s met the chain node's trouble: %s", what, node_trouble_line(exc))
+    else:
+        logger.error("%s failed", what, exc_info=exc)
+    return code

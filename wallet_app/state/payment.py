@@ -27,7 +27,7 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.core.threads import in_payment_thread
-from wallet_app.errors import AppError, node_trouble_line, unexpected_code
+from wallet_app.errors import AppError, logged_code
 from wallet_app.i18n import normalize_lang
 from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers, txpreview
 from wallet_app.services import chain as chains
@@ -64,12 +64,7 @@ def app_error(e: Exception) -> AppError:
     expected, the database or Redis for a moment) as its code's AppError, logged."""
     if isinstance(e, AppError):
         return e
-    code = unexpected_code(e)
-    if code == "rpc_unavailable":
-        log.warning("a payment flow met the chain node's trouble: %s", node_trouble_line(e))
-    else:
-        log.error("a payment flow failed", exc_info=e)
-    return AppError(code)
+    return AppError(logged_code(log, "a payment flow", e))
 
 
 def _stops_on_failure(handler: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:

@@ -20,7 +20,7 @@ from reflex_base.event.context import EventContext
 
 from wallet_app import routes
 from wallet_app.core.config import get_settings
-from wallet_app.errors import REGISTRY, AppError, node_trouble_line, unexpected_code
+from wallet_app.errors import REGISTRY, AppError, logged_code
 from wallet_app.i18n import AREA_OF, CATALOGUES, CORE_AREA, LANGUAGES, lang_from_accept_language, normalize_lang
 from wallet_app.services import accounts, backups, google, sessions
 from wallet_app.services.eth import short_address
@@ -360,11 +360,7 @@ def server_error_event(exception: Exception) -> EventSpec | None:
     alert's neither: the page is sent an event that runs in the browser alone, which shows the
     busy notice. Any other alert is an event too and may fail in turn: each failure queued the
     next alert, thousands a second, each logged. No alert is queued for the alert's own failure."""
-    code = unexpected_code(exception)
-    if code == "rpc_unavailable":  # the node's trouble, not ours: one line (errors.node_trouble_line)
-        log.warning("an event handler met the chain node's trouble: %s", node_trouble_line(exception))
-    else:
-        log.error("an event handler failed", exc_info=exception)
+    code = logged_code(log, "an event handler", exception)
     if isinstance(exception, RedisError) and code == "database_unavailable":
         return rx.set_value(SERVER_BUSY_FLAG, "1")
     if not _alert_due():
