@@ -68,11 +68,13 @@ export function fillText(text, params = {}) {
 }
 
 /**
- * errorText for a thrown error: its code (`fallback` for an error without one, e.g. a
- * library's own), with its HTTP `status` (Drive and API errors) as {status} and its own
- * `params`, if any, as the other placeholders.
+ * errorText for a thrown error: its code if the catalogue has it, else `fallback` (a library's
+ * own error: ethers' carry codes such as INVALID_ARGUMENT, which would show the generic
+ * UNKNOWN text instead of the fallback's), with its HTTP `status` (Drive and API errors) as
+ * {status} and its own `params`, if any, as the other placeholders.
  */
 export function errorTextOf(errors, error, fallback = 'UNKNOWN') {
-  const code = (error && typeof error.code === 'string' && error.code) || fallback;
+  const own = error && typeof error.code === 'string' && Object.prototype.hasOwnProperty.call(errors || {}, error.code);
+  const code = own ? error.code : fallback;
   return errorText(errors, code, { ...((error && error.params) || {}), status: error && error.status });
 }

@@ -131,6 +131,12 @@ def test_a_pasted_payment_uri_fills_the_send_form_or_says_why_not(page, app_serv
     field.fill(f"ethereum:{tokens['tKRW']}/transfer?address={payee.lower()}&uint256=2.014e9")
     expect(error).to_have_count(0)
     expect_send_form(page, NETWORK, "tKRW · Newbl Test KRW", payee, "2014")
+    # An address alone ("ethereum:<address>", as many wallets' Receive QR codes write it): the
+    # recipient only, the token and amount kept.
+    friend = Account.create().address
+    field.fill(f"ethereum:{friend.lower()}")
+    expect(error).to_have_count(0)
+    expect_send_form(page, NETWORK, "tKRW · Newbl Test KRW", friend, "2014")
     # Submitting a kept, refused URI says what is wrong with the recipient. Its reason first: the
     # reason's box moves Next down, and a click pressed before and released after that lands nowhere.
     field.fill(f"ethereum:{tokens['tUSD']}@1/transfer?address={payee}&uint256=1")

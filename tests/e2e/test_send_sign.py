@@ -196,7 +196,7 @@ def test_the_alert_and_the_form_stay_when_the_connection_comes_back(page):
 
 def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):
     address = Account.create().address.lower()
-    # A plain address (an "ethereum:<address>" URI is a native coin request: tests/e2e/test_payment_uri.py).
+    # A plain address ("ethereum:<address>" URIs: tests/e2e/test_payment_uri.py).
     with page_with_camera(pw, app_server, address, tmp_path) as page:
         create_wallet(page, new_email("scan"))
         page.goto("/send")

@@ -3,6 +3,7 @@ import * as vault from '../../custom_components/wallet_js/vault.js';
 import * as keyring from '../../custom_components/wallet_js/keyring.js';
 import * as kdf from '../../custom_components/wallet_js/kdf.js';
 import * as bytes from '../../custom_components/wallet_js/bytes.js';
+import * as errors from '../../custom_components/wallet_js/errors.js';
 
 const hex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
 const unhex = (s) => new Uint8Array(s.match(/../g).map((x) => parseInt(x, 16)));
@@ -25,4 +26,4 @@ async function settle(fn, ms = 60000) {
   }
 }
 
-window.nb = { vault, keyring, kdf, bytes, hex, unhex, withTimeout, settle };
+window.nb = { vault, keyring, kdf, bytes, errors, hex, unhex, withTimeout, settle };

@@ -9,7 +9,9 @@ parse_transfer_uri(text) -> TransferRequest
     What the Send scanner and a pasted URI fill in. The EIP-681 grammar this reads:
         "ethereum:" ["pay-"] <0x address> ["@" <chain id>] ["/" <function>] ["?" key=value ("&" key=value)*]
     - the scheme and "pay-" in any case (QR codes in alphanumeric mode are upper case);
-    - no function: a native coin send (value=...): refused with native_blocked, as the Send form does;
+    - no function and no value (or value=0): the address alone, as many wallets' Receive QR codes
+      write it ("ethereum:0x..."): the recipient, token None (the sender picks the token);
+    - no function with a value: a native coin send: refused with native_blocked, as the Send form does;
     - "/transfer": the target is the ERC-20 token, `address` the recipient (required), `uint256`
       the amount in the token's smallest unit (optional: the user types it); `value`, if given,
       must be 0 (a transfer that also moves native coin is not a plain token request);
@@ -46,7 +48,7 @@ _UINT256_DIGITS = len(str(UINT256_MAX))  # 78
 
 @dataclass(frozen=True)
 class TransferRequest:
-    token: str  # EIP-55 ERC-20 address
+    token: str | None  # EIP-55 ERC-20 address; None: an address alone, no token named
     recipient: str  # EIP-55
     chain_id: int | None  # None: the URI names no chain (EIP-681: the current network)
     units: int | None  # None: the URI names no amount
@@ -109,8 +111,10 @@ def parse_transfer_uri(text: Any) -> TransferRequest:
     chain_id = parse_chain_id(m["chain"], code="uri_invalid") if m["chain"] is not None else None
     params = _params(m["query"])
     function = m["function"]
-    if not function:  # ethereum:<address>[@chain][?value=...]: the native coin
-        raise AppError("native_blocked", "the URI requests a native coin transfer")
+    if not function:  # ethereum:<address>[@chain][?value=...]
+        if "value" in params and parse_number(params["value"], allow_zero=True) != 0:
+            raise AppError("native_blocked", "the URI requests a native coin transfer")
+        return TransferRequest(token=None, recipient=parse_address(target, code="uri_invalid"), chain_id=chain_id, units=None)
     if function != "transfer":
         raise AppError("uri_unsupported", f"function {function!r}")
     if "value" in params and parse_number(params["value"], allow_zero=True) != 0:

@@ -33,17 +33,24 @@ AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # the amount 
 
 
 def fields_from_uri(text: str, chains: list[dict[str, str]], user_tokens: list[dict], selected: str) -> dict[str, str]:
-    """The Send form's {chain_id, token_address, recipient, amount} from an EIP-681 transfer URI,
-    or AppError: the URI's own (services.payment_uri), uri_unsupported_chain, or
-    uri_unsupported_token when the token is not in the user's list on that network. `chains`
-    are the form's ({chain_id, chain_name} strings), `user_tokens` services.tokens.user_tokens'.
-    A URI without a chain id is for the `selected` network (EIP-681: the current one), else
-    the first configured; without an amount the amount is left empty for the user."""
+    """The Send form's fields an EIP-681 URI fills: {chain_id, token_address, recipient, amount}
+    for a token transfer; for an address alone only the recipient, and the network with its
+    first token when the URI names another network. Or AppError: the URI's own
+    (services.payment_uri), uri_unsupported_chain, or uri_unsupported_token when the token is
+    not in the user's list on that network. `chains` are the form's ({chain_id, chain_name}
+    strings), `user_tokens` services.tokens.user_tokens'. A URI without a chain id is for the
+    `selected` network (EIP-681: the current one), else the first configured; without an amount
+    the amount is left empty for the user."""
     request = payment_uri.parse_transfer_uri(text)
     names = {c["chain_id"]: c["chain_name"] for c in chains}
     chain_id = str(request.chain_id) if request.chain_id else (selected or next(iter(names), ""))
     if chain_id not in names:
         raise AppError("uri_unsupported_chain", chain_id=chain_id or "?")
+    if request.token is None:
+        if chain_id == selected:
+            return {"recipient": request.recipient}
+        first = [x["token_address"] for x in user_tokens if str(x["chain_id"]) == chain_id]
+        return {"chain_id": chain_id, "token_address": first[0] if first else "", "recipient": request.recipient}
     for x in user_tokens:
         if str(x["chain_id"]) == chain_id and str(x["token_address"]).lower() == request.token.lower():
             amount = "" if request.units is None else format_units(request.units, int(x["token_decimals"]))
@@ -164,8 +171,10 @@ class SendState(SignedInState):
     def _apply_uri(self, text: str) -> None:
         """Fills the form from a payment URI, or raises AppError and changes nothing."""
         fields = fields_from_uri(text, self.chains, self._tokens, self.chain_id)
-        self.chain_id, self.token_address = fields["chain_id"], fields["token_address"]
-        self.recipient, self.amount = fields["recipient"], fields["amount"]
+        self.chain_id = fields.get("chain_id", self.chain_id)
+        self.token_address = fields.get("token_address", self.token_address)
+        self.recipient = fields["recipient"]
+        self.amount = fields.get("amount", self.amount)
         self._note_recipient()
 
     @rx.event

@@ -73,11 +73,22 @@ def test_parse_transfer_uri(text, expected):
     assert parse_transfer_uri(text) == expected
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    # an address alone, as wallets' Receive QR codes write it: the recipient, no token
+    (f"ethereum:{TO}", TransferRequest(None, TO, None, None)),
+    (f"ethereum:{TO.lower()}@31337", TransferRequest(None, TO, 31337, None)),
+    (f"ethereum:pay-{TO}@1?value=0&label=Alice", TransferRequest(None, TO, 1, None)),
+    (f"ethereum:{TO}/", TransferRequest(None, TO, None, None)),
+])
+def test_an_address_alone_names_the_recipient_only(text, expected):
+    assert parse_transfer_uri(text) == expected
+
+
 @pytest.mark.parametrize(("text", "code"), [
-    # an address URI without a function is a native coin send: Send refuses it as it refuses the native coin
-    (f"ethereum:{TO}", "native_blocked"),
-    (f"ethereum:{TO}@31337", "native_blocked"),
+    # an address URI without a function but with a value is a native coin send: Send refuses it as it
+    # refuses the native coin
     (f"ethereum:pay-{TO}@1?value=2.014e18", "native_blocked"),
+    (f"ethereum:{TO}?value=1", "native_blocked"),
     (f"ethereum:{TO}@1/?value=1", "native_blocked"),
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&uint256=1&value=1", "native_blocked"),
     # other functions

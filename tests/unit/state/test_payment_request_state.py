@@ -46,6 +46,24 @@ def test_fields_from_uri(uri, selected, fields):
     assert fields_from_uri(uri, CHAINS, TOKENS, selected) == fields
 
 
+@pytest.mark.parametrize("uri, selected, fields", [
+    # an address alone (wallets' Receive QR codes): the recipient; the token and amount stay as chosen
+    (f"ethereum:{ME.lower()}", "31337", {"recipient": ME}),
+    (f"ethereum:{ME}@31337", "31337", {"recipient": ME}),
+    # another network named: that network and its first token, as choosing it in the form does
+    (f"ethereum:{ME}@84532", "31337", {"chain_id": "84532", "token_address": OTHER, "recipient": ME}),
+    (f"ethereum:{ME}@31337", "", {"chain_id": "31337", "token_address": TUSD, "recipient": ME}),
+])
+def test_an_address_uri_fills_the_recipient(uri, selected, fields):
+    assert fields_from_uri(uri, CHAINS, TOKENS, selected) == fields
+
+
+def test_an_address_uri_for_an_unsupported_network_is_refused():
+    with pytest.raises(AppError) as e:
+        fields_from_uri(f"ethereum:{ME}@1", CHAINS, TOKENS, "31337")
+    assert (e.value.code, e.value.params) == ("uri_unsupported_chain", {"chain_id": "1"})
+
+
 @pytest.mark.parametrize("uri, selected, code, en, ko", [
     (f"ethereum:{TUSD}@1/transfer?address={ME}&uint256=1", "31337", "uri_unsupported_chain",
      "This payment request is for a network this wallet does not support (chain ID 1).",
@@ -56,7 +74,7 @@ def test_fields_from_uri(uri, selected, fields):
     (f"ethereum:{TUSD}/transfer?address={ME}&uint256=1", "84532", "uri_unsupported_token",
      f"This payment request is for a token that is not in your list on Base Sepolia ({TUSD}). Add it on Home first.",
      f"이 결제 요청의 토큰({TUSD})이 Base Sepolia의 내 토큰 목록에 없습니다. 먼저 홈에서 추가해 주세요."),
-    (f"ethereum:{ME}@31337", "", "native_blocked",
+    (f"ethereum:{ME}@31337?value=1", "", "native_blocked",
      "Sending the native coin is blocked: its decimals are unknown.",
      "네이티브 코인은 소수 자릿수를 알 수 없어 보낼 수 없습니다."),
     (f"ethereum:{TUSD}@31337/approve?address={ME}&uint256=1", "", "uri_unsupported",
