@@ -3,7 +3,7 @@
 from logging.config import fileConfig
 
 from alembic import context
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, event
 from sqlmodel import SQLModel
 
 import wallet_app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
@@ -19,13 +19,14 @@ if connection is None and config.config_file_name is not None:
     fileConfig(config.config_file_name, disable_existing_loggers=False)
 
 
-def _configure(conn) -> None:
+def _configure(conn, **options) -> None:
     context.configure(
         connection=conn,
         target_metadata=target_metadata,
         # SQLite cannot ALTER most things; batch mode rebuilds tables (no-op elsewhere).
         render_as_batch=conn.dialect.name == "sqlite",
         compare_type=True,
+        **options,
     )
 
 
@@ -47,8 +48,16 @@ def run_migrations_online() -> None:
             context.run_migrations()
         return
     engine = create_engine(get_settings().database_url)
+    options = {}
+    if engine.dialect.name == "sqlite":
+        # One transaction for the whole upgrade, DDL included, as in upgrade_schema: SQLAlchemy's
+        # pysqlite recipe (the driver begins nothing; BEGIN is ours; this engine only migrates),
+        # and Alembic told so (else it commits after each revision on SQLite).
+        event.listen(engine, "connect", lambda dbapi_conn, _record: setattr(dbapi_conn, "isolation_level", None))
+        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        options["transactional_ddl"] = True
     with engine.connect() as conn:
-        _configure(conn)
+        _configure(conn, **options)
         with context.begin_transaction():
             context.run_migrations()
     engine.dispose()

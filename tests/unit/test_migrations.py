@@ -2,8 +2,10 @@
 defaults, constraints and unique indexes behave the same on both."""
 
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -217,4 +219,75 @@ def test_the_own_transaction_index_keeps_each_first_entry(settings_env):
         _entry(conn, uid, "receive", "0xaa", log_index=1)
         _entry(conn, uid, "payment", "0xcc")
         _entry(conn, uid, "call", None)
+    engine.dispose()
+
+
+# Stops an upgrade at 0012's first statement, after 0011's DDL ran in the same upgrade: the process
+# dies (a SIGKILL's stand-in) or the statement fails.
+_STOP_IN_0012 = """
+import os, sys
+from alembic.operations import Operations
+from alembic import command
+from wallet_app.core.db import alembic_config, upgrade_schema
+
+def stop(*_args, **_kwargs):
+    if sys.argv[1] == "error":
+        raise RuntimeError("0012 failed")
+    os._exit(137)
+
+Operations.execute = stop
+upgrade_schema() if sys.argv[2] == "app" else command.upgrade(alembic_config(), "head")
+"""
+
+
+@pytest.mark.parametrize(("stop", "runner"), [("kill", "app"), ("error", "app"), ("kill", "cli")])
+def test_an_upgrade_stopped_halfway_leaves_the_old_revision_whole(settings_env, stop, runner):
+    """An upgrade is one transaction, DDL included (on SQLite too, where pysqlite commits DDL by
+    itself unless told otherwise): stopped during 0012, it leaves the database at 0010 without
+    0011's column and index, and the next start upgrades it to head. runner: upgrade_schema (the
+    app's start) or the alembic command line's own engine (env.py)."""
+    engine = get_engine()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0010")
+        _payment(conn, _user(conn, "sub-kept"), "p-kept", nonce=1)
+    engine.dispose()
+    env = {**os.environ, "DATABASE_URL": settings_env.database_url}
+    run = subprocess.run([sys.executable, "-c", _STOP_IN_0012, stop, runner], env=env, cwd=REPO_ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == (137 if stop == "kill" else 1), run.stderr
+    if stop == "error":
+        assert "0012 failed" in run.stderr
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0010"]
+        assert "gas_cost_wei" not in {c["name"] for c in inspect(conn).get_columns("payments")}
+        assert "ix_payments_chain_spend" not in {i["name"] for i in inspect(conn).get_indexes("payments")}
+        assert conn.execute(text("SELECT payment_id FROM payments")).scalars().all() == ["p-kept"]
+    engine.dispose()
+    upgrade_schema()  # the next start
+    with engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0012"
+        assert conn.execute(text("SELECT payment_id FROM payments")).scalars().all() == ["p-kept"]
+    engine.dispose()
+
+
+@pytest.mark.skipif(ON_PG, reason="PostgreSQL keeps its foreign keys during migrations")
+def test_a_failed_foreign_key_check_rolls_the_whole_sqlite_upgrade_back(settings_env):
+    """upgrade_schema checks SQLite's foreign keys (off while tables are rebuilt) before its commit:
+    a row pointing nowhere fails the start and leaves the database at its old revision, all of it."""
+    engine = get_engine()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0010")
+    engine.dispose()
+    with closing(sqlite3.connect(str(engine.url.database))) as raw, raw:  # foreign keys off: the default
+        raw.execute("INSERT INTO sessions (user_id, token_hash, created_at, expires_at) VALUES (999, 'h', 1, 2)")
+    with pytest.raises(RuntimeError, match="foreign keys point nowhere"):
+        upgrade_schema()
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0010"
+        assert "gas_cost_wei" not in {c["name"] for c in inspect(conn).get_columns("payments")}
     engine.dispose()

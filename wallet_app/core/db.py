@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import cast
 
 from sqlalchemy import Engine, event, exc, text
 from sqlalchemy.engine import make_url
@@ -266,7 +267,17 @@ def upgrade_schema(engine: Engine | None = None) -> None:
             connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
             connection.commit()
             stack.callback(connection.invalidate)
+            # The whole upgrade is one transaction, DDL included: pysqlite (Python 3.11) begins a
+            # transaction only before INSERT/UPDATE/DELETE, so each CREATE/ALTER/DROP before the
+            # first of them committed by itself, and a kill or error mid-upgrade left a later
+            # revision's columns under the old alembic_version (the next start failed on them).
+            # SQLAlchemy's pysqlite recipe: the driver begins nothing, we emit BEGIN (IMMEDIATE:
+            # the write lock from the start). This connection only: the runtime pool keeps the
+            # driver's own transactions (its reads begin none), and the invalidate above drops it.
+            cast(sqlite3.Connection, connection.connection.driver_connection).isolation_level = None
         with connection.begin():
+            if sqlite:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
             if connection.dialect.name == "postgresql":
                 # A migration may wait for another process's, and rewrite a large table: no timeouts.
                 connection.execute(text("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0"))
