@@ -162,6 +162,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     "PIN_FORMAT": _client("err_PIN_FORMAT"),
     "INVALID_PIN": _client("err_INVALID_PIN"),
     "NO_OWNER": _client("err_NO_OWNER"),
+    "EXPORT_NO_OWNER": _client("err_EXPORT_NO_OWNER"),  # a backup without an owner (spec section 5)
     "OWNER_INVALID": _client("err_OWNER_INVALID"),
     "MATERIALS_MISSING": _client("err_MATERIALS_MISSING"),
     "MATERIALS_INVALID": _client("err_MATERIALS_INVALID"),

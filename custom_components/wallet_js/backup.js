@@ -56,7 +56,7 @@ async function writeVerified(drive, token, name, bytes, wantSha, existingId) {
  * returns {id, sha256, updatedAt}. opts.params: KDF parameters (tests only).
  */
 export async function runBackup({ owner, pin, token, drive, params } = {}) {
-  const ownerLc = normalizeOwner(owner); // 'No active owner address'
+  const ownerLc = normalizeOwner(owner, 'EXPORT_NO_OWNER');
   const { fileName, bytes } = await createBackup(pin, ownerLc, params ? { params } : {});
   const sha256 = await sha256Hex(bytes);
 

@@ -11,6 +11,7 @@ export const ERRORS = Object.freeze({
   PIN_FORMAT: 'PIN must be 6 digits.',
   INVALID_PIN: 'Invalid PIN',
   NO_OWNER: 'No active owner address',
+  EXPORT_NO_OWNER: 'No active owner address',
   OWNER_INVALID: 'Invalid owner address',
   MATERIALS_MISSING: 'Local materials missing for bundle',
   MATERIALS_INVALID: 'Local materials are invalid',

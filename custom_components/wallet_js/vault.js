@@ -29,9 +29,9 @@ function checkPin(pin) {
   return utf8(pin);
 }
 
-/** Lowercase 0x address, or VaultError NO_OWNER / OWNER_INVALID. */
-export function normalizeOwner(owner) {
-  if (!owner) throw new VaultError('NO_OWNER');
+/** Lowercase 0x address, or VaultError `missing` (NO_OWNER; a backup's: EXPORT_NO_OWNER) / OWNER_INVALID. */
+export function normalizeOwner(owner, missing = 'NO_OWNER') {
+  if (!owner) throw new VaultError(missing);
   if (typeof owner !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(owner)) throw new VaultError('OWNER_INVALID');
   return owner.toLowerCase();
 }
@@ -247,7 +247,7 @@ export function loadDriveMeta(owner) {
 
 /** Bundle {version: 1, ...seven fields} from localStorage. */
 export function exportBundle(owner) {
-  const key = normalizeOwner(owner); // NO_OWNER when empty
+  const key = normalizeOwner(owner, 'EXPORT_NO_OWNER');
   const m = loadMaterials(key);
   if (!m) throw new VaultError('MATERIALS_MISSING');
   decodeMaterials(m, 'MATERIALS_MISSING');

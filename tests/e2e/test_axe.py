@@ -179,6 +179,9 @@ class Auditor:
     def settled(self, heading_key: str) -> None:
         """The page's h1 in the current language and nothing still loading."""
         expect(self.page.get_by_role("heading", level=1)).to_have_text(self.t(heading_key))
+        # The document's title names the page in its language (WCAG 2.4.2; what a tab shows).
+        app = self.t("app_title")
+        expect(self.page).to_have_title(app if heading_key == "app_title" else f"{self.t(heading_key)} · {app}")
         expect(self.page.locator("[aria-busy=true]")).to_have_count(0, timeout=30_000)
 
     def goto(self, path: str, heading_key: str) -> None:

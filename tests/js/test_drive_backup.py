@@ -383,7 +383,7 @@ def test_no_backup_file(devices, server):
     assert dev.storage() == {}
     # Backup preconditions.
     res = dev.fails(BACKUP, {"owner": "", "pin": PIN, "params": SMALL})
-    assert (res["code"], res["message"]) == ("NO_OWNER", "No active owner address")
+    assert (res["code"], res["message"]) == ("EXPORT_NO_OWNER", "No active owner address")
     res = dev.fails(BACKUP, {"owner": address(LEGAL), "pin": PIN, "params": SMALL})
     assert (res["code"], res["message"]) == ("MATERIALS_MISSING", "Local materials missing for bundle")
     new_wallet(dev, LEGAL)

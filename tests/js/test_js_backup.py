@@ -58,7 +58,7 @@ def test_create_backup_checks_pin_first(page):
 
 def test_export_bundle_errors(page):
     r = fails(page, "return nb.vault.exportBundle('');")
-    assert (r["code"], r["message"]) == ("NO_OWNER", "No active owner address")
+    assert (r["code"], r["message"]) == ("EXPORT_NO_OWNER", "No active owner address")
     r = fails(page, "return nb.vault.exportBundle(a);", address(ABANDON))
     assert (r["code"], r["message"]) == ("MATERIALS_MISSING", "Local materials missing for bundle")
     owner = new_wallet(page)["address"]

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from jshelpers import ok
 from wallet_app.errors import REGISTRY
 from wallet_app.i18n import CATALOGUES
+
+from jshelpers import ok
 
 # What the browser's error_texts.js holds for English: every registered code's text.
 ERROR_TEXTS = {code: CATALOGUES["en"][spec.key] for code, spec in REGISTRY.items()}

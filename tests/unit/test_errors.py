@@ -116,6 +116,7 @@ def test_error_texts_for_the_js_units():
         ("CAMERA_NOT_FOUND", "No usable camera found."),
         ("CAMERA_FAILED", "Failed to access camera."),
         ("NO_OWNER", "No active account address."),
+        ("EXPORT_NO_OWNER", "No active owner address"),
         ("SIGNER_MISMATCH", "Recovered key address does not match your current account."),
         ("SIGN_FAILED", "PIN check/sign failed"),
         ("RECOVERY_REQUIRED", "Re-onboard/recover required"),

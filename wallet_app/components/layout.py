@@ -51,7 +51,7 @@ def bottom_nav() -> rx.Component:
                 align="center",
                 spacing="0",
             ),
-            aria_label="Main",
+            aria_label=t("nav_label"),
             position="fixed",
             bottom="0",
             left="0",
@@ -163,7 +163,7 @@ def page(
         ),
         *(_signed_in_parts() if signed_in else []),
         alert_dialog(),
-        document_lang(lang=SessionState.lang),
+        document_lang(lang=SessionState.lang, title=t(title_key) if title_key else "", app_title=t("app_title")),
     )
 
 

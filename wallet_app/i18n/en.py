@@ -21,6 +21,7 @@ EN: dict[str, str] = {
     "onboarding_note": "Your recovery phrase and keys are created and kept on this device. Newbl never sees your PIN.",
     "relogin": "Sign in again",
     "continue": "Continue",
+    "nav_label": "Main",  # the bottom navigation landmark
     "nav_home": "Home",
     "nav_card": "Card",
     "nav_activity": "Activity",

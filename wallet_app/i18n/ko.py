@@ -21,6 +21,7 @@ KO: dict[str, str] = {
     "onboarding_note": "복구 문구와 키는 이 기기에서 만들어지고 이 기기에만 보관됩니다. Newbl은 PIN을 알 수 없습니다.",
     "relogin": "다시 로그인",
     "continue": "계속",
+    "nav_label": "주 메뉴",  # the bottom navigation landmark
     "nav_home": "홈",
     "nav_card": "카드",
     "nav_activity": "활동",

@@ -114,7 +114,9 @@ def parse_transfer_uri(text: Any) -> TransferRequest:
     if not function:  # ethereum:<address>[@chain][?value=...]
         if "value" in params and parse_number(params["value"], allow_zero=True) != 0:
             raise AppError("native_blocked", "the URI requests a native coin transfer")
-        return TransferRequest(token=None, recipient=parse_address(target, code="uri_invalid"), chain_id=chain_id, units=None)
+        return TransferRequest(
+            token=None, recipient=parse_address(target, code="uri_invalid"), chain_id=chain_id, units=None
+        )
     if function != "transfer":
         raise AppError("uri_unsupported", f"function {function!r}")
     if "value" in params and parse_number(params["value"], allow_zero=True) != 0:
