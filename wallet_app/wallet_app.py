@@ -15,23 +15,26 @@ import custom_components.wallet_js.doc_lang  # noqa: F401
 import custom_components.wallet_js.focus  # noqa: F401
 import custom_components.wallet_js.qr_scan  # noqa: F401
 import custom_components.wallet_js.wallet  # noqa: F401
-from wallet_app import dev
 from wallet_app.api import build_api, in_front_of_reflex
 from wallet_app.core.config import BUILDING_ENV, get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
+from wallet_app.core.sockets import shorten_client_texts_in_logs
 from wallet_app.core.startup import freeze_startup_objects, size_handler_threads
 from wallet_app.pages import add_pages, registered_pages
 from wallet_app.services.sessions import SocketCookie
-from wallet_app.state.session import VISIT_SCRIPT, server_error_event
+from wallet_app.state.session import VISIT_SCRIPT, browser_error_logged, server_error_event
 
 # The schema belongs to Alembic: bring it up to date before serving anything (not while only
 # compiling the pages: `make build`, wallet_app.build).
 if not os.environ.get(BUILDING_ENV):
     upgrade_schema()
 
+shorten_client_texts_in_logs()
 api = build_api()
-if get_settings().dev_mode:
+if get_settings().dev_mode:  # the stand-ins are not even imported otherwise
+    from wallet_app import dev
+
     dev.install(api)
 
 app = rx.App(
@@ -48,6 +51,7 @@ app = rx.App(
     # the colour tokens (contrast at WCAG AA in both themes); prefers-reduced-motion: nothing animates
     stylesheets=["/theme.css", "/reduced_motion.css"],
     backend_exception_handler=server_error_event,
+    frontend_exception_handler=browser_error_logged,
 )
 # engine.io's own limit on one websocket message: a longer one closes the connection, and the page
 # learns the limit in the handshake (Reflex's page then reports a hydrate too big instead of sending it).

@@ -174,9 +174,9 @@ def test_a_flood_of_events_closes_the_connection(limited_server):
 
 def test_a_message_over_the_size_closes_the_connection(limited_server):
     def padded(size: int) -> str:
-        """An event no handler takes, `size` characters long."""
-        head = f'42{NAMESPACE},["no_such_event","'
-        return head + "x" * (size - len(head) - 2) + '"]'
+        """An event as the page frames one, of no handler, `size` characters long."""
+        head = f'42{NAMESPACE},["event",{{"x":"'
+        return head + "x" * (size - len(head) - 3) + '"}]'
 
     async def check() -> None:
         ws, opened = await open_socket(limited_server)
@@ -189,6 +189,27 @@ def test_a_message_over_the_size_closes_the_connection(limited_server):
         assert await close_code(ws) == 1000  # engine.io's own close
 
     run(check())
+
+
+def test_a_frame_the_page_never_sends_closes_the_connection_unlogged(limited_server):
+    """Event data as a string: Reflex would log it whole, twice (about 800 kB of log a frame)."""
+    junk = "j" * 100_000
+    log = RESULTS_DIR / "e2e-sockets-app-server.log"
+
+    async def check() -> None:
+        ws, _ = await open_socket(limited_server)
+        await ws.send(f"40{NAMESPACE},")
+        await next_frame(ws)
+        await ws.send(f'42{NAMESPACE},["event","{junk}"]')
+        assert await close_code(ws) == 1008
+        ws, _ = await open_socket(limited_server)  # the server works on
+        await ws.send(f"40{NAMESPACE},")
+        await next_frame(ws)
+        await pong(ws)
+        await ws.close()
+
+    run(check())
+    assert "j" * 2000 not in log.read_text()
 
 
 def test_page_loads_and_navigation_are_never_closed(browser, limited_server):

@@ -218,6 +218,26 @@ def test_the_app_migrates_its_database_when_serving_not_when_built(tmp_path, bui
     assert database.exists() is not building
 
 
+def test_the_app_keeps_what_clients_send_out_of_its_log(tmp_path):
+    """A page's error reports are logged by their name alone, and the loggers that quote a
+    client's frames cut each line (core.sockets.ShortLines)."""
+    check = (
+        "import logging, wallet_app.wallet_app as w; from wallet_app.core.sockets import ShortLines; "
+        "from wallet_app.state.session import browser_error_logged; "
+        "assert w.app.frontend_exception_handler is browser_error_logged; "
+        "assert all(any(isinstance(f, ShortLines) for f in logging.getLogger(n).filters) "
+        "for n in ('reflex.app', 'socketio.server', 'engineio.server'))"
+    )
+    done = _start("-c", check, DEV_MODE="1", DATABASE_URL=f"sqlite:///{tmp_path / 'app.db'}", **{BUILDING_ENV: "1"})
+    assert done.returncode == 0, done.stderr
+
+
+def test_production_does_not_import_the_development_stand_ins(tmp_path):
+    check = "import sys, wallet_app.wallet_app; assert not [m for m in sys.modules if m.startswith('wallet_app.dev')]"
+    done = _start("-c", check, DATABASE_URL=f"sqlite:///{tmp_path / 'app.db'}", **PRODUCTION, **{BUILDING_ENV: "1"})
+    assert done.returncode == 0, done.stderr
+
+
 def test_the_app_freezes_its_startup_objects_and_sizes_its_threads_in_each_worker(tmp_path):
     """Lifespan tasks: they run in every worker once the app is up (core.startup)."""
     check = (

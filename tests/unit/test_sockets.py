@@ -7,6 +7,7 @@ end, and each worker on its own while Redis is out. The real server's: tests/e2e
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 
@@ -67,6 +68,11 @@ def test_open_sockets_are_counted_per_client_up_to_the_cap():
     assert counts.counts == {}
 
 
+def event(text: str) -> str:
+    """A frame as Reflex's page sends an event."""
+    return f'42/_event,["event",{{"name":"{text}"}}]'
+
+
 def socket_app(seen: list[str]) -> Starlette:
     """A websocket at /_event like engine.io's: accepts, answers each message, notes what reached it."""
 
@@ -97,18 +103,18 @@ def test_the_websockets_of_one_ip_are_capped_and_a_closed_one_frees_its_place(se
                 assert refused(c) == 1008
                 assert sockets.open_sockets.counts == {"192.0.2.1": 2}
                 for ws in (first, second):  # the two open ones work on
-                    ws.send_text("hi")
-                    assert ws.receive_text() == "ok hi"
+                    ws.send_text(event("hi"))
+                    assert ws.receive_text() == "ok " + event("hi")
             # `second` is closed (its app has ended): its place is free, and only its
             with c.websocket_connect("/_event") as third:
-                third.send_text("again")
-                assert third.receive_text() == "ok again"
+                third.send_text(event("again"))
+                assert third.receive_text() == "ok " + event("again")
                 assert refused(c) == 1008
                 with TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.9", 1)) as other:
                     with other.websocket_connect("/_event"):  # another IP has its own count
                         assert sockets.open_sockets.counts == {"192.0.2.1": 2, "192.0.2.9": 1}
     assert sockets.open_sockets.counts == {}
-    assert seen == ["hi", "hi", "websocket.disconnect", "again"] + ["websocket.disconnect"] * 3
+    assert seen == [event("hi"), event("hi"), "websocket.disconnect", event("again")] + ["websocket.disconnect"] * 3
     # Two refusals of that IP within the minute: one warning.
     assert caplog.messages == ["websocket from 192.0.2.1 refused: SOCKET_MAX_PER_IP open in this worker"]
 
@@ -148,15 +154,101 @@ def test_a_message_over_the_rate_closes_the_connection_unread(settings_env, monk
             TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.3", 1)) as c:
         with c.websocket_connect("/_event") as ws:
             for text in ("a", "b", "c"):
-                ws.send_text(text)
-                assert ws.receive_text() == "ok " + text
-            ws.send_text("d")
+                ws.send_text(event(text))
+                assert ws.receive_text() == "ok " + event(text)
+            ws.send_text(event("d"))
             with pytest.raises(WebSocketDisconnect) as closed:
                 ws.receive_text()
             assert closed.value.code == 1008
-    assert seen == ["a", "b", "c", "websocket.disconnect"]  # "d" never reached the app
+    assert seen == [event("a"), event("b"), event("c"), "websocket.disconnect"]  # "d" never reached the app
     assert caplog.messages == ["websocket from 192.0.2.3 closed: over SOCKET_EVENT_BURST/SOCKET_EVENT_RATE"]
     assert sockets.open_sockets.counts == {}
+
+
+PAGE_FRAMES = [
+    "3",  # the answer to the server's ping
+    '40/_event,{"token":"t","event":{"name":"reflex___state____state.hydrate_and_load"}}',
+    "40/_event,",
+    event("x"),
+    '42/_event,["ping"]',
+    '42/_event,["client_error",{"message":"m"}]',
+    "41/_event,",
+]
+
+
+@pytest.mark.parametrize("frame", [
+    '42/_event,["event","' + "x" * 1000 + '"]',  # event data as a string: Reflex logs it whole
+    '42/_event,["event",["x"]]',
+    '42/_event,["other",{}]',
+    '42/_event, ["event",{}]',
+    "4hello",
+    '40/_other,{"token":"t"}',
+    "",
+])
+def test_a_frame_the_page_never_sends_closes_the_connection_unread(settings_env, monkeypatch, caplog, frame):
+    use(monkeypatch)
+    seen: list[str] = []
+    with caplog.at_level("WARNING", logger="wallet_app.core.sockets"), \
+            TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.4", 1)) as c:
+        with c.websocket_connect("/_event") as ws:
+            for good in PAGE_FRAMES:  # what the page sends passes
+                ws.send_text(good)
+                assert ws.receive_text() == "ok " + good
+            ws.send_text(frame)
+            with pytest.raises(WebSocketDisconnect) as closed:
+                ws.receive_text()
+            assert closed.value.code == 1008
+    assert seen == [*PAGE_FRAMES, "websocket.disconnect"]
+    assert caplog.messages == ["websocket from 192.0.2.4 closed: a frame the page never sends"]
+
+
+def test_a_binary_frame_closes_the_connection_unread(settings_env, monkeypatch):
+    use(monkeypatch)
+    seen: list[str] = []
+    with TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.4", 1)) as c, c.websocket_connect("/_event") as ws:
+        ws.send_bytes(b"\x04" + b"x" * 100)
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_text()
+        assert closed.value.code == 1008
+    assert seen == ["websocket.disconnect"]
+
+
+def test_the_app_sees_only_the_headers_it_reads_each_cut_short(settings_env, monkeypatch):
+    use(monkeypatch)
+    headers: list[dict[str, str]] = []
+
+    async def endpoint(websocket: WebSocket) -> None:
+        headers.append(dict(websocket.headers))
+        await websocket.accept()
+        await websocket.close()
+
+    app = Starlette(routes=[WebSocketRoute("/_event", endpoint)])
+    sent = {"Accept-Language": "ko", "User-Agent": "u" * 5000, "X-Padding": "p" * 100_000, "Referer": "https://x/"}
+    with TestClient(SocketLimits(app), client=("192.0.2.5", 1)) as c, c.websocket_connect("/_event", headers=sent):
+        pass
+    (seen,) = headers
+    assert seen["accept-language"] == "ko" and seen["user-agent"] == "u" * sockets.MAX_HEADER_CHARS
+    assert "x-padding" not in seen and "referer" not in seen
+    assert set(seen) <= {name.decode() for name in sockets.KEPT_HEADERS}
+
+
+def test_a_clients_long_text_is_logged_cut_in_each_line(caplog):
+    logger = logging.getLogger("test.short_lines")
+    logger.addFilter(sockets.ShortLines())
+    data = "d" * 50_000
+    try:
+        raise ValueError(f"Failed to deserialize event data: {data}.")
+    except ValueError:
+        with caplog.at_level("WARNING", logger="test.short_lines"):
+            logger.warning("Received event data as a string. Event data: %s", data)
+            logger.exception("event failed")
+    first, second = caplog.records
+    said = "Received event data as a string. Event data: "
+    assert first.getMessage() == said + data[: 1000 - len(said)] + f"… ({len(said) + len(data)} characters)"
+    assert "Failed to deserialize event data: ddd" in caplog.text and data not in caplog.text
+    # each line: its record's prefix (level, logger, place) and at most MAX_LOGGED_LINE characters and the count
+    assert max(len(line) for line in caplog.text.splitlines()) < sockets.MAX_LOGGED_LINE + 100
+    assert second.exc_text.splitlines()[0] == "Traceback (most recent call last):"  # the traceback kept, its lines cut
 
 
 def test_engine_io_gets_the_message_size_from_the_settings(tmp_path):
@@ -212,8 +304,8 @@ def test_the_cap_counts_the_websockets_of_every_worker(shared_count, caplog):
     with caplog.at_level("WARNING", logger="wallet_app.core.sockets"), \
             TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.1", 1)) as c:
         with c.websocket_connect("/_event") as ws:  # the IP's third, the first in this worker
-            ws.send_text("hi")
-            assert ws.receive_text() == "ok hi"
+            ws.send_text(event("hi"))
+            assert ws.receive_text() == "ok " + event("hi")
             assert len(places(shared_count, "192.0.2.1")) == 3
             assert refused(c) == 1008  # though this worker has only one of the IP's open
             assert sockets.open_sockets.counts == {"192.0.2.1": 1}
@@ -227,7 +319,7 @@ def test_the_cap_counts_the_websockets_of_every_worker(shared_count, caplog):
         wait_until(lambda: list(places(shared_count, "192.0.2.1")) == [theirs[1]])
         wait_until(lambda: places(shared_count, "192.0.2.9") == {})
     assert sockets.open_sockets.counts == {}
-    assert seen == ["hi", "websocket.disconnect", "websocket.disconnect", "websocket.disconnect"]
+    assert seen == [event("hi"), "websocket.disconnect", "websocket.disconnect", "websocket.disconnect"]
     assert caplog.messages == ["websocket from 192.0.2.1 refused: SOCKET_MAX_PER_IP open in all workers"]
 
 
@@ -268,8 +360,8 @@ def test_while_redis_is_out_each_worker_keeps_to_the_cap_alone(settings_env, mon
     with caplog.at_level("WARNING", logger="wallet_app.core.sockets"), \
             TestClient(SocketLimits(socket_app(seen)), client=("192.0.2.1", 1)) as c:
         with c.websocket_connect("/_event") as first, c.websocket_connect("/_event"):
-            first.send_text("hi")
-            assert first.receive_text() == "ok hi"
+            first.send_text(event("hi"))
+            assert first.receive_text() == "ok " + event("hi")
             assert refused(c) == 1008
             assert sockets.open_sockets.counts == {"192.0.2.1": 2}
     assert sockets.open_sockets.counts == {}

@@ -11,6 +11,13 @@ API's rate limits and body limit do not cover, as one ASGI middleware on the web
   second: each event loads, runs and stores a client's state (a worker's CPU). A message over it
   closes the connection (1008, policy violation) and never reaches Reflex.
 
+- Per connection, only the frames Reflex's page sends (PAGE_FRAMES): any other closes the
+  connection (1008) unread. Reflex logs a malformed event's data whole, in a warning and again in
+  a traceback: one frame of a few hundred kB made about 800 kB of log.
+- Per connection, only the request headers Reflex and engine.io use (KEPT_HEADERS), each cut to
+  MAX_HEADER_CHARS: Reflex keeps a connection's headers in its client's state (in Redis, for an
+  hour), and a client may send about 400 kB of them.
+
 The size of one message is engine.io's own limit (its max_http_buffer_size, set from
 SOCKET_MAX_MESSAGE_CHARS in wallet_app.py): it closes the connection, and tells the page the
 limit in its handshake.
@@ -38,6 +45,88 @@ log = logging.getLogger(__name__)
 POLICY_VIOLATION = 1008  # websocket close code (RFC 6455 section 7.4.1)
 WARN_EVERY_SECONDS = 60.0  # per client: a flood must not flood the log too
 WARNED_KEPT = 10_000
+
+
+# What Reflex's page sends on its websocket (engine.io 4, socket.io 5, namespace /_event): the
+# answer to the server's ping, the namespace's connect (carrying the hydrate) and disconnect, and
+# its three events (socket.io-client writes them with JSON.stringify: no spaces).
+_PAGE_FRAMES_EXACT = frozenset({"2", "3", "40/_event", "40/_event,", "41/_event", "41/_event,"})
+_PAGE_FRAME_PREFIXES = (
+    "40/_event,{",
+    '42/_event,["event",{',
+    '42/_event,["ping"',
+    '42/_event,["client_error",{',
+)
+
+
+def is_page_frame(message: Message) -> bool:
+    """A websocket.receive message holding a frame Reflex's page sends."""
+    text = message.get("text")
+    return isinstance(text, str) and (text in _PAGE_FRAMES_EXACT or text.startswith(_PAGE_FRAME_PREFIXES))
+
+
+# The request headers Reflex (its router data, the session's cookie and language) and engine.io (the
+# origin check) read from a websocket's handshake; the client's address is already in the scope
+# (proxy.ForwardedFrom runs first).
+KEPT_HEADERS = frozenset(
+    {
+        b"host",
+        b"origin",
+        b"cookie",
+        b"user-agent",
+        b"accept-language",
+        b"accept-encoding",
+        b"upgrade",
+        b"connection",
+        b"pragma",
+        b"cache-control",
+        b"sec-websocket-key",
+        b"sec-websocket-version",
+        b"sec-websocket-extensions",
+        b"sec-websocket-protocol",
+    }
+)
+MAX_HEADER_CHARS = 512
+
+
+def kept_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    return [(k, v[:MAX_HEADER_CHARS]) for k, v in headers if k in KEPT_HEADERS]
+
+
+class ShortLines(logging.Filter):
+    """Cuts each line of a record, its message and its traceback, to MAX_LOGGED_LINE characters:
+    Reflex and socket.io log what a client sent (an event's data, whole) in warnings and
+    tracebacks. On the loggers of SHORTENED_LOGGERS (a filter holds for its own logger only)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        short = _cut_lines(message)
+        if short is not message:
+            record.msg, record.args = short, None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = _cut_lines(logging.Formatter().formatException(record.exc_info))
+        return True
+
+
+MAX_LOGGED_LINE = 1000
+SHORTENED_LOGGERS = ("reflex.app", "reflex.state", "socketio.server", "engineio.server")
+
+
+def _cut_lines(text: str) -> str:
+    lines = text.split("\n")
+    if all(len(line) <= MAX_LOGGED_LINE for line in lines):
+        return text
+    return "\n".join(
+        line if len(line) <= MAX_LOGGED_LINE else f"{line[:MAX_LOGGED_LINE]}… ({len(line)} characters)"
+        for line in lines
+    )
+
+
+def shorten_client_texts_in_logs() -> None:
+    for name in SHORTENED_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, ShortLines) for f in logger.filters):
+            logger.addFilter(ShortLines())
 
 
 class TokenBucket:
@@ -267,20 +356,26 @@ class SocketLimits:
             if closed:
                 return {"type": "websocket.disconnect", "code": POLICY_VIOLATION}
             message = await receive()
-            if message["type"] == "websocket.receive" and not bucket.take(time.monotonic()):
-                closed = True
-                _warn("websocket from %s closed: over SOCKET_EVENT_BURST/SOCKET_EVENT_RATE", client)
-                await send({"type": "websocket.close", "code": POLICY_VIOLATION})
-                # The app sees the client gone (engine.io and Reflex clean up as for any disconnect).
-                return {"type": "websocket.disconnect", "code": POLICY_VIOLATION}
-            return message
+            if message["type"] != "websocket.receive":
+                return message
+            if not bucket.take(time.monotonic()):
+                why = "over SOCKET_EVENT_BURST/SOCKET_EVENT_RATE"
+            elif not is_page_frame(message):
+                why = "a frame the page never sends"
+            else:
+                return message
+            closed = True
+            _warn(f"websocket from %s closed: {why}", client)
+            await send({"type": "websocket.close", "code": POLICY_VIOLATION})
+            # The app sees the client gone (engine.io and Reflex clean up as for any disconnect).
+            return {"type": "websocket.disconnect", "code": POLICY_VIOLATION}
 
         async def guarded_send(message: Message) -> None:
             if not closed:  # after our close, the app's last frames and its own close go nowhere
                 await send(message)
 
         try:
-            await self.app(scope, limited_receive, guarded_send)
+            await self.app({**scope, "headers": kept_headers(scope["headers"])}, limited_receive, guarded_send)
         finally:
             open_sockets.remove(client)
             if counter and place:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import re
 from typing import Any
 
 import reflex as rx
@@ -349,6 +350,18 @@ def _alert_due() -> bool:
     except LookupError:  # called outside an event (tests)
         return True
     return alert_due(_alerted_failures, ctx.txid, ctx.parent_txid)
+
+
+# "TypeError: <text>..." (an uncaught error) or "[SID: <sid>] state_update: <text>" (Reflex's own report).
+_ERROR_NAME = re.compile(r"\s*(?:\[SID: [^\]]*\]\s*)?([A-Za-z_$][\w$]{0,40}):")
+
+
+def browser_error_logged(exception: Exception) -> None:
+    """rx.App's frontend_exception_handler: a page's uncaught error, reported over its websocket,
+    is logged by its name alone. Its text could quote what the user typed (a PIN, a phrase), and no
+    such thing may reach a log; every path of our JS that handles one catches its own errors."""
+    found = _ERROR_NAME.match(str(exception))
+    log.warning("a page reported an uncaught %s (its text is not logged)", found[1] if found else "error")
 
 
 def server_error_event(exception: Exception) -> EventSpec | None:

@@ -3,7 +3,7 @@
 import pytest
 import redis.exceptions
 
-from wallet_app.state.session import alert_due, dialog_after_load, server_error_event
+from wallet_app.state.session import alert_due, browser_error_logged, dialog_after_load, server_error_event
 
 
 @pytest.mark.parametrize("open_, route, pending, path, same_visit, expected", [
@@ -119,3 +119,16 @@ def test_client_storage_a_browser_sends_is_kept_only_when_ours_could_have_writte
         assert (state.visit, state.stored_lang) == ("", "")
     state.address = "x" * 100  # other vars as before
     assert state.address == "x" * 100
+
+
+@pytest.mark.parametrize("report, name", [
+    ("TypeError: PIN 123456 rejected\n    at confirm (wallet.jsx:1:2)", "TypeError"),  # window.onerror's
+    ("[SID: abc123] state_update: phrase abandon abandon about", "state_update"),  # Reflex's client_error
+    ("undefined: undefined\nundefined", "undefined"),  # a rejection without an Error
+    ("Script error.\n    at :0:0", "error"),
+])
+def test_a_pages_error_is_logged_by_its_name_alone(caplog, report, name):
+    """What a page reports may quote what the user typed: it never reaches the log."""
+    browser_error_logged(Exception(report))
+    assert [r.getMessage() for r in caplog.records] == [f"a page reported an uncaught {name} (its text is not logged)"]
+
