@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         write_chains_file(work, {cid: node.url for cid, node in nodes.items()})
         # Development settings, but dev.install is never called: no faucet funds anyone. 40 tokens
         # added at once: past the per-user limit that is there for people.
-        use_dev_environment(work, RATE_LIMIT_TOKEN_ADD="100/second")
+        use_dev_environment(work, RATE_LIMIT_TOKEN_ADD="100/second", RATE_LIMIT_BALANCES="1000/second")
         from wallet_app.api import build_api
         from wallet_app.core.db import upgrade_schema
         from wallet_app.services import accounts, sessions

@@ -27,6 +27,7 @@ ROUTES = {
     "tx_build": ("POST", "/tx/build", {"json": {"chain_id": 31337, "token_address": TOKEN,
                                                 "to": ZERO_ADDRESS, "amount": "1"}}),
     "tx_submit": ("POST", "/tx/submit", {"json": {"raw_tx": "0x12"}}),
+    "balances": ("GET", "/assets", {}),
     "address": ("POST", "/me/address", {"json": {"address": "0x1234"}}),
     "payment_quote": ("GET", "/payment/available", {"params": {"chain_id": 31337, "token_address": "0x12",
                                                                "amount": "1"}}),
@@ -129,7 +130,7 @@ def test_a_refused_client_is_answered_at_once_until_retry_after(chain_env, clien
 
 def test_only_rate_limited_routes_look_up_refusals(chain_env, client, login, monkeypatch):
     """The middleware's lookup (a Redis round trip with REDIS_URL) is made only for the routes that
-    document a 429; the others are never refused, so /me and /assets skip it."""
+    document a 429; the others are never refused, so /me and /tokens skip it."""
     login("lookups@example.com")
     looked_up = []
     real = ratelimit.refused_for
@@ -140,8 +141,9 @@ def test_only_rate_limited_routes_look_up_refusals(chain_env, client, login, mon
 
     monkeypatch.setattr(ratelimit, "refused_for", counted)
     assert client.get(f"{API}/me").status_code == 200
-    assert client.get(f"{API}/assets").status_code == 200
+    assert client.get(f"{API}/tokens").status_code == 200
     assert looked_up == []
     client.get(f"{API}/token/metadata", params={"chain_id": 31337, "token_address": ZERO_ADDRESS})
     client.post(f"{API}/me/address", json={"address": Account.create().address})
-    assert looked_up == [("GET", f"{API}/token/metadata"), ("POST", f"{API}/me/address")]
+    client.get(f"{API}/assets")
+    assert looked_up == [("GET", f"{API}/token/metadata"), ("POST", f"{API}/me/address"), ("GET", f"{API}/assets")]

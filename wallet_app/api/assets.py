@@ -5,6 +5,7 @@ from pydantic import Field
 from wallet_app.api.chains import ERRORS
 from wallet_app.api.deps import CurrentUser, v1_router
 from wallet_app.api.tokens import TokenOut
+from wallet_app.core.ratelimit import RESPONSE_429
 from wallet_app.services import tokens
 
 router = v1_router(tags=["assets"])
@@ -17,7 +18,7 @@ class BalanceOut(TokenOut):
 @router.get(
     "/assets",
     response_model=list[BalanceOut],
-    responses=ERRORS,
+    responses={**ERRORS, **RESPONSE_429},
     description="A chain that does not answer contributes no items.",
 )
 def get_assets(user: CurrentUser) -> list[dict]:

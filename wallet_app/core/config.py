@@ -192,6 +192,9 @@ class Settings(BaseSettings):
     rate_limit_tx_submit: str = "2/second;30/minute"
     # /sign page previews per user: each reads the chain (fee, balance, nonces) and simulates the call.
     rate_limit_sign_preview: str = "2/second;60/minute"
+    # Balance reads per user (/assets, the Home page's token list): each is an eth_call per chain
+    # (and, when a token's balanceOf fails, one per token), on the operator's node quota.
+    rate_limit_balances: str = "2/second;60/minute"
     # Payment quotes per user: the payment page polls once a second for up to a minute after an approve.
     rate_limit_payment_quote: str = "2/second;120/minute"
     # Payment executions per user.

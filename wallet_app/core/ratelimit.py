@@ -43,6 +43,7 @@ KINDS = (
     "tx_build",
     "tx_submit",
     "sign_preview",
+    "balances",
     "payment_quote",
     "payment_execute",
     "merchant_payments",

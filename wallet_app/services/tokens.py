@@ -196,7 +196,9 @@ def token_info(user: User | int, chain: ChainConfig, address: str) -> TokenInfo 
 def asset_balances(user: User | int) -> list[dict]:
     """Token balance items (specification section 3), balance as an integer string in the
     smallest unit. One aggregated eth_call per chain, chains read in parallel; a chain that
-    does not answer contributes no items. No address yet: an empty list."""
+    does not answer contributes no items. No address yet: an empty list. Rate-limited per user
+    (RATE_LIMIT_BALANCES): the reads cost the operator's node."""
+    accounts.hit("balances", user)
     u, rows = _user_token_rows(user)
     owner = u.address
     if not owner or not rows:

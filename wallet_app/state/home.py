@@ -49,9 +49,16 @@ def balance_rows(items: list[dict]) -> list[dict[str, str]]:
     return rows
 
 
-def _load_rows(user) -> list[dict[str, str]]:
+def _load_rows(user) -> list[dict[str, str]] | None:
+    """The token list's rows; None when the user's balance reads are over their rate limit (the
+    rows shown stay)."""
     try:
         return balance_rows(tokens.asset_balances(user))
+    except AppError as e:
+        if e.code == "rate_limited":
+            return None
+        log.exception("token list load failed")
+        return []
     except Exception:  # noqa: BLE001 - any failure: an empty list, never a broken page
         log.exception("token list load failed")
         return []
@@ -182,7 +189,7 @@ class TokenListState(SignedInState):
         rows = await asyncio.to_thread(_load_rows, user)
         async with self:
             if seq == self._load_seq:
-                self.rows = rows
+                self.rows = self.rows if rows is None else rows
                 self.loading = False
         return None
 

@@ -109,6 +109,19 @@ def test_failed_loads_give_empty_lists(db):
     assert _load(987654) == []
 
 
+def test_balance_reads_over_their_limit_leave_the_rows_shown(monkeypatch):
+    """None: the token list keeps what it shows (an empty list would read as no tokens)."""
+    from wallet_app.errors import AppError
+    from wallet_app.services import tokens
+    from wallet_app.state.home import _load_rows
+
+    def limited(user):
+        raise AppError("rate_limited", "balances over 60/minute", retry_after=5)
+
+    monkeypatch.setattr(tokens, "asset_balances", limited)
+    assert _load_rows(1) is None
+
+
 def test_copycat_texts_name_the_listed_token_in_both_languages():
     from wallet_app.state.home import copycat_texts
 
