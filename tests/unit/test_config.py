@@ -194,6 +194,13 @@ def test_make_run_turns_development_on():
     assert "wallet_app.serve --dev" in (REPO_ROOT / "Makefile").read_text()
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.0.2.10"])
+def test_development_refuses_to_listen_off_loopback(host):
+    done = _start("-m", "wallet_app.serve", "--dev", "--port", "3999", "--host", host)
+    assert done.returncode == 2
+    assert done.stderr == f"DEV_MODE is on: refusing to listen on {host}; development serves on loopback only\n"
+
+
 def test_the_build_needs_no_serving_settings(env):
     from wallet_app import build
 
