@@ -73,7 +73,9 @@ def main() -> int:
         return 2
     if settings.dev_mode and args.host not in LOOPBACK_HOSTS:
         # The stand-ins sign anyone in as any e-mail: whoever reaches the port would be anyone.
-        print(f"DEV_MODE is on: refusing to listen on {args.host}; development serves on loopback only", file=sys.stderr)
+        print(
+            f"DEV_MODE is on: refusing to listen on {args.host}; development serves on loopback only", file=sys.stderr
+        )
         return 2
     workers = args.workers or (2 if settings.redis_url else 1)
     if workers > 1 and not settings.redis_url:

@@ -27,7 +27,7 @@ from tests.unit.test_config import _start
 from tools.ports import free_port
 from tools.redisserver import RedisServer
 from wallet_app.api import build_api, in_front_of_reflex
-from wallet_app.core import sockets
+from wallet_app.core import ratelimit, sockets
 from wallet_app.core.config import BUILDING_ENV, Settings, get_settings
 from wallet_app.core.sockets import OpenSockets, SharedOpenSockets, SocketLimits, TokenBucket
 
@@ -38,6 +38,7 @@ def use(monkeypatch, **env: str) -> None:
     get_settings.cache_clear()
     monkeypatch.setattr(sockets, "_warned", {})  # each test's warnings are its own
     monkeypatch.setattr(sockets._shared_outage, "down", None)
+    monkeypatch.setattr(ratelimit._limits_outage, "down", None)
 
 
 def test_the_bucket_gives_its_burst_then_its_rate():
@@ -117,6 +118,22 @@ def test_the_websockets_of_one_ip_are_capped_and_a_closed_one_frees_its_place(se
     assert seen == [event("hi"), event("hi"), "websocket.disconnect", event("again")] + ["websocket.disconnect"] * 3
     # Two refusals of that IP within the minute: one warning.
     assert caplog.messages == ["websocket from 192.0.2.1 refused: SOCKET_MAX_PER_IP open in this worker"]
+
+
+def test_new_websockets_of_one_ip_are_rate_limited(settings_env, monkeypatch, caplog):
+    use(monkeypatch, RATE_LIMIT_SOCKET_OPEN="2/minute")
+    with caplog.at_level("WARNING", logger="wallet_app.core.sockets"), \
+            TestClient(SocketLimits(socket_app([])), client=("192.0.2.6", 1)) as c:
+        for _ in range(2):
+            with c.websocket_connect("/_event") as ws:  # opened and closed: the cap alone would let it go on
+                ws.send_text(event("x"))
+                assert ws.receive_text() == "ok " + event("x")
+        assert refused(c) == 1008
+        with TestClient(SocketLimits(socket_app([])), client=("192.0.2.7", 1)) as other:
+            with other.websocket_connect("/_event"):  # another IP has its own count
+                pass
+    assert caplog.messages == ["websocket from 192.0.2.6 refused: over RATE_LIMIT_SOCKET_OPEN"]
+    assert sockets.open_sockets.counts == {}
 
 
 def test_http_passes_untouched(settings_env, monkeypatch):
@@ -366,6 +383,8 @@ def test_while_redis_is_out_each_worker_keeps_to_the_cap_alone(settings_env, mon
             assert sockets.open_sockets.counts == {"192.0.2.1": 2}
     assert sockets.open_sockets.counts == {}
     assert caplog.messages == [
+        # the new websockets' rate, then their count: each in the worker alone, each said once
+        "rate limit storage unavailable; limits counted in each process until it answers",
         "websocket count storage unavailable; websockets counted in each worker only until it answers",
         "websocket from 192.0.2.1 refused: SOCKET_MAX_PER_IP open in this worker",
     ]

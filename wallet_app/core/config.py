@@ -195,6 +195,9 @@ class Settings(BaseSettings):
     # Balance reads per user (/assets, the Home page's token list): each is an eth_call per chain
     # (and, when a token's balanceOf fails, one per token), on the operator's node quota.
     rate_limit_balances: str = "2/second;60/minute"
+    # New websockets per client IP (an IPv6 client by its /64): each page load opens one, and each
+    # keeps a client state in Redis for an hour (core/sockets.py).
+    rate_limit_socket_open: str = "10/second;120/minute"
     # Payment quotes per user: the payment page polls once a second for up to a minute after an approve.
     rate_limit_payment_quote: str = "2/second;120/minute"
     # Payment executions per user.

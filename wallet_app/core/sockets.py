@@ -7,6 +7,9 @@ API's rate limits and body limit do not cover, as one ASGI middleware on the web
   own; with REDIS_URL the workers also count together (SharedOpenSockets), so that the cap holds
   for the IP whichever worker takes each websocket. While Redis does not answer, each worker
   keeps to the cap on its own.
+- At most RATE_LIMIT_SOCKET_OPEN new websockets per client IP (core.ratelimit, shared by the
+  workers with REDIS_URL): Reflex keeps a page state for each one's client token for an hour, so
+  a client opening and dropping websockets fills Redis (or the disk) without the cap above.
 - Per connection, a token bucket of SOCKET_EVENT_BURST messages refilled at SOCKET_EVENT_RATE a
   second: each event loads, runs and stores a client's state (a worker's CPU). A message over it
   closes the connection (1008, policy violation) and never reaches Reflex.
@@ -36,9 +39,10 @@ from redis import RedisError
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from wallet_app.core import shared
+from wallet_app.core import ratelimit, shared
 from wallet_app.core.config import Settings, get_settings
 from wallet_app.core.ratelimit import Outage, client_key
+from wallet_app.errors import AppError
 
 log = logging.getLogger(__name__)
 
@@ -337,6 +341,12 @@ class SocketLimits:
             return
         settings = get_settings()
         client = client_key(HTTPConnection(scope))
+        try:
+            await asyncio.to_thread(ratelimit.hit, "socket_open", client)  # Redis's client blocks: a thread
+        except AppError:
+            _warn("websocket from %s refused: over RATE_LIMIT_SOCKET_OPEN", client)
+            await self._refuse(receive, send)
+            return
         if not open_sockets.add(client, settings.socket_max_per_ip):
             _warn("websocket from %s refused: SOCKET_MAX_PER_IP open in this worker", client)
             await self._refuse(receive, send)
