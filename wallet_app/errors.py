@@ -144,6 +144,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     # ---- rate limits and caps (issue 12 RATE: core.ratelimit, services.tokens)
     "rate_limited": _server(429, "err_rate_limited"),  # params: retry_after (seconds, the Retry-After header)
     "too_many_tokens": _server(400, "err_too_many_tokens"),  # params: max
+    "token_changed": _server(409, "err_token_changed"),  # services.tokens.add_token: not as the probe showed it
     # ---- shared state across workers (issue 13 SCALE: core.shared; Redis not answering)
     "shared_state_unavailable": _server(503, "err_shared_state_unavailable"),
     # ---- the relayer's limits (issue 12, RELAY part: services.payments, services.relayer)

@@ -19,6 +19,7 @@ from tools.ports import free_port
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.dev import faucet
+from wallet_app.errors import AppError
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import sessions, tokens
 from wallet_app.services.eth import ZERO_ADDRESS
@@ -186,6 +187,46 @@ def test_add_token_probes_the_chain(api_user, client, chain, w3, deployed):
         resp = client.post(f"{API}/tokens", json={"chain_id": chain_id, "token_address": address})
         assert (resp.status_code, resp.json()) == (400, {"detail": code}), address
     assert len(client.get(f"{API}/tokens").json()) == 4
+
+
+def test_add_token_adds_only_what_the_probe_showed(api_user, client, chain, w3, deployer, send_tx):
+    """A token can answer 'SCAM' to the add-token dialog's probe and 'tUSD' on the add (switching on
+    block.timestamp, or renamed in between): add_token read it again and stored that, a copycat of
+    the configured tUSD the user was never warned of (found by an audit)."""
+    user = current_user(client)
+    token = _deploy_contract(w3, DEV_DEPLOYER_KEY, "CopycatToken", "SCAM", "Scam Token")
+    rename = lambda symbol, name: send_tx(  # noqa: E731
+        deployer, token, w3.eth.contract(abi=abi("CopycatToken")).encode_abi("rename", [symbol, name]))
+    probed = tokens.token_metadata(user, 31337, token)
+    assert probed == {"token_name": "Scam Token", "token_symbol": "SCAM", "token_decimals": 6}
+    assert tokens.copycat(user, 31337, token, probed["token_symbol"]) is None  # no warning shown
+    rename("tUSD", "Newbl Test USD")
+    with pytest.raises(AppError) as exc:
+        tokens.add_token(user, 31337, token, {**probed, "warned": False})
+    assert exc.value.code == "token_changed"
+    resp = client.post(f"{API}/tokens", json={"chain_id": 31337, "token_address": token, **probed})
+    assert (resp.status_code, resp.json()) == (409, {"detail": "token_changed"})  # a client's own probe
+
+    # The same answers, but a copycat the dialog did not warn of (the list changed, or no warning
+    # was shown for it): refused too. Warned of, it is the user's choice.
+    probed = tokens.token_metadata(user, 31337, token)
+    assert tokens.copycat(user, 31337, token, probed["token_symbol"])["token_symbol"] == "tUSD"
+    with pytest.raises(AppError) as exc:
+        tokens.add_token(user, 31337, token, {**probed, "warned": False})
+    assert exc.value.code == "token_changed"
+    assert token not in [t["token_address"] for t in client.get(f"{API}/tokens").json()]
+    assert tokens.add_token(user, 31337, token, {**probed, "warned": True})["token_symbol"] == "tUSD"
+
+    # Cherokee letters: the unfamiliar-symbol warning.
+    other = _deploy_contract(w3, DEV_DEPLOYER_KEY, "CopycatToken", "tUᏚᎠ", "Scam Token")
+    shown = {**tokens.token_metadata(user, 31337, other), "warned": False}
+    with pytest.raises(AppError) as exc:
+        tokens.add_token(user, 31337, other, shown)
+    assert exc.value.code == "token_changed"
+    assert tokens.add_token(user, 31337, other, {**shown, "warned": True})["token_symbol"] == "tUᏚᎠ"
+    # Without what was shown (an API client that did not probe): added as it answers now.
+    plain = _deploy_contract(w3, DEV_DEPLOYER_KEY, "CopycatToken", "PLAIN", "Plain Token")
+    assert client.post(f"{API}/tokens", json={"chain_id": 31337, "token_address": plain}).status_code == 200
 
 
 def test_token_metadata(chain_env, client, login, deployed):

@@ -261,3 +261,29 @@ def test_token_metadata(chain, deployed):
         with pytest.raises(AppError) as exc:
             token_metadata(chain, address)
         assert exc.value.code == code, address
+
+
+@pytest.mark.parametrize("symbol", [
+    "tUSD\u034f",  # COMBINING GRAPHEME JOINER
+    "tUSD\ufe0f",  # VARIATION SELECTOR-16
+    "tUSD\u3164",  # HANGUL FILLER
+    "\u115ftUSD\u1160\uffa0",  # the other Hangul fillers
+    "tUSD\ufff0",  # unassigned
+    "tU\u13da\u13a0",  # Cherokee
+    "\ua4d4\ua4f4\ua4e2\ua4d3",  # Lisu
+])
+def test_a_copycat_of_a_configured_token_is_told_apart(chain, w3, symbol):
+    """A token naming itself tUSD plus a character drawn as nothing (a mark, a Hangul filler, an
+    unassigned one), or in letters of a script the look-alike table did not have, read as the
+    configured tUSD and passed the add-token dialog's copycat check (found by an audit)."""
+    from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract
+    from wallet_app.services.tokens import copycat_of, unfamiliar_symbol
+
+    real = chain.tokens[0]
+    listed = [{"chain_id": chain.chain_id, "token_address": t.token_address, "token_symbol": t.token_symbol}
+              for t in (*chain.tokens, chain.native_token())]
+    address = _deploy_contract(w3, DEV_DEPLOYER_KEY, "CopycatToken", symbol, real.token_name + "\u034f")
+    info = token_metadata(chain, address)
+    assert info.token_name == real.token_name
+    assert copycat_of(info.token_symbol, chain.chain_id, address, listed)["token_address"] == real.token_address
+    assert info.token_symbol == real.token_symbol or unfamiliar_symbol(info.token_symbol)

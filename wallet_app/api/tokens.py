@@ -25,6 +25,10 @@ class TokenOut(BaseModel):
 class AddTokenIn(BaseModel):
     chain_id: int | str
     token_address: str = Field(description="0x + 40 hex; the zero address adds the native coin")
+    # What GET /token/metadata gave and the user saw: a token can answer otherwise on the add.
+    token_symbol: str | None = Field(default=None, description="as shown after GET /token/metadata (optional)")
+    token_name: str | None = Field(default=None, description="as shown (with token_symbol)")
+    token_decimals: int | None = Field(default=None, description="as shown (with token_symbol)")
 
 
 class TokenMetadataOut(BaseModel):
@@ -47,14 +51,23 @@ def get_tokens(user: CurrentUser) -> list[dict]:
 @router.post(
     "/tokens",
     response_model=TokenOut,
-    responses={**ERRORS, **RESPONSE_429},
+    responses={
+        **ERRORS,
+        409: {"description": '{"detail": "token_changed"}: the token answers otherwise than the values given'},
+        **RESPONSE_429,
+    },
     summary="Add a token to the user's list",
     description="Probes the address on the chain (name, symbol, decimals). Errors: not_a_contract, "
-    "not_erc20, invalid_address, unsupported_chain, too_many_tokens (a list holds at most 50). Adding the same "
-    "token again returns it.",
+    "not_erc20, invalid_address, unsupported_chain, too_many_tokens (a list holds at most 50), token_changed "
+    "(given token_symbol, token_name and token_decimals as shown, the token answers otherwise now). Adding the "
+    "same token again returns it.",
 )
 def post_token(body: AddTokenIn, user: CurrentUser) -> dict:
-    return tokens.add_token(user, body.chain_id, body.token_address)
+    shown = body.model_dump(include={"token_symbol", "token_name", "token_decimals"})
+    # Nothing shown: added as it answers now.
+    return tokens.add_token(
+        user, body.chain_id, body.token_address, shown if any(v is not None for v in shown.values()) else None
+    )
 
 
 @router.get(

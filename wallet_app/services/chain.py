@@ -522,16 +522,31 @@ def _decode_string(ret: bytes) -> str | None:
 
 # What a token's own name() and symbol() may put on a page: no control or format characters (Unicode
 # categories Cc and Cf: bidi overrides such as U+202E, zero-width characters, NUL, line breaks), no
-# line/paragraph separators or surrogates, and at most this many characters.
+# line/paragraph separators, surrogates or unassigned code points (Cn: no font draws them the same
+# way), no Default_Ignorable_Code_Point (drawn as nothing, though some are marks or letters: "tUSD"
+# plus U+034F, U+FE0F or the Hangul filler U+3164 looked like tUSD and passed the copycat check),
+# and at most this many characters.
 SYMBOL_MAX_CHARS = 32
 NAME_MAX_CHARS = 64
-_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Cn", "Zl", "Zp"})
+# Default_Ignorable_Code_Point (Unicode DerivedCoreProperties.txt); unicodedata does not have it.
+_DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)  # fmt: skip
+
+
+def _hidden(c: str) -> bool:
+    code = ord(c)
+    return unicodedata.category(c) in _HIDDEN_CATEGORIES or any(a <= code <= b for a, b in _DEFAULT_IGNORABLE)
 
 
 def clean_token_text(text: str | None, max_chars: int) -> str:
     """A token's self-declared name or symbol made safe to show: hidden characters removed, the
     surrounding white space trimmed, then cut to `max_chars` characters ("" for None)."""
-    kept = "".join(c for c in text or "" if unicodedata.category(c) not in _HIDDEN_CATEGORIES)
+    kept = "".join(c for c in text or "" if not _hidden(c))
     return kept.strip()[:max_chars].strip()
 
 

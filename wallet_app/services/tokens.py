@@ -114,24 +114,49 @@ _LOOKALIKE_LETTERS = str.maketrans(
 
 
 def symbol_look(symbol: str) -> str:
-    """What a symbol looks like on a page: NFKC ("ＵＳＤＣ" is "USDC"), look-alike letters of other
-    scripts as Latin ones, no case, no surrounding white space."""
-    return unicodedata.normalize("NFKC", symbol).translate(_LOOKALIKE_LETTERS).casefold().strip()
+    """What a symbol looks like on a page: NFKD ("ＵＳＤＣ" is "USDC") without combining marks
+    ("ÚSDC" is "USDC"), look-alike letters of other scripts as Latin ones, no case, no surrounding
+    white space."""
+    bare = "".join(c for c in unicodedata.normalize("NFKD", symbol) if not unicodedata.category(c).startswith("M"))
+    return bare.translate(_LOOKALIKE_LETTERS).casefold().strip()
+
+
+def unfamiliar_symbol(symbol: str) -> bool:
+    """A symbol with any character outside ASCII: the look-alike table cannot know every script's
+    letters drawn like Latin ones (Cherokee Ꮪ, Lisu ꓢ), so the add-token dialog warns of each."""
+    return not symbol.isascii()
+
+
+def _likeness(look: str, other: str) -> int | None:
+    """How many characters the looks `look` and `other` (symbol_look's) share, when `look` could be
+    read as `other`: each character the same, or a narrow one outside ASCII, which may be a letter
+    drawn like the other's (wide ones, CJK and Hangul, are not drawn like Latin letters). None when
+    it could not."""
+    if len(look) != len(other):
+        return None
+    same = 0
+    for a, b in zip(look, other, strict=True):
+        if a == b:
+            same += 1
+        elif a.isascii() or unicodedata.east_asian_width(a) in ("W", "F"):
+            return None
+    return same
 
 
 def copycat_of(symbol: str, chain_id: int, address: str, listed: list[dict]) -> dict | None:
     """The token of `listed` (user_tokens' entries) on the same network whose symbol `symbol` looks
     like, at another address: anyone can deploy a token calling itself USDC, and once it is in the
-    list its transfers read like the real one's. None when there is none."""
+    list its transfers read like the real one's. The likest one (most characters the same) when
+    several could be read; None when there is none."""
     look = symbol_look(symbol)
+    found, best = None, -1
     for x in listed:
-        if (
-            int(x["chain_id"]) == int(chain_id)
-            and str(x["token_address"]).lower() != address.lower()
-            and symbol_look(str(x["token_symbol"] or "")) == look
-        ):
-            return x
-    return None
+        if int(x["chain_id"]) != int(chain_id) or str(x["token_address"]).lower() == address.lower():
+            continue
+        same = _likeness(look, symbol_look(str(x["token_symbol"] or "")))
+        if same is not None and same > best:
+            found, best = x, same
+    return found
 
 
 def copycat(user: User | int, chain_id: Any, token_address: Any, symbol: str) -> dict | None:
@@ -140,10 +165,14 @@ def copycat(user: User | int, chain_id: Any, token_address: Any, symbol: str) ->
     return copycat_of(symbol, parse_chain_id(chain_id), address, user_tokens(user))
 
 
-def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:
+def add_token(user: User | int, chain_id: Any, token_address: Any, shown: dict | None = None) -> dict:
     """Probes the address and adds it to the user's list; adding a token twice returns the
     existing entry. The zero address adds the chain's native coin. Rate-limited; a list holds
-    at most settings.max_tokens_per_user tokens (each one is read on every /assets)."""
+    at most settings.max_tokens_per_user tokens (each one is read on every /assets).
+    `shown`: what the user saw of it after a probe ({token_symbol, token_name, token_decimals},
+    and `warned`: whether a copycat/unfamiliar warning was shown, when the caller shows them). A
+    token may answer otherwise now (its symbol() can switch on the block), and a copycat must not
+    go in unwarned: token_changed, before anything is stored."""
     accounts.hit("token_add", user)
     chain = get_chain(chain_id)
     address = parse_address(token_address, empty_is_zero=True).lower()
@@ -155,6 +184,14 @@ def add_token(user: User | int, chain_id: Any, token_address: Any) -> dict:
     if len(rows) >= cap:
         raise AppError("too_many_tokens", f"the list already holds {len(rows)} tokens", max=cap)
     info = chain_svc.token_metadata(chain, address)
+    if shown is not None:
+        seen = (shown.get("token_symbol"), shown.get("token_name"), str(shown.get("token_decimals")))
+        if seen != (info.token_symbol, info.token_name, str(info.token_decimals)):
+            raise AppError("token_changed", f"{address} answers {info} now, not {seen}")
+        listed = [_token_dict(c, r) for c, r in rows]
+        warn = unfamiliar_symbol(info.token_symbol) or copycat_of(info.token_symbol, chain.chain_id, address, listed)
+        if warn and shown.get("warned") is False:
+            raise AppError("token_changed", f"{address} ({info.token_symbol}) needs a warning that was not shown")
     with get_session() as db:
         try:
             row = crud.add_user_token(

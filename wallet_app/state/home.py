@@ -93,12 +93,15 @@ def receive_request(owner: str, token: dict | None, amount: str) -> tuple[str, d
     return uri, {"amount": shown, "symbol": str(token["token_symbol"]), "chain": str(token["chain_name"])}
 
 
-def copycat_texts(copied: dict | None) -> dict[str, str]:
+def copycat_texts(copied: dict | None, symbol: str = "") -> dict[str, str]:
     """The add-token dialog's warning (lang -> text) about a probed token whose symbol looks like
-    that of `copied`, a token of the user's list at another address (services.tokens.copycat)."""
-    if copied is None:
-        return {}
-    return texts_for("add_token_copycat", {"symbol": copied["token_symbol"], "address": copied["token_address"]})
+    that of `copied`, a token of the user's list at another address (services.tokens.copycat), or
+    whose `symbol` has letters of other scripts that may be drawn like Latin ones."""
+    if copied is not None:
+        return texts_for("add_token_copycat", {"symbol": copied["token_symbol"], "address": copied["token_address"]})
+    if tokens.unfamiliar_symbol(symbol):
+        return texts_for("add_token_unfamiliar", {"symbol": symbol})
+    return {}
 
 
 class HomeState(SignedInState):
@@ -176,6 +179,8 @@ class TokenListState(SignedInState):
     meta_symbol: rx.Field[str] = rx.field("")
     meta_decimals: rx.Field[str] = rx.field("")
     meta_warning: rx.Field[dict[str, str]] = rx.field(default_factory=dict)  # lang -> text (copycat_texts)
+    # What the probe showed, for add_token to check the token still answers it (services.tokens.add_token).
+    _shown: dict = {}
 
     @rx.event(background=True)
     async def load(self):
@@ -199,6 +204,7 @@ class TokenListState(SignedInState):
         self.probed = False
         self.meta_name = self.meta_symbol = self.meta_decimals = ""
         self.meta_warning = {}
+        self._shown = {}
         self.add_error = {}
 
     def _add_failed(self, error: AppError) -> None:
@@ -259,10 +265,11 @@ class TokenListState(SignedInState):
                 return None
             self.busy = True
             chain_id = self.chain_id
+            shown = dict(self._shown)
         result, error, copied = None, None, None
         try:
             if adding:
-                result = await asyncio.to_thread(tokens.add_token, user, chain_id, value)
+                result = await asyncio.to_thread(tokens.add_token, user, chain_id, value, shown)
             else:
                 result = await asyncio.to_thread(tokens.token_metadata, user, chain_id, value)
                 copied = await asyncio.to_thread(tokens.copycat, user, chain_id, value, result["token_symbol"])
@@ -276,6 +283,8 @@ class TokenListState(SignedInState):
             if (chain_id, value) != (self.chain_id, self.token_address):
                 return None  # the inputs changed meanwhile
             if error is not None:
+                if error.code == "token_changed":
+                    self._reset_probe()  # the button probes again: the user sees what it answers now
                 self._add_failed(error)
                 return None
             if not adding and result is not None:
@@ -283,7 +292,8 @@ class TokenListState(SignedInState):
                 self.meta_name = result["token_name"]
                 self.meta_symbol = result["token_symbol"]
                 self.meta_decimals = str(result["token_decimals"])
-                self.meta_warning = copycat_texts(copied)
+                self.meta_warning = copycat_texts(copied, result["token_symbol"])
+                self._shown = {**result, "warned": bool(self.meta_warning)}
                 return None
             self.add_open = False
             self.token_address = ""

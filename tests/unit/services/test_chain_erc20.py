@@ -74,6 +74,20 @@ def test_decode_and_malformed(data, decoded, malformed):
     ("US\u2028DC\u2029", SYMBOL_MAX_CHARS, "USDC"),  # line and paragraph separators
     ("\u00adUSDC\u061c", SYMBOL_MAX_CHARS, "USDC"),  # soft hyphen, Arabic letter mark (Cf)
     ("  USDC  ", SYMBOL_MAX_CHARS, "USDC"),
+    # Default_Ignorable_Code_Point that are no Cf: drawn as nothing, "tUSD" looked like tUSD (an audit)
+    ("tUSD\u034f", SYMBOL_MAX_CHARS, "tUSD"),  # COMBINING GRAPHEME JOINER (Mn)
+    ("tUSD\ufe0f", SYMBOL_MAX_CHARS, "tUSD"),  # VARIATION SELECTOR-16 (Mn)
+    ("tU\ufe00SD\U000e0100", SYMBOL_MAX_CHARS, "tUSD"),  # variation selectors 1 and 17 (Mn)
+    ("tUSD\u3164", SYMBOL_MAX_CHARS, "tUSD"),  # HANGUL FILLER (Lo)
+    ("\u115ftU\u1160SD\uffa0", SYMBOL_MAX_CHARS, "tUSD"),  # Hangul choseong/jungseong/halfwidth fillers (Lo)
+    ("tUSD\u17b4\u17b5", SYMBOL_MAX_CHARS, "tUSD"),  # Khmer inherent vowels (Mn)
+    ("tU\u180bS\u180fD", SYMBOL_MAX_CHARS, "tUSD"),  # Mongolian free variation selectors (Mn)
+    ("tUSD\U000e0041\U000e007f", SYMBOL_MAX_CHARS, "tUSD"),  # tag characters (Cf)
+    ("tUSD\U0001bca0\U0001d173", SYMBOL_MAX_CHARS, "tUSD"),  # shorthand format control, musical beam (Cf)
+    ("tUSD\ufff0\u2065", SYMBOL_MAX_CHARS, "tUSD"),  # unassigned, default ignorable (Cn)
+    ("tU\u0378SD\U0010fffe", SYMBOL_MAX_CHARS, "tUSD"),  # unassigned, a noncharacter (Cn)
+    ("ᄀ한국토큰ᅡ", NAME_MAX_CHARS, "ᄀ한국토큰ᅡ"),  # Hangul syllables and jamo that are drawn stay
+    ("USDĆ", SYMBOL_MAX_CHARS, "USDĆ"),  # a letter with its mark (the copycat check reads it)
     ("\u202e", SYMBOL_MAX_CHARS, ""),
     ("", SYMBOL_MAX_CHARS, ""),
     (None, SYMBOL_MAX_CHARS, ""),

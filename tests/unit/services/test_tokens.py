@@ -10,7 +10,9 @@ LISTED = [
     {"chain_id": 1, "token_address": USDC, "token_symbol": "USDC", "token_name": "USD Coin"},
     {"chain_id": 1, "token_address": "0x" + "00" * 20, "token_symbol": "ETH", "token_name": "Ether"},
     {"chain_id": 10, "token_address": "0x" + "0a" * 20, "token_symbol": "OP", "token_name": "Optimism"},
+    {"chain_id": 1, "token_address": "0x" + "75" * 20, "token_symbol": "tUSD", "token_name": "Test USD"},
 ]
+TUSD = "0x" + "75" * 20
 
 
 @pytest.mark.parametrize("symbol, chain_id, address, copied", [
@@ -21,6 +23,18 @@ LISTED = [
     ("USDС", 1, OTHER, USDC),  # a Cyrillic С
     ("UЅDC", 1, OTHER, USDC),  # a Cyrillic Ѕ
     ("ΕΤΗ", 1, OTHER, "0x" + "00" * 20),  # Greek capitals: the native coin's symbol
+    ("ÚSDĆ", 1, OTHER, USDC),  # letters with marks
+    ("USDC\u0301", 1, OTHER, USDC),
+    # Letters of scripts the look-alike table does not have (an audit): any narrow letter outside
+    # ASCII may be drawn like a Latin one
+    ("tUᏚᎠ", 1, OTHER, TUSD),  # Cherokee Ꮪ, Ꭰ
+    ("ꓴꓢꓓꓚ", 1, OTHER, USDC),  # Lisu: could read as USDC or tUSD, the first of the likest
+    ("ꓴꓢDC", 1, OTHER, USDC),  # Lisu U, S
+    ("tꓴSD", 1, OTHER, TUSD),
+    ("Oꓑ", 10, OTHER, "0x" + "0a" * 20),  # Lisu P
+    ("원화", 10, OTHER, None),  # wide letters (Hangul, CJK) are not drawn like Latin ones
+    ("USDT", 1, OTHER, None),
+    ("tUSDᏚ", 1, OTHER, None),  # a letter more: unfamiliar_symbol's warning, not this one
     ("USDC", 1, USDC.lower(), None),  # the listed token itself
     ("USDC", 5, OTHER, None),  # another network: bridged tokens have other addresses
     ("OP", 1, OTHER, None),
@@ -30,3 +44,27 @@ LISTED = [
 def test_copycat_of(symbol, chain_id, address, copied):
     found = tokens.copycat_of(symbol, chain_id, address, LISTED)
     assert (found and found["token_address"]) == copied
+
+
+def test_copycat_of_names_the_likest_listed_token():
+    """A symbol that could read as several listed ones: the one it is most the same as (an ASCII
+    letter stands only for itself)."""
+    lisu = {"chain_id": 1, "token_address": "0x" + "44" * 20, "token_symbol": "ꓴSDC"}
+    assert tokens.copycat_of("ꓴSDC", 1, OTHER, [*LISTED, lisu]) is lisu
+    assert tokens.copycat_of("USDC", 1, OTHER, [lisu, *LISTED])["token_address"] == USDC
+
+
+@pytest.mark.parametrize("symbol, unfamiliar", [
+    ("USDC", False),
+    ("tUSD", False),
+    ("USD-C.e", False),
+    ("ＵＳＤＣ", True),
+    ("tUᏚᎠ", True),
+    ("ꓴꓢꓓꓚ", True),
+    ("USD₮0", True),
+    ("원화", True),
+])
+def test_unfamiliar_symbol(symbol, unfamiliar):
+    """Any symbol outside ASCII gets the add-token dialog's warning: no table knows every script's
+    letters drawn like Latin ones."""
+    assert tokens.unfamiliar_symbol(symbol) is unfamiliar

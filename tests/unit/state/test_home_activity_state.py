@@ -135,6 +135,23 @@ def test_copycat_texts_name_the_listed_token_in_both_languages():
     }
 
 
+
+def test_copycat_texts_warn_of_a_symbol_outside_ascii_in_both_languages():
+    """No table knows every script's letters drawn like Latin ones: Cherokee "tUᏚᎠ" read as tUSD
+    with no warning (an audit). A copycat's own warning comes first."""
+    from wallet_app.state.home import copycat_texts
+
+    assert copycat_texts(None, "USDT") == {}
+    assert copycat_texts(None, "tUᏚᎠ") == {
+        "en": "This token's symbol tUᏚᎠ has letters other than A–Z, which can be drawn like those of another "
+        "token's symbol. Anyone can make a token with any name: add this one only if you trust its address.",
+        "ko": "이 토큰의 심볼 tUᏚᎠ에는 A–Z 외의 글자가 있어 다른 토큰의 심볼과 똑같아 보일 수 있습니다. "
+        "누구나 아무 이름으로나 토큰을 만들 수 있으니 이 토큰의 주소를 믿을 수 있을 때만 추가하세요.",
+    }
+    tusd = {"token_symbol": "tUSD", "token_address": "0x" + "75" * 20}
+    assert copycat_texts(tusd, "tUᏚᎠ")["en"].startswith("Your list already has tUSD at another address")
+
+
 POISON_EN = ("This sender's address looks like one you sent to before, but it is different "
              "(address poisoning): never send to it.")
 POISON_KO = ("보낸 사람의 주소는 전에 송금한 주소와 비슷해 보이지만 다른 주소입니다(주소 위장). "
@@ -175,3 +192,46 @@ def test_receive_shows_the_accounts_address_now(monkeypatch):
     state.address = "0x" + "ab" * 20  # what this tab loaded with
     run_async(home.HomeState.set_receive_open.fn(state, True))
     assert (state.address, state.receive_open, state.receive_uri) == (now.address, True, "")  # the address QR
+
+
+def test_add_token_dialog_adds_only_what_its_probe_showed(monkeypatch):
+    """The dialog's Add read the token again and stored whatever it answered then: 'SCAM' to the
+    probe, 'tUSD' on the add, with no copycat warning (found by an audit). It hands add_token what
+    it showed, warning or not; a token_changed makes the button probe again."""
+    from tests.conftest import run_async
+    from wallet_app.errors import AppError
+    from wallet_app.models import User
+    from wallet_app.state import home
+
+    user = User(id=1, google_sub="s", email="a@example.com", locale="en", address="0x" + "cd" * 20)
+    token = "0x" + "5c" * 20
+    meta = {"token_name": "Scam", "token_symbol": "SCAM", "token_decimals": 6}
+    added = []
+
+    async def signed_in(self):
+        return user
+
+    async def enter(self):
+        return self
+
+    async def leave(self, *exc):
+        return None
+
+    def add(user, chain_id, address, shown):
+        added.append(shown)
+        raise AppError("token_changed")
+
+    monkeypatch.setattr(home.TokenListState, "_require_user", signed_in)
+    monkeypatch.setattr(home.TokenListState, "__aenter__", enter, raising=False)
+    monkeypatch.setattr(home.TokenListState, "__aexit__", leave, raising=False)
+    monkeypatch.setattr(home.tokens, "token_metadata", lambda user, chain_id, address: meta)
+    monkeypatch.setattr(home.tokens, "copycat", lambda user, chain_id, address, symbol: None)
+    monkeypatch.setattr(home.tokens, "add_token", add)
+    state = home.TokenListState(_reflex_internal_init=True)
+    state.chain_id, state.add_open = "31337", True
+    run_async(home.TokenListState.submit.fn(state, {"token_address": token}))  # Probe
+    assert (state.probed, state.meta_symbol, state.meta_warning) == (True, "SCAM", {})
+    run_async(home.TokenListState.submit.fn(state, {"token_address": token}))  # Add
+    assert added == [{**meta, "warned": False}]
+    assert (state.probed, state.meta_symbol, state.add_open) == (False, "", True)
+    assert state.add_error["en"] == CATALOGUES["en"]["err_token_changed"]

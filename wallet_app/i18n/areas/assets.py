@@ -15,6 +15,9 @@ EN: dict[str, str] = {
     "add_token_decimals": "Decimals",
     "add_token_copycat": "Your list already has {symbol} at another address ({address}). Anyone can make a token "
     "with any name: add this one only if you trust its address.",
+    "add_token_unfamiliar": "This token's symbol {symbol} has letters other than A–Z, which can be drawn like "
+    "those of another token's symbol. Anyone can make a token with any name: add this one only if you trust its "
+    "address.",
 }
 
 KO: dict[str, str] = {
@@ -32,4 +35,6 @@ KO: dict[str, str] = {
     "add_token_decimals": "소수 자릿수",
     "add_token_copycat": "내 토큰 목록에 다른 주소({address})의 {symbol}이(가) 이미 있습니다. 누구나 아무 이름으로나 "
     "토큰을 만들 수 있으니 이 토큰의 주소를 믿을 수 있을 때만 추가하세요.",
+    "add_token_unfamiliar": "이 토큰의 심볼 {symbol}에는 A–Z 외의 글자가 있어 다른 토큰의 심볼과 똑같아 보일 수 "
+    "있습니다. 누구나 아무 이름으로나 토큰을 만들 수 있으니 이 토큰의 주소를 믿을 수 있을 때만 추가하세요.",
 }

@@ -100,6 +100,8 @@ EN: dict[str, str] = {
     # rate limits and caps (issue 12 RATE)
     "err_rate_limited": "Too many requests. Please wait a moment and try again.",
     "err_too_many_tokens": "Your token list is full: it holds at most {max} tokens.",
+    "err_token_changed": "This token's details or your token list changed after the check. Check it again "
+    "before adding it.",
     # the relayer's limits (issue 12, RELAY part)
     "err_token_not_payable": "This token cannot be used for payments.",
     "err_payment_gas_too_high": "This payment needs too much network fee to be processed.",
@@ -245,6 +247,7 @@ KO: dict[str, str] = {
     # rate limits and caps (issue 12 RATE)
     "err_rate_limited": "요청이 너무 많습니다. 잠시 후 다시 시도해 주세요.",
     "err_too_many_tokens": "토큰 목록이 가득 찼습니다. 토큰은 최대 {max}개까지 등록할 수 있습니다.",
+    "err_token_changed": "조회한 뒤에 토큰 정보나 내 토큰 목록이 바뀌었습니다. 다시 조회한 뒤 추가하세요.",
     # the relayer's limits (issue 12, RELAY part)
     "err_token_not_payable": "이 토큰으로는 결제할 수 없습니다.",
     "err_payment_gas_too_high": "이 결제는 네트워크 수수료가 너무 많이 들어 처리할 수 없습니다.",
