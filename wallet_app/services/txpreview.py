@@ -328,7 +328,7 @@ def simulate(chain: ChainConfig, owner: str, tx: dict[str, str], as_sent: bool =
     return parse_simulation(answer, owner)
 
 
-def _listed(user: User, chain: ChainConfig) -> set[str]:
+def listed_tokens(user: User, chain: ChainConfig) -> set[str]:
     """The tokens the preview names by their symbol (lowercase addresses): the chain's configured
     tokens, its native coin, and the user's list on this chain."""
     own = [x["token_address"] for x in tokens.user_tokens(user) if x["chain_id"] == chain.chain_id]
@@ -337,7 +337,7 @@ def _listed(user: User, chain: ChainConfig) -> set[str]:
 
 def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) -> tuple[Preview, AppError | None]:
     accounts.hit("sign_preview", user)  # the reads and the simulation below, per page load
-    listed = _listed(user, chain)
+    listed = listed_tokens(user, chain)
     token: TokenInfo | None = None
     unknown: Line | None = None
     if decode_erc20_call(tx["data"]) is not None and not is_zero(tx["to"]):

@@ -246,10 +246,17 @@ class PaymentState(SignedInState):
         info, units, problem = None, 0, link.problem
         if not problem and link.chain is not None:
             try:
-                if link.token.lower() not in {t.token_address.lower() for t in link.chain.tokens}:
+                chain_token = link.token.lower() in {t.token_address.lower() for t in link.chain.tokens}
+                if not chain_token:
                     # Read from the chain, as /token/metadata does: counted against its limit.
                     await asyncio.to_thread(accounts.hit, "token_metadata", user)
                 info = await asyncio.to_thread(tokens.token_info, user, link.chain, link.token)
+                if info is not None and not chain_token:
+                    # Neither the chain's (its tokens, its payment allow-list) nor the user's: named by
+                    # its address as /sign names it, not by the symbol it gives itself ("USDC").
+                    listed = await asyncio.to_thread(txpreview.listed_tokens, user, link.chain)
+                    listed |= {t.lower() for t in link.chain.payment_tokens}
+                    info, _ = txpreview.label_token(info, listed)
             except AppError as e:
                 info, problem = None, e.spec.key
             if not problem:

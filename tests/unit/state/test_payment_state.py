@@ -227,6 +227,36 @@ def test_a_links_token_read_from_the_chain_counts_as_a_metadata_lookup(flow, mon
     assert hits == counted
 
 
+OWN = "0x" + "0e" * 20  # a token of the user's list
+PAYABLE = "0x" + "0f" * 20  # on the chain's payment allow-list only (as tEUR on the dev chain)
+STRANGER = "0x" + "5a" * 20
+
+
+@pytest.mark.parametrize("token, shown", [
+    (TOKEN, "tUSD"),
+    (OWN, "USDC"),
+    (PAYABLE, "USDC"),
+    (STRANGER, "0x5a5A…5A5A"),  # checksummed, as /sign shows it
+])
+def test_a_links_token_not_listed_is_named_by_its_address(flow, monkeypatch, token, shown):
+    """A link's token neither the chain's (configured, allow-listed for payments) nor in the user's
+    list was named by its own symbol(), any it likes ("USDC"): as /sign names it, by its shortened
+    address (found by an audit; the quote refuses it anyway)."""
+    configured = dataclasses.replace(
+        CHAIN, tokens=(chain.TokenInfo(TOKEN, "tUSD", "Test USD", 6),), payment_tokens=(TOKEN, PAYABLE))
+    monkeypatch.setattr(payment_state.chains, "get_chains", lambda: [configured])
+    claims = lambda user, c, address: (  # noqa: E731
+        configured.tokens[0] if address == TOKEN else chain.TokenInfo(address, "USDC", "USD Coin", 6)
+    )
+    monkeypatch.setattr(payment_state.tokens, "token_info", claims)
+    monkeypatch.setattr(payment_state.tokens, "user_tokens", lambda user: [{"chain_id": 31337, "token_address": OWN}])
+    params = {"merchant": MERCHANT, "chain_id": "31337", "token": token, "amount": "1"}
+    monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
+        url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
+    run_async(PaymentState.load.fn(flow))
+    assert (flow.token_symbol, flow.token_decimals, flow.units) == (shown, 6, "1000000")
+
+
 def test_the_approve_step_sends_only_the_quotes_approve(flow, monkeypatch):
     """The PIN dialog signs the quote's approve; the step broadcast whatever signed transaction it
     was handed (found by an audit). Checked field by field as /sign checks its link's."""
