@@ -106,6 +106,7 @@ class Activity(SQLModel, table=True):
     amount: str | None = Field(default=None, max_length=80)  # integer string, smallest unit
     counterparty: str | None = Field(default=None, max_length=42)  # lowercase 0x hex
     # 'submitted' (pending) | 'ok' | 'failed' | 'replaced' | 'cancelled' (another tx took its nonce)
+    # | 'dropped' (the node never got it: services.pending)
     status: str = Field(default="submitted", max_length=16, index=True)
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger, index=True)
     data: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # free JSON text

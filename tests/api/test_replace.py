@@ -4,6 +4,7 @@ group is mined the others are replaced or cancelled, and the chain moves the fun
 
 from contextlib import contextmanager
 
+import pytest
 from eth_account import Account
 from sqlmodel import select
 
@@ -215,3 +216,103 @@ def test_a_call_with_more_data_than_a_link_can_carry_is_kept_without_it(api_user
             kept = {row.tx_hash: len(row.data) for row in db.exec(select(Activity)) if row.tx_hash in hashes}
         assert kept[hashes[1]] < 1000 < kept[hashes[0]]
         mine(w3)
+
+
+def test_a_speed_up_has_its_entry_before_it_is_broadcast(api_user, client, chain, w3, monkeypatch):  # noqa: F811
+    """The worker dies (or the database fails) right after the speed-up is broadcast (found by an
+    audit): its entry was written after the broadcast, and lost; the only one left said "replaced"
+    once the speed-up was mined. Now it is written first, and the mined speed-up is shown."""
+    from wallet_app.services import chain as chain_svc
+
+    tusd = chain.tokens[0].token_address
+    recipient = Account.create().address
+    before = balance_of(w3, tusd, recipient)
+    with mining_paused(w3):
+        tx, old_hash, old_id = pending_send(client, api_user, tusd, recipient)
+        faster = {**tx, "gas_price": str(pending.bump(int(tx["gas_price"])) * 2)}
+        real = chain_svc.submit_raw
+
+        def broadcast_then_die(*a, **k):
+            real(*a, **k)
+            raise RuntimeError("stand-in for the worker's death right after the broadcast")
+
+        monkeypatch.setattr(chain_svc, "submit_raw", broadcast_then_die)
+        with pytest.raises(RuntimeError):
+            client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, faster), "replaces": old_id})
+        monkeypatch.undo()
+        mine(w3)
+    listed = entries(client)
+    new_hash = next(h for h in listed if h != old_hash)
+    assert (listed[new_hash]["status"], listed[new_hash]["replaces_tx"]) == ("ok", old_hash)
+    assert listed[old_hash]["status"] == "replaced"
+    assert balance_of(w3, tusd, recipient) - before == 1_500_000
+
+
+def test_a_speed_up_that_cannot_be_recorded_is_not_broadcast(api_user, client, chain, w3, monkeypatch):  # noqa: F811
+    """The database fails as the speed-up's entry is written: nothing is broadcast (a send without
+    its entry is lost to the user, who may send again), the send stays pending and can be sped up."""
+    from wallet_app.services import activity
+
+    tusd = chain.tokens[0].token_address
+    with mining_paused(w3):
+        tx, old_hash, old_id = pending_send(client, api_user, tusd, Account.create().address)
+        faster = {**tx, "gas_price": str(pending.bump(int(tx["gas_price"])) * 2)}
+
+        def fails(*a, **k):
+            raise RuntimeError("stand-in for a database outage")
+
+        monkeypatch.setattr(activity, "record_submitted", fails)
+        raw = sign(api_user, faster)
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": raw, "replaces": old_id})
+        assert (resp.status_code, resp.json()) == (500, {"detail": "internal_error"})
+        monkeypatch.undo()
+        assert w3.eth.get_transaction(old_hash)["gasPrice"] == int(tx["gas_price"])  # still the pool's
+        assert [(e["tx_hash"], e["status"], e["replaceable"]) for e in entries(client).values()] == [
+            (old_hash, "submitted", True)]
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": raw, "replaces": old_id})  # tried again
+        assert resp.status_code == 200, resp.text
+        mine(w3)
+    listed = entries(client)
+    assert [listed[h]["status"] for h in (resp.json()["tx_hash"], old_hash)] == ["ok", "replaced"]
+
+
+def test_a_speed_up_the_node_refuses_leaves_the_send_as_it_was(api_user, client, chain, w3):  # noqa: F811
+    """Refused by the node (more gas than the address can pay), the speed-up's entry is removed again:
+    the send is not marked replaced, and still offers Speed up and Cancel."""
+    tusd = chain.tokens[0].token_address
+    with mining_paused(w3):
+        tx, old_hash, old_id = pending_send(client, api_user, tusd, Account.create().address)
+        costly = {**tx, "gas_price": str(10**18)}
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, costly), "replaces": old_id})
+        assert (resp.status_code, resp.json()) == (400, {"detail": "rejected"})
+        assert [(e["tx_hash"], e["status"], e["replaceable"]) for e in entries(client).values()] == [
+            (old_hash, "submitted", True)]
+        mine(w3)
+    assert entries(client)[old_hash]["status"] == "ok"
+
+
+def test_a_send_the_node_never_got_is_replaced_by_the_next_one_on_its_nonce(api_user, client, chain, w3,  # noqa: F811
+                                                                            monkeypatch):
+    """A send whose broadcast never reached the node is shown as not sent; the next send takes its
+    nonce and is mined: that one is confirmed (a 'dropped' member never wins the group), the first
+    replaced."""
+    from tests.api.test_wallet_api import _never_sent
+    from wallet_app.services import chain as chain_svc
+
+    tusd = chain.tokens[0].token_address
+    with monkeypatch.context() as m:
+        m.setattr(*_never_sent(chain))
+        built = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd,
+                                                     "to": Account.create().address, "amount": "7"}).json()
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, built)})
+        assert (resp.status_code, resp.json()) == (503, {"detail": "rpc_unavailable"})
+    monkeypatch.setattr(pending, "DROP_AFTER_SECONDS", -1)
+    (lost,) = entries(client).values()
+    assert lost["status"] == "dropped"
+    with mining_paused(w3):
+        tx, tx_hash, _id = pending_send(client, api_user, tusd, Account.create().address)
+        assert tx["nonce"] == built["nonce"]
+        mine(w3)
+    listed = entries(client)
+    assert [listed[h]["status"] for h in (tx_hash, lost["tx_hash"])] == ["ok", "replaced"]
+    assert chain_svc.transaction_known(w3, lost["tx_hash"]) is False

@@ -408,9 +408,10 @@ def test_a_send_whose_answer_was_lost_after_the_node_took_it_shows_as_sent(api_u
 
 def test_the_same_send_submitted_again_is_one_payment_and_one_entry(api_user, client, chain, w3, monkeypatch):
     """The send reached the node, its answer was lost and the node could not say either: "try
-    again". The Sign page still holds the same transaction (its nonce), so trying again signs the
-    same bytes, which the node already holds ("already known"; "nonce too low" once mined). That
-    is the send, shown once: not "rejected", which sent the user back to Send for a second payment."""
+    again", and the send is listed as pending (it may be out). The Sign page still holds the same
+    transaction (its nonce), so trying again signs the same bytes, which the node already holds
+    ("already known"; "nonce too low" once mined). That is the send, shown once: not "rejected",
+    which sent the user back to Send for a second payment."""
     tusd, recipient, tx = _a_transfer(client, chain)
     raw = sign(api_user, tx)
     w3.provider.make_request("evm_setAutomine", [False])
@@ -419,17 +420,72 @@ def test_the_same_send_submitted_again_is_one_payment_and_one_entry(api_user, cl
             m.setattr(*_answers_lost(chain, "eth_sendRawTransaction", "eth_getTransactionByHash"))
             r = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
         assert (r.status_code, r.json()) == (503, {"detail": "rpc_unavailable"})
-        assert client.get(f"{API}/activities").json() == []
+        tx_hash = chain_svc.decode_raw_tx(raw).tx_hash
+        assert [(e["type"], e["tx_hash"], e["status"]) for e in client.get(f"{API}/activities").json()] == [
+            ("transfer", tx_hash, "submitted")]
         again = [client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)}) for _ in range(2)]
     finally:
         w3.provider.make_request("evm_setAutomine", [True])
     w3.provider.make_request("evm_mine", [])
     mined_then = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
-    tx_hash = chain_svc.decode_raw_tx(raw).tx_hash
     assert [(r.status_code, r.json()) for r in [*again, mined_then]] == [(200, {"tx_hash": tx_hash})] * 3
     assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
     assert [(e["type"], e["tx_hash"]) for e in client.get(f"{API}/activities").json()] == [("transfer", tx_hash)]
     assert balance_of(w3, tusd, recipient) == 1_500_000
+
+
+def _never_sent(chain):
+    """(provider, "_make_request", a replacement): eth_sendRawTransaction never reaches the node."""
+    provider = chain_svc.web3_for(chain).provider
+    real = provider._make_request
+
+    def make_request(method, data):
+        if method == "eth_sendRawTransaction":
+            raise RequestTimedOut("no answer in time")
+        return real(method, data)
+
+    return provider, "_make_request", make_request
+
+
+def test_a_send_the_node_never_got_is_pending_then_not_sent_and_sent_again(api_user, client, chain, w3,
+                                                                            monkeypatch):
+    """The broadcast got no answer, and the node does not hold the transaction: its entry (recorded
+    before the broadcast) is pending, since it may be on its way; when the node still holds none of
+    it DROP_AFTER_SECONDS later, it is shown as not sent, not pending for ever, and offers no speed-up.
+    The same bytes submitted again and taken by the node make it pending again, then confirmed."""
+    from wallet_app.services import pending
+
+    tusd, recipient, tx = _a_transfer(client, chain)
+    raw = sign(api_user, tx)
+    tx_hash = chain_svc.decode_raw_tx(raw).tx_hash
+    with monkeypatch.context() as m:
+        m.setattr(*_never_sent(chain))
+        r = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
+    assert (r.status_code, r.json()) == (503, {"detail": "rpc_unavailable"})
+
+    def listed():
+        return [(e["tx_hash"], e["status"], e["replaceable"]) for e in client.get(f"{API}/activities").json()]
+
+    assert listed() == [(tx_hash, "submitted", True)]
+    monkeypatch.setattr(pending, "DROP_AFTER_SECONDS", -1)
+    assert listed() == [(tx_hash, "dropped", False)]
+    assert client.get(f"{API}/activities").json()[0]["summary"].endswith("(dropped)")
+    assert w3.eth.get_transaction_count(api_user.address) == int(tx["nonce"])  # nothing went out
+    r = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
+    assert (r.status_code, r.json()) == (200, {"tx_hash": tx_hash})
+    assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
+    assert listed() == [(tx_hash, "ok", False)]
+    assert balance_of(w3, tusd, recipient) == 1_500_000
+
+
+def test_a_send_the_node_refuses_leaves_no_entry(api_user, client, chain, w3):
+    """Refused by the node (here: more gas than the address can pay), the entry recorded before the
+    broadcast is removed: no send is shown that never went out."""
+    _tusd, _recipient, tx = _a_transfer(client, chain)
+    costly = {**tx, "gas_price": str(10**18)}
+    r = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, costly)})
+    assert (r.status_code, r.json()) == (400, {"detail": "rejected"})
+    assert client.get(f"{API}/activities").json() == []
 
 
 def test_faucet_funds_a_new_address_in_dev(chain_env, client, login, chain, w3):

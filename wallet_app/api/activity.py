@@ -22,7 +22,7 @@ class ActivityOut(BaseModel):
     counterparty: str | None = None
     status: str = Field(
         description="submitted (pending), ok, failed, replaced or cancelled (another "
-        "transaction with its nonce was mined)"
+        "transaction with its nonce was mined), dropped (the node never got it, or dropped it)"
     )
     created_at: int
     replaces_tx: str | None = Field(default=None, description="the pending transaction this one speeds up or cancels")

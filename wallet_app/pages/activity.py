@@ -32,6 +32,7 @@ def _status_badge(status: rx.Var) -> rx.Component:
         badge("submitted", "amber"),
         badge("replaced", "gray"),
         badge("cancelled", "gray"),
+        badge("dropped", "gray"),
         rx.fragment(),
     )
 

@@ -11,13 +11,14 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from sqlalchemy import text, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Activity, User, stored_id
+from wallet_app.models import OWN_TX_ENTRY, Activity, User, stored_id
 from wallet_app.services import accounts, indexer, pending, tokens, txlink
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
@@ -109,7 +110,7 @@ def activity_summary(row: Activity) -> str:
         text = row.type.capitalize()
     if row.status == "submitted":
         text += " (pending)"
-    elif row.status in ("failed", "replaced", "cancelled"):
+    elif row.status in ("failed", "replaced", "cancelled", "dropped"):
         text += f" ({row.status})"
     return text
 
@@ -121,9 +122,10 @@ KEPT_CALLDATA_CHARS = txlink.MAX_LINK_CHARS
 
 def record_submitted(
     user: User, chain: ChainConfig, tx: DecodedTx, tx_hash: str, replaces: Activity | None = None
-) -> None:
-    """The entry of a transaction the user signed and submitted (a token call, a native transfer,
-    a call, or a cancel of the pending entry `replaces`). Its fields are kept (services.pending
+) -> int | None:
+    """The entry of a transaction the user signed, recorded (pending) before it is broadcast (a
+    token call, a native transfer, a call, or a cancel of the pending entry `replaces`): its id,
+    None when the same transaction has its entry already. Its fields are kept (services.pending
     rebuilds a speed-up or a cancel from them), its call data only up to KEPT_CALLDATA_CHARS: every
     Activity listing reads them, and a client other than ours can submit 150 kB calls (such an
     entry offers no speed-up or cancel)."""
@@ -136,7 +138,7 @@ def record_submitted(
         kind, counterparty, amount = call
         try:
             info = tokens.token_info(user, chain, to)
-        except AppError:  # the node went away after the broadcast: record the entry without symbol
+        except AppError:  # the node does not answer: record the entry without symbol
             info = None
         fields = {
             "type": kind,
@@ -156,7 +158,7 @@ def record_submitted(
             "counterparty": to,
         }
     try:
-        record_activity(
+        return record_activity(
             stored_id(user),
             chain_id=chain.chain_id,
             tx_hash=tx_hash,
@@ -176,6 +178,25 @@ def record_submitted(
         )
     except IntegrityError:  # uq_activities_own_tx: the same signed transaction, submitted again
         log.info("activity of %s recorded already", tx_hash)
+        return None
+
+
+def sent_again(user: User, chain: ChainConfig, tx_hash: str) -> None:
+    """The node took a transaction submitted before: its entry, if the status refresh found it
+    dropped (services.pending), is pending again."""
+    with get_session() as db:
+        db.execute(
+            update(Activity)
+            .where(
+                col(Activity.user_id) == stored_id(user),
+                col(Activity.chain_id) == chain.chain_id,
+                col(Activity.tx_hash) == tx_hash,
+                col(Activity.status) == pending.DROPPED,
+                text(OWN_TX_ENTRY),
+            )
+            .values(status=pending.PENDING)
+        )
+        db.commit()
 
 
 def record_activity(
@@ -220,6 +241,12 @@ def record_activity(
         return activity_id
 
 
+def delete_entry(activity_id: int) -> None:
+    with get_session() as db:
+        crud.delete_activity(db, activity_id)
+        db.commit()
+
+
 def get_entry(activity_id: int) -> Activity | None:
     with get_session() as db:
         return crud.get_activity(db, activity_id)
@@ -258,7 +285,7 @@ def replaceable(rows: list[Activity]) -> set[int]:
 def activities(user: User | int, refresh: bool = True) -> list[dict]:
     """The user's entries, newest first: {id, type, summary, chain_id, tx_hash, token_address,
     token_symbol, token_decimals, amount, counterparty, status, created_at, replaces_tx,
-    replaceable}. status: submitted (pending), ok, failed, replaced, cancelled."""
+    replaceable}. status: submitted (pending), ok, failed, replaced, cancelled, dropped."""
     with get_session() as db:
         u = accounts.get_user(db, user)
         rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)

@@ -5,7 +5,7 @@ each entry stores its nonce and its fields. A pending one can be replaced by a t
 same nonce and a higher gas price: a speed-up (the same call) or a cancel (0 of the native coin to
 the sender itself). The entries of one (chain, sender, nonce) are a group; the chain mines at most
 one of them, so once one has a receipt the others are 'replaced' (or 'cancelled' when the winner is
-a cancel) and never counted.
+a cancel) and never counted. A group the node never got (or dropped) is 'dropped' (DROP_AFTER_SECONDS).
 
 Pure functions first (table-tested in tests/unit/services/test_pending.py), then the reads.
 """
@@ -24,7 +24,7 @@ from sqlmodel import col, select
 
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Activity, User, stored_id
+from wallet_app.models import Activity, User, now_epoch, stored_id
 from wallet_app.services import accounts, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
@@ -38,6 +38,11 @@ log = logging.getLogger(__name__)
 BUMP_PERCENT = 10
 CANCEL_GAS = 21_000
 PENDING = "submitted"
+# A signed entry of a group the node holds no member of, with its nonce unused, this long after the
+# newest was recorded: its broadcast never reached the node (no answer; the worker stopped between
+# the entry and the broadcast) or the node dropped it from its pool. Shown as such, not pending for ever.
+DROPPED = "dropped"
+DROP_AFTER_SECONDS = 600
 KINDS = ("speedup", "cancel")
 # An activity id as a link or a client sends it: ASCII digits that fit the database's integer
 # (str.isdigit() also takes "²", which int() refuses, and 30 digits overflow SQLite's INTEGER).
@@ -161,6 +166,14 @@ def _known_to_node(chain: ChainConfig, tx_hash: str) -> bool:
         return True
 
 
+def _dropped(chain: ChainConfig, group: list[Activity]) -> bool:
+    """No member of a pending group (nonce unused, none mined) is the node's, the newest recorded
+    more than DROP_AFTER_SECONDS ago (a broadcast may still be on its way before)."""
+    if now_epoch() - max(r.created_at for r in group) <= DROP_AFTER_SECONDS:
+        return False
+    return not any(_known_to_node(chain, r.tx_hash) for r in group if r.tx_hash)
+
+
 def _group(db: Any, row: Activity) -> list[Activity]:
     rows = db.exec(
         select(Activity).where(
@@ -203,7 +216,10 @@ def refresh_group(chain: ChainConfig, row: Activity) -> None:
                 mined[stored_id(r)] = s
     if used and not mined and any(_known_to_node(chain, r.tx_hash) for r in group if r.tx_hash):
         used = False
-    changes = resolve_group([Member(stored_id(r), r.type, r.status) for r in group], mined, used)
+    if fields is not None and not used and not mined and _dropped(chain, group):
+        changes = {stored_id(r): DROPPED for r in group if r.status == PENDING}
+    else:
+        changes = resolve_group([Member(stored_id(r), r.type, r.status) for r in group], mined, used)
     if changes:
         with get_session() as db:
             for activity_id, status in changes.items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from wallet_app.errors import AppError
+from wallet_app.errors import AppError, logged_code
 from wallet_app.models import User
 from wallet_app.services import accounts, activity, pending, tokens
 from wallet_app.services import chain as chain_svc
@@ -41,9 +41,15 @@ def build_transfer(user: User | int, chain_id: Any, token_address: Any, to: Any,
 
 def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     """Checks that the signed transaction is from the user's address and for a configured
-    chain, broadcasts it once (never retried), records an activity, returns {tx_hash}.
-    `replaces`: the id of the user's pending entry this one speeds up or cancels (same nonce,
-    a higher price: services.pending.check_replacement); the new entry is linked to it."""
+    chain, records its activity entry (pending), broadcasts it once (never retried), returns
+    {tx_hash}. `replaces`: the id of the user's pending entry this one speeds up or cancels (same
+    nonce, a higher price: services.pending.check_replacement); the new entry is linked to it.
+
+    The entry comes first: nothing else records a send (the indexer records what others send),
+    so a worker dying or the database failing after the broadcast lost it for good. The same bytes
+    submitted again find their entry (uq_activities_own_tx). A transaction the node refuses takes
+    its new entry with it; one whose broadcast got no answer stays pending, and the status
+    refresh settles it (services.pending: mined, replaced, or dropped when the node never got it)."""
     accounts.hit("tx_submit", user)
     u, address = _address_of(user)
     decoded = chain_svc.decode_raw_tx(raw_tx)
@@ -57,16 +63,34 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
         pending.check_replacement(u, decoded, replaces)
         replaced = activity.get_entry(int(replaces))
     try:
+        entry_id = activity.record_submitted(u, chain, decoded, decoded.tx_hash, replaces=replaced)
+    except AppError:
+        raise
+    except Exception as e:  # nothing is broadcast without its entry: the user may try again
+        raise AppError(logged_code(log, "recording a send", e)) from e
+    try:
         tx_hash = chain_svc.submit_raw(chain, raw_tx, expected_sender=address)
     except AppError as e:
+        if entry_id is not None and e.code != "rpc_unavailable":  # refused, and not the node's
+            _forget(entry_id)
         if replaced is None:
             raise
         raise pending.node_refusal(e) from e
-    try:
-        activity.record_submitted(u, chain, decoded, tx_hash, replaces=replaced)
-    except Exception:  # the transaction is out: a bookkeeping failure must not hide its hash
-        log.exception("could not record activity for %s", tx_hash)
+    if entry_id is None:  # sent before: an entry the status refresh found dropped is pending again
+        try:
+            activity.sent_again(u, chain, tx_hash)
+        except Exception:  # the transaction is out: a bookkeeping failure must not hide its hash
+            log.exception("could not mark %s pending again", tx_hash)
     return {"tx_hash": tx_hash}
+
+
+def _forget(entry_id: int) -> None:
+    """Removes the entry of a transaction the node refused (no send of it is shown). Should that
+    fail, the entry stays pending until the status refresh finds it dropped."""
+    try:
+        activity.delete_entry(entry_id)
+    except Exception:
+        log.exception("could not remove the entry %s of a refused transaction", entry_id)
 
 
 def build_replacement(user: User | int, activity_id: Any, kind: Any) -> dict:

@@ -24,7 +24,7 @@ from wallet_app.state.base import SignedInState
 log = logging.getLogger(__name__)
 
 TYPES = ("transfer", "approve", "payment", "call", "cancel", "receive")  # receive: services.indexer
-STATUSES = ("submitted", "ok", "failed", "replaced", "cancelled")
+STATUSES = ("submitted", "ok", "failed", "replaced", "cancelled", "dropped")
 REPLACE_KINDS = ("speedup", "cancel")
 POLL_INTERVAL_S = 2.0
 POLL_MAX = 15  # pending entries are re-read at most this often per page load (30 s)

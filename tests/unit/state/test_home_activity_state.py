@@ -64,7 +64,7 @@ def test_render_summary(fields, en, ko):
 
 @pytest.mark.parametrize("status, shown", [("submitted", "submitted"), ("ok", "ok"), ("failed", "failed"),
                                            ("replaced", "replaced"), ("cancelled", "cancelled"),
-                                           ("weird", ""), (None, "")])
+                                           ("dropped", "dropped"), ("weird", ""), (None, "")])
 def test_entry_view(status, shown):
     v = entry_view(entry(status=status))
     assert v["status"] == shown
