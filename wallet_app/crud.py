@@ -2,10 +2,19 @@
 
 from typing import Any
 
-from sqlalchemy import Float, Row, bindparam, cast, delete, func, insert, update
+from sqlalchemy import Float, Row, bindparam, cast, delete, func, insert, text, update
 from sqlmodel import Session, col, select
 
-from wallet_app.models import Activity, Payment, User, UserSession, UserToken, now_epoch
+from wallet_app.models import (
+    OWN_ENTRY,
+    RECEIVED_ENTRY,
+    Activity,
+    Payment,
+    User,
+    UserSession,
+    UserToken,
+    now_epoch,
+)
 
 
 def get_user(db: Session, user_id: int) -> User | None:
@@ -118,15 +127,20 @@ def get_activity(db: Session, activity_id: int) -> Activity | None:
 
 
 def list_activities(db: Session, user_id: int, limit: int) -> list[Activity]:
-    """Newest first."""
-    return list(
-        db.exec(
-            select(Activity)
-            .where(Activity.user_id == user_id)
-            .order_by(col(Activity.created_at).desc(), col(Activity.id).desc())
-            .limit(limit)
-        )
-    )
+    """Newest first: the user's own newest `limit` entries (sends, payments, approvals: all but the
+    transfers received), their pending ones (`limit` at most) however old, and the newest `limit`
+    transfers received. Read apart: anyone can send the user transfers (dust, address poisoning),
+    and a flood of them pushed the user's own sends, and a pending one's Speed up, off the list.
+    The type conditions are the partial indexes' own words (models.OWN_ENTRY, RECEIVED_ENTRY)."""
+    newest = (col(Activity.created_at).desc(), col(Activity.id).desc())
+    mine = select(Activity).where(Activity.user_id == user_id)
+    queries = [
+        mine.where(text(OWN_ENTRY)),
+        mine.where(text(OWN_ENTRY), Activity.status == "submitted"),
+        mine.where(text(RECEIVED_ENTRY)),
+    ]
+    rows = {r.id: r for query in queries for r in db.exec(query.order_by(*newest).limit(limit))}
+    return sorted(rows.values(), key=lambda r: (r.created_at, r.id), reverse=True)
 
 
 # ---------------------------------------------------------------- payments

@@ -71,6 +71,10 @@ class UserToken(SQLModel, table=True):
 
 
 OWN_TX_ENTRY = "log_index IS NULL AND type <> 'payment'"  # the entries of the user's own signed transactions
+# The transfers others sent the user (services.indexer.RECEIVE), and all the other entries: the
+# user's own (sends, payments, approvals). The activity list reads them apart (crud.list_activities).
+RECEIVED_ENTRY = "type = 'receive'"
+OWN_ENTRY = "type <> 'receive'"
 
 
 class Activity(SQLModel, table=True):
@@ -92,6 +96,25 @@ class Activity(SQLModel, table=True):
             unique=True,
             sqlite_where=text(OWN_TX_ENTRY),
             postgresql_where=text(OWN_TX_ENTRY),
+        ),
+        # The activity list's two reads, newest first (crud.list_activities): the user's own entries
+        # and the transfers received, each an index walk of its newest rows, however many of the
+        # other kind there are (a flood of received dust).
+        Index(
+            "ix_activities_user_own",
+            "user_id",
+            "created_at",
+            "id",
+            sqlite_where=text(OWN_ENTRY),
+            postgresql_where=text(OWN_ENTRY),
+        ),
+        Index(
+            "ix_activities_user_received",
+            "user_id",
+            "created_at",
+            "id",
+            sqlite_where=text(RECEIVED_ENTRY),
+            postgresql_where=text(RECEIVED_ENTRY),
         ),
     )
 

@@ -247,3 +247,31 @@ def test_a_chain_started_afresh_is_indexed_from_its_head(users, chain, w3, send_
     assert indexer.index_chain(chain, OWNER)["blocks"] == 1
     send_tx(Account.from_key(ANVIL_KEY_3), alice.address, value=10**15)
     assert indexer.index_chain(chain, OWNER)["received"] == 1
+
+
+def test_a_flood_of_dust_leaves_the_users_own_entries_in_the_list(users, chain, send_tx):
+    """Anyone can send a user 1 wei, a hundred times (found by an audit): the activity list, its newest
+    100 entries, then held only those, and the user's own sends (a pending one's Speed up with them)
+    were gone. The list reads the user's own entries and the transfers received apart."""
+    alice_id, alice = users["alice"]
+    indexer.index_chain(chain, OWNER)
+    friend = Account.create().address.lower()
+    tusd = chain.tokens[0].token_address
+    pending_id = activity.record_activity(
+        alice_id, "transfer", chain_id=chain.chain_id, tx_hash="0x" + "cd" * 32, token_address=tusd,
+        token_symbol="tUSD", token_decimals=6, amount=7, counterparty=friend, nonce=0,
+        data={"from": alice.address.lower(), "to": tusd, "data": "0x", "value": "0", "gas_limit": "60000",
+              "gas_price": "1000000000"})
+    sent_id = activity.record_activity(
+        alice_id, "transfer", chain_id=chain.chain_id, tx_hash="0x" + "ab" * 32, token_address=tusd,
+        token_symbol="tUSD", token_decimals=6, amount=5_000_000, counterparty=friend, status="ok")
+    outsider = Account.from_key(ANVIL_KEY_3)
+    for _ in range(activity.ACTIVITY_LIMIT + 1):
+        send_tx(outsider, alice.address, value=1)
+    indexer.index_chain(chain, OWNER)
+    shown = activity.activities(alice_id, refresh=False)
+    assert [e["id"] for e in shown if e["type"] != "receive"] == [sent_id, pending_id]
+    assert sum(e["type"] == "receive" for e in shown) == activity.ACTIVITY_LIMIT
+    assert next(e for e in shown if e["id"] == pending_id)["replaceable"] is True
+    assert [(e["created_at"], e["id"]) for e in shown] == sorted(((e["created_at"], e["id"]) for e in shown),
+                                                                 reverse=True)

@@ -90,3 +90,24 @@ def test_received_transfers_do_not_push_the_users_recipients_out_of_the_history(
         activity.record_activity(user.id, "receive", chain_id=31337, counterparty=lookalike, amount=1, status="ok")
     assert activity.known_counterparties(user.id) == [_USED]
     assert activity.recipient_risk(lookalike, activity.known_counterparties(user.id)) == "lookalike"
+
+
+def test_the_list_keeps_the_users_own_entries_and_every_pending_one_among_many_received(db):
+    """The activity list: the user's own newest ACTIVITY_LIMIT entries, the newest ACTIVITY_LIMIT
+    transfers received, and a pending send however many newer entries there are (its Speed up and
+    Cancel), newest first. Before, the newest ACTIVITY_LIMIT of all: a flood of dust left only it."""
+    from wallet_app.services import accounts
+
+    user = accounts.login_user("sub-list", "list@example.com", "en")
+    accounts.set_address(user.id, "0x" + "ab" * 20)
+    fields = {"from": "0x" + "ab" * 20, "to": _USED, "data": "0x", "value": "1", "gas_limit": "21000",
+              "gas_price": "1"}
+    stuck = activity.record_activity(user.id, "transfer", chain_id=31337, tx_hash="0x" + "01" * 32, nonce=0,
+                                     counterparty=_USED, amount=1, data=fields)
+    sent = [activity.record_activity(user.id, "transfer", chain_id=31337, counterparty=_USED, amount=1, status="ok")
+            for _ in range(activity.ACTIVITY_LIMIT)]
+    received = [activity.record_activity(user.id, "receive", chain_id=31337, counterparty=_USED, amount=1,
+                                         status="ok") for _ in range(activity.ACTIVITY_LIMIT + 5)]
+    shown = activity.activities(user.id, refresh=False)
+    assert [e["id"] for e in shown] == [*received[:4:-1], *sent[::-1], stuck]  # ids follow the time here
+    assert shown[-1]["replaceable"] is True
