@@ -195,6 +195,9 @@ class Settings(BaseSettings):
     # Balance reads per user (/assets, the Home page's token list): each is an eth_call per chain
     # (and, when a token's balanceOf fails, one per token), on the operator's node quota.
     rate_limit_balances: str = "2/second;60/minute"
+    # Pending sends' receipts read per user when the activity is listed (/activities, the Activity
+    # page, which polls every 2 s while a send is pending): over it the entries are listed as stored.
+    rate_limit_activity_refresh: str = "2/second;60/minute"
     # New websockets per client IP (an IPv6 client by its /64): each page load opens one, and each
     # keeps a client state in Redis for an hour (core/sockets.py).
     rate_limit_socket_open: str = "10/second;120/minute"

@@ -44,6 +44,7 @@ KINDS = (
     "tx_submit",
     "sign_preview",
     "balances",
+    "activity_refresh",
     "socket_open",
     "payment_quote",
     "payment_execute",

@@ -289,11 +289,15 @@ def activities(user: User | int, refresh: bool = True) -> list[dict]:
     with get_session() as db:
         u = accounts.get_user(db, user)
         rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
-    if refresh:
+    if refresh and any(r.status == pending.PENDING and r.tx_hash for r in rows):
         try:
+            # The receipts are read from the chain node: rate-limited per user (the entries are
+            # listed all the same, as last stored).
+            accounts.hit("activity_refresh", u)
             pending.refresh(rows, RECEIPT_REFRESH_LIMIT)
         except AppError as e:
-            log.warning("activity refresh skipped: %s", e)
+            if e.code != "rate_limited":
+                log.warning("activity refresh skipped: %s", e)
     can_replace = replaceable(rows)
     return [
         {

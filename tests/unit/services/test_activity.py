@@ -111,3 +111,28 @@ def test_the_list_keeps_the_users_own_entries_and_every_pending_one_among_many_r
     shown = activity.activities(user.id, refresh=False)
     assert [e["id"] for e in shown] == [*received[:4:-1], *sent[::-1], stuck]  # ids follow the time here
     assert shown[-1]["replaceable"] is True
+
+
+def test_the_receipt_reads_of_a_listing_are_rate_limited_the_listing_is_not(db, monkeypatch, request):
+    """Each listing with a pending send reads the chain node: RATE_LIMIT_ACTIVITY_REFRESH per user;
+    over it the entries are listed as stored. A list with nothing pending spends nothing."""
+    from wallet_app.core.config import get_settings
+    from wallet_app.services import accounts, pending
+
+    monkeypatch.setenv("RATE_LIMIT_ACTIVITY_REFRESH", "2/minute")
+    get_settings.cache_clear()
+    request.addfinalizer(get_settings.cache_clear)  # after monkeypatch's own undo: the next test's settings
+    refreshed: list[list[int]] = []
+    monkeypatch.setattr(pending, "refresh", lambda rows, limit: refreshed.append([r.id for r in rows]))
+    user = accounts.login_user("sub-refresh", "refresh@example.com", "en")
+    accounts.set_address(user.id, "0x" + "ab" * 20)
+    done = activity.record_activity(user.id, "transfer", chain_id=31337, tx_hash="0x" + "02" * 32,
+                                    counterparty=_USED, amount=1, status="ok")
+    for _ in range(3):
+        assert [e["id"] for e in activity.activities(user.id)] == [done]
+    assert refreshed == []
+    sent = activity.record_activity(user.id, "transfer", chain_id=31337, tx_hash="0x" + "03" * 32,
+                                    counterparty=_USED, amount=1)
+    for _ in range(3):
+        assert [e["id"] for e in activity.activities(user.id)] == [sent, done]
+    assert refreshed == [[sent, done]] * 2
