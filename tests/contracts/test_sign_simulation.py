@@ -1,8 +1,11 @@
 """services.txpreview.simulate on anvil: the /sign page's balance changes are simulated as the
-transaction will run, so a contract cannot tell the simulation from the real thing by its gas price."""
+transaction will run, so a contract cannot tell the simulation from the real thing by its gas price,
+or by its block's number or prevrandao (test contracts: contracts/test/SimulationTell.sol)."""
 
 from eth_account import Account
 
+from contracts import artifacts
+from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract
 from wallet_app.services import txpreview
 from wallet_app.services.eth import ZERO_ADDRESS
 
@@ -39,3 +42,44 @@ def test_a_queued_send_after_a_pending_one_is_still_previewed(chain, w3, funded)
         w3.provider.make_request("evm_setAutomine", [True])
         w3.provider.make_request("evm_mine", [])
     assert (sim.status, sim.changes) == ("ok", {ZERO_ADDRESS: -7})
+
+
+# ---------------------------------------------------------------- the simulated block (txpreview.next_block)
+
+
+def _tell(w3, send_tx):
+    """A SimulationTell with 1 ETH to pay back from: (address, contract)."""
+    address = _deploy_contract(w3, DEV_DEPLOYER_KEY, "SimulationTell")
+    send_tx(Account.from_key(DEV_DEPLOYER_KEY), address, "0x", 10**18)
+    return address, w3.eth.contract(address=address, abi=artifacts.abi("SimulationTell"))
+
+
+def _preview_then_send(chain, w3, funded, send_tx, to, data):
+    """The simulated changes of sending BAIT with `data`, then the real change (the fee left out)."""
+    tx = {"chain_id": "31337", "to": to, "data": data, "value": str(BAIT), "nonce": "0", "gas_limit": "100000",
+          "gas_price": str(w3.eth.gas_price)}
+    sim = txpreview.simulate(chain, funded.address, tx)
+    before = w3.eth.get_balance(funded.address)
+    receipt = send_tx(funded, to, data, BAIT)
+    real = w3.eth.get_balance(funded.address) - before + receipt["gasUsed"] * receipt["effectiveGasPrice"]
+    return (sim.status, sim.changes), real
+
+
+def test_the_preview_runs_in_the_next_blocks_number(chain, w3, funded, send_tx):
+    """anvil simulated at the latest block's number: a contract paying back only there showed +BAIT
+    for a transaction that takes BAIT (found by an audit)."""
+    address, tell = _tell(w3, send_tx)
+    data = tell.encode_abi("claimByNumber", [w3.eth.block_number])
+
+    assert _preview_then_send(chain, w3, funded, send_tx, address, data) == (("ok", {ZERO_ADDRESS: -BAIT}), -BAIT)
+
+
+def test_the_preview_runs_with_a_prevrandao_of_its_own(chain, w3, funded, send_tx):
+    """Left to the node, the simulated block's prevrandao is the latest block's (anvil) or 0 (geth):
+    a contract paying back only then showed +BAIT for a transaction that takes BAIT (found by an audit)."""
+    address, tell = _tell(w3, send_tx)
+    send_tx(funded, address, tell.encode_abi("mark", []))  # the latest block's prevrandao, kept
+    data = tell.encode_abi("claimByRandao", [])
+
+    assert _preview_then_send(chain, w3, funded, send_tx, address, data) == (("ok", {ZERO_ADDRESS: -BAIT}), -BAIT)
+

@@ -26,12 +26,15 @@ counterparty(tx) -> who the transaction gives to (a token call's recipient or sp
 parse_simulation(answer, owner) -> Simulation: the owner's balance changes per token (the zero
     address: the native coin) from an eth_simulateV1 answer with traceTransfers (native value
     moves are traced as Transfer logs of 0xeeee…eeee), "reverted", or "unavailable" for any
-    error or unexpected shape (item 2; tested with answers recorded from anvil 1.7.1).
+    error or unexpected shape (item 2; tested with answers recorded from anvil 1.7.1). simulate
+    runs it in the next block as near as can be told (next_block).
 """
 
 from __future__ import annotations
 
 import asyncio
+import secrets
+import time
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -301,8 +304,26 @@ def balance_changes(
 # ---------------------------------------------------------------- reads
 
 
+def next_block(latest: dict[str, Any], now: float) -> dict[str, str]:
+    """eth_simulateV1's blockOverrides: the block after `latest` (eth_getBlockByNumber's answer), as
+    near as can be told to the one the transaction will be mined in. Left to the node, geth
+    simulates with prevrandao 0 (never so in a real block), anvil at the latest block's own number
+    and prevrandao: a contract can tell the simulation by them and pay the user back only then.
+    Its number is the next; its time now, or just after the latest's if that is later (a node
+    refuses a time not after it); its prevrandao 32 random bytes (no contract can know the next
+    block's); its fee recipient the latest block's (a chain with one sequencer has the same in
+    every block, where a made-up one would tell)."""
+    return {
+        "number": hex(int(latest["number"], 16) + 1),
+        "time": hex(max(int(now), int(latest["timestamp"], 16) + 1)),
+        "prevRandao": "0x" + secrets.token_bytes(32).hex(),
+        "feeRecipient": latest["miner"],
+    }
+
+
 def simulate(chain: ChainConfig, owner: str, tx: dict[str, str], as_sent: bool = True) -> Simulation:
-    """eth_simulateV1 of `tx` from `owner` on the latest block; unavailable when the node cannot.
+    """eth_simulateV1 of `tx` from `owner` in the block after the latest (next_block), on the
+    latest's state; unavailable when the node cannot.
     `as_sent`: at the link's gas price, validated as a real transaction. Unvalidated, the node
     simulates at a gas price and base fee of 0, and a contract that checks `tx.gasprice` can pay
     the user back only then, so the page showed a gain where the real transaction takes the value.
@@ -320,9 +341,13 @@ def simulate(chain: ChainConfig, owner: str, tx: dict[str, str], as_sent: bool =
     if as_sent:
         call["gasPrice"] = hex(int(tx["gas_price"]))
         options["validation"] = True
-    params = [{"blockStateCalls": [{"calls": [call]}], **options}, "latest"]
     try:
-        answer = chain_svc.web3_for(chain).provider.make_request(RPCEndpoint("eth_simulateV1"), params)
+        provider = chain_svc.web3_for(chain).provider
+        latest = provider.make_request(RPCEndpoint("eth_getBlockByNumber"), ["latest", False])["result"]
+        block = {"blockOverrides": next_block(latest, time.time()), "calls": [call]}
+        # On the block read, by its number: the next block's number must follow it.
+        params = [{"blockStateCalls": [block], **options}, latest["number"]]
+        answer = provider.make_request(RPCEndpoint("eth_simulateV1"), params)
     except Exception:  # noqa: BLE001 - a node that cannot simulate: 'Preview unavailable.'
         return UNAVAILABLE
     return parse_simulation(answer, owner)

@@ -1,6 +1,6 @@
 """Parsing eth_simulateV1 answers (services.txpreview.parse_simulation) with answers recorded from
 anvil 1.7.1 (tests/unit/services/recorded/simulate_v1_anvil_1.7.1.json): an ERC-20 transfer, a native
-transfer, a reverting call and a node error."""
+transfer, a reverting call and a node error; and the block it is simulated in (next_block)."""
 
 import json
 from pathlib import Path
@@ -15,6 +15,7 @@ from wallet_app.services.txpreview import (
     TRANSFER_TOPIC,
     Simulation,
     change_text,
+    next_block,
     parse_simulation,
 )
 
@@ -95,3 +96,55 @@ def test_a_simulation_that_changes_more_tokens_than_are_looked_up_is_unavailable
     logs = [{"address": "0x" + f"{i:040x}", "topics": [TRANSFER_TOPIC, _topic(OTHER), _topic(OWNER)],
              "data": "0x" + f"{1:064x}"} for i in range(1, tokens + 1)]
     assert parse_simulation(_answer(*logs), OWNER).status == status
+
+# ---------------------------------------------------------------- the simulated block
+
+LATEST = {"number": "0x10", "timestamp": hex(1_000), "miner": "0x" + "5e" * 20, "hash": "0x" + "ab" * 32}
+
+
+@pytest.mark.parametrize("now, time", [(2_000.7, hex(2_000)), (1_000, hex(1_001)), (10, hex(1_001))])
+def test_next_block_follows_the_latest(now, time):
+    """The next number; now, or just after the latest's time (a node refuses one not after it); the
+    latest's fee recipient; 32 random bytes of prevrandao (geth's is 0, anvil's the latest's)."""
+    block = next_block(LATEST, now)
+    assert {k: v for k, v in block.items() if k != "prevRandao"} == {
+        "number": "0x11", "time": time, "feeRecipient": LATEST["miner"]}
+    assert len(block["prevRandao"]) == 66 and int(block["prevRandao"], 16) != 0
+    assert next_block(LATEST, now)["prevRandao"] != block["prevRandao"]
+
+
+def test_simulate_sends_the_next_block_on_the_latest_read(monkeypatch):
+    """eth_simulateV1 on the block read (by its number: a block mined meanwhile would come before the
+    overridden next one), with next_block's overrides, and the link's call."""
+    from types import SimpleNamespace
+
+    from wallet_app.services import txpreview
+    from wallet_app.services.chain import ChainConfig
+
+    asked = []
+
+    def make_request(method, params):
+        asked.append((method, params))
+        return {"result": LATEST} if method == "eth_getBlockByNumber" else RECORDED["transfer"]
+
+    w3 = SimpleNamespace(provider=SimpleNamespace(make_request=make_request))
+    monkeypatch.setattr(txpreview.chain_svc, "web3_for", lambda chain: w3)
+    monkeypatch.setattr(txpreview.time, "time", lambda: 5_000)
+    chain = ChainConfig(31337, "anvil", "http://127.0.0.1:1", "0x" + "11" * 20, None, "ETH", "Ether", 18, None, ())
+    tx = {"chain_id": "31337", "to": TUSD, "data": "0xa9059cbb", "value": "0", "nonce": "0", "gas_limit": "60000",
+          "gas_price": "7"}
+
+    assert txpreview.simulate(chain, OWNER, tx) == Simulation("ok", {TUSD.lower(): -12_500_000})
+    (block_method, block_params), (method, (options, tag)) = asked
+    assert (block_method, block_params, method, tag) == ("eth_getBlockByNumber", ["latest", False], "eth_simulateV1",
+                                                         "0x10")
+    [state] = options.pop("blockStateCalls")
+    assert options == {"traceTransfers": True, "validation": True}
+    assert state["calls"] == [{"from": OWNER, "to": TUSD, "data": "0xa9059cbb", "value": "0x0", "gas": hex(60_000),
+                               "gasPrice": "0x7"}]
+    assert {k: v for k, v in state["blockOverrides"].items() if k != "prevRandao"} == {
+        "number": "0x11", "time": hex(5_000), "feeRecipient": LATEST["miner"]}
+    # A node that cannot read its latest block: unavailable, nothing simulated.
+    asked.clear()
+    w3.provider.make_request = lambda method, params: {"error": {"code": -32000, "message": "no"}}
+    assert txpreview.simulate(chain, OWNER, tx) == Simulation("unavailable", {})
