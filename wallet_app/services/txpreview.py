@@ -27,7 +27,8 @@ parse_simulation(answer, owner) -> Simulation: the owner's balance changes per t
     address: the native coin) from an eth_simulateV1 answer with traceTransfers (native value
     moves are traced as Transfer logs of 0xeeee…eeee), "reverted", or "unavailable" for any
     error or unexpected shape (item 2; tested with answers recorded from anvil 1.7.1). simulate
-    runs it in the next block as near as can be told (next_block).
+    runs it in the next block as near as can be told (next_block); a gain it shows is said to be
+    the simulation's word only (sign_warn_gain).
 """
 
 from __future__ import annotations
@@ -391,6 +392,8 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) 
     for warning in unknown_changed:  # the called token's may be there already
         if warning not in preview.warnings:
             preview.warnings.append(warning)
+    if any(units > 0 and infos.get(changed) is not None for changed, units in sim.changes.items()):
+        preview.warnings.append(Line("sign_warn_gain"))  # what comes in is the simulation's word only
     return replace(preview, changes=changes, simulation=sim.status), refused
 
 

@@ -192,6 +192,11 @@ def test_line_texts_in_both_languages():
     (Line("sign_warn_malformed_call", {"function": "approve"}),
      "The data of this approve call is not exactly its arguments, so it cannot be signed.",
      "이 approve 호출의 데이터가 인수와 정확히 일치하지 않아 서명할 수 없습니다."),
+    (Line("sign_warn_gain"),
+     "Amounts coming in are only what a simulation gave: the contract can pay differently, or nothing, "
+     "when the transaction is mined.",
+     "들어오는 금액은 시뮬레이션 결과일 뿐입니다: 거래가 실제로 처리될 때 컨트랙트가 다르게 지급하거나 "
+     "지급하지 않을 수 있습니다."),
     (Line("sign_warn_unknown_token", {"token": "0xABcD…1234"}),
      "Unknown token 0xABcD…1234: it is not on your token list, so the name and symbol it gives itself are not shown.",
      "알 수 없는 토큰 0xABcD…1234: 내 토큰 목록에 없어 토큰이 스스로 밝힌 이름과 기호를 표시하지 않습니다."),
@@ -305,8 +310,20 @@ def test_reads_the_fake_swap_shows_the_unlisted_token_by_its_address(reads):
     preview, refused = reads(tx("0xdeadbeef", to=A), {TOKEN.token_address.lower(): -12_500_000,
                                                       FAKE.token_address: 1_000 * 10**6})
     assert preview.changes == ["-12.5 tUSD", "+1,000 0xABcD…1234"]
-    assert preview.warnings == [Line("sign_warn_unknown"), UNKNOWN_FAKE]
+    assert preview.warnings == [Line("sign_warn_unknown"), UNKNOWN_FAKE, Line("sign_warn_gain")]
     assert refused is None
+
+
+@pytest.mark.parametrize("changes, shown, gain", [
+    ({ZERO: 10**17}, ["+0.1 ETH"], True),  # what a contract pays back may be paid in the simulation only
+    ({ZERO: -(10**17)}, ["-0.1 ETH"], False),
+    ({ZERO: -(10**17), TOKEN.token_address.lower(): 1}, ["-0.1 ETH", "+0.000001 tUSD"], True),
+    ({B.lower(): 5}, [], False),  # not an ERC-20: not shown, nor warned of
+])
+def test_reads_a_gain_is_the_simulations_word_only(reads, changes, shown, gain):
+    preview, _ = reads(tx("0xdeadbeef", to=A), changes)
+    assert preview.changes == shown
+    assert preview.warnings == [Line("sign_warn_unknown"), *([Line("sign_warn_gain")] if gain else [])]
 
 
 def test_reads_a_call_to_an_unlisted_token_names_it_by_its_address_once(reads):

@@ -32,6 +32,10 @@ EN: dict[str, str] = {
     "sign_selector": "Function selector",
     "sign_warn_unlimited": "Unlimited approval: this address can take all of this token.",
     "sign_warn_unknown": "Unknown function: check that you trust this site.",
+    "sign_warn_gain": (
+        "Amounts coming in are only what a simulation gave: the contract can pay differently, or nothing, "
+        "when the transaction is mined."
+    ),
     "sign_warn_malformed_call": (
         "The data of this {function} call is not exactly its arguments, so it cannot be signed."
     ),
@@ -86,6 +90,10 @@ KO: dict[str, str] = {
     "sign_selector": "함수 선택자",
     "sign_warn_unlimited": "무제한 승인: 이 주소가 이 토큰을 모두 가져갈 수 있습니다.",
     "sign_warn_unknown": "알 수 없는 함수: 이 사이트를 신뢰하는지 확인하세요.",
+    "sign_warn_gain": (
+        "들어오는 금액은 시뮬레이션 결과일 뿐입니다: 거래가 실제로 처리될 때 컨트랙트가 다르게 지급하거나 "
+        "지급하지 않을 수 있습니다."
+    ),
     "sign_warn_malformed_call": "이 {function} 호출의 데이터가 인수와 정확히 일치하지 않아 서명할 수 없습니다.",
     "sign_warn_unknown_token": (
         "알 수 없는 토큰 {token}: 내 토큰 목록에 없어 토큰이 스스로 밝힌 이름과 기호를 표시하지 않습니다."
