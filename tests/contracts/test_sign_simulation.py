@@ -1,12 +1,16 @@
 """services.txpreview.simulate on anvil: the /sign page's balance changes are simulated as the
 transaction will run, so a contract cannot tell the simulation from the real thing by its gas price,
-or by its block's number or prevrandao (test contracts: contracts/test/SimulationTell.sol)."""
+or by its block's number or prevrandao (test contracts: contracts/test/SimulationTell.sol); and an
+approval the user gives shows as 'No balance changes.' only when the preview's lines name it
+(contracts/test/OldApprovalToken.sol)."""
 
+from eth_abi import encode
 from eth_account import Account
 
 from contracts import artifacts
 from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract
 from wallet_app.services import txpreview
+from wallet_app.services.chain import token_metadata
 from wallet_app.services.eth import ZERO_ADDRESS
 
 # Runtime code: when tx.gasprice is 0 (an unvalidated simulation), send the whole balance back to
@@ -83,3 +87,42 @@ def test_the_preview_runs_with_a_prevrandao_of_its_own(chain, w3, funded, send_t
 
     assert _preview_then_send(chain, w3, funded, send_tx, address, data) == (("ok", {ZERO_ADDRESS: -BAIT}), -BAIT)
 
+
+# ---------------------------------------------------------------- approvals (found by an audit)
+
+
+def _link(w3, to, data):
+    return {"chain_id": "31337", "to": to, "data": data, "value": "0", "nonce": "0", "gas_limit": "100000",
+            "gas_price": str(w3.eth.gas_price)}
+
+
+def test_an_old_tokens_increase_approval_is_decoded_and_its_approval_shown(chain, w3, funded):
+    """increaseApproval (OpenZeppelin 1.x) read 'Contract call', 'Unknown function', and the recipient
+    check looked at the token."""
+    address = _deploy_contract(w3, DEV_DEPLOYER_KEY, "OldApprovalToken")
+    old = w3.eth.contract(address=address, abi=artifacts.abi("OldApprovalToken"))
+    attacker = Account.create().address
+    tx = _link(w3, address, old.encode_abi("increaseApproval", [attacker, 2**256 - 1]).lower())
+
+    preview = txpreview.describe(tx, chain, token_metadata(chain, address))
+    assert preview.lines == [txpreview.Line("sign_line_approve", {"spender": attacker, "amount": "sign_unlimited",
+                                                                  "symbol": "OLD"}, keyed=("amount",))]
+    assert preview.warnings == [txpreview.Line("sign_warn_unlimited")]
+    assert txpreview.counterparty(tx) == attacker
+    assert txpreview.simulate(chain, funded.address, tx) == txpreview.Simulation("ok", {})  # the line says it
+
+
+def test_an_allowance_set_by_a_call_of_no_known_name_is_no_balance_change(chain, w3, funded):
+    """It said "No balance changes." for a call that lets another take all of the user's token."""
+    address = _deploy_contract(w3, DEV_DEPLOYER_KEY, "OldApprovalToken")
+    old = w3.eth.contract(address=address, abi=artifacts.abi("OldApprovalToken"))
+    tx = _link(w3, address, old.encode_abi("claimReward", [Account.create().address]))
+
+    assert txpreview.simulate(chain, funded.address, tx) == txpreview.UNAVAILABLE
+
+
+def test_an_approve_of_a_configured_token_still_has_no_balance_change(chain, w3, funded):
+    token = chain.tokens[0].token_address
+    data = "0x095ea7b3" + encode(["address", "uint256"], [Account.create().address, 2**256 - 1]).hex()
+
+    assert txpreview.simulate(chain, funded.address, _link(w3, token, data)) == txpreview.Simulation("ok", {})

@@ -364,20 +364,29 @@ def contract(name: str) -> type[Contract]:
     return Web3().eth.contract(abi=artifacts.abi(name))
 
 
-# The ERC-20 calls a signed or built transaction is decoded as: name -> argument types.
-# increaseAllowance is not in OpenZeppelin 5's interface, so the signatures are written out.
+# The token calls a signed or built transaction is decoded as: name -> argument types. ERC-20's, with
+# increaseAllowance (not in OpenZeppelin 5's interface) and increaseApproval (its name in older
+# tokens, OpenZeppelin 1.x), so the signatures are written out; and the other approvals that let a
+# spender take the user's tokens: ERC-721/1155's setApprovalForAll, and Permit2's
+# approve(token, spender, amount, expiration), named permit2Approve here (CALL_FUNCTIONS).
 ERC20_CALLS: dict[str, tuple[str, ...]] = {
     "transfer": ("address", "uint256"),
     "transferFrom": ("address", "address", "uint256"),
     "approve": ("address", "uint256"),
     "increaseAllowance": ("address", "uint256"),
+    "increaseApproval": ("address", "uint256"),
+    "setApprovalForAll": ("address", "bool"),
+    "permit2Approve": ("address", "address", "uint160", "uint48"),
 }
+CALL_FUNCTIONS = {"permit2Approve": "approve"}  # the function's own name, where ERC20_CALLS' differs
 
 
 @cache
 def erc20_call_selectors() -> dict[str, str]:
-    """4-byte selector (0x + 8 hex) -> the ERC-20 call's name."""
-    return {"0x" + keccak(text=f"{n}({','.join(a)})")[:4].hex(): n for n, a in ERC20_CALLS.items()}
+    """4-byte selector (0x + 8 hex) -> the ERC20_CALLS call's name."""
+    return {
+        "0x" + keccak(text=f"{CALL_FUNCTIONS.get(n, n)}({','.join(a)})")[:4].hex(): n for n, a in ERC20_CALLS.items()
+    }
 
 
 def erc20_call_name(data: Any) -> str | None:

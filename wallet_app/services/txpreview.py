@@ -3,13 +3,16 @@
 Pure functions (table-tested in tests/unit/services/test_txpreview.py), then `load` which
 reads what they need from the chain.
 
-The ERC-20 calls are decoded by services.chain.decode_erc20_call (transfer, transferFrom, approve,
-increaseAllowance); the texts of each are sign_line_<name> in the sign catalogue area.
+The token calls are decoded by services.chain.decode_erc20_call (transfer, transferFrom, approve,
+increaseAllowance and increaseApproval, setApprovalForAll, Permit2's approve); the texts of each are
+sign_line_<name> in the sign catalogue area.
 describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), warnings,
     the network fee (gas_limit x gas_price in the native coin) and the chain's name.
-    `token` is the called token's TokenInfo (None: not an ERC-20, the call is 'Contract call').
-    Approvals (and allowance increases) of UNLIMITED (2^128) or more are shown as unlimited, with a
-    warning. A call with an ERC-20 selector is never an unknown 'Contract call': its arguments are
+    `token` is the TokenInfo of the call's token (token_of: the called contract, or the token
+    Permit2's approve names; None: not an ERC-20, the call is 'Contract call'; setApprovalForAll
+    needs none). Approvals (allowance increases, Permit2's too) of UNLIMITED (2^128) or more, and
+    setApprovalForAll(operator, true), are shown as unlimited, with a warning. A call with an
+    ERC20_CALLS selector is never an unknown 'Contract call': its arguments are
     decoded from the head of its data, and data that is not exactly them (services.chain.
     erc20_call_malformed: a trailing byte still runs the call) is named and warned of, and refused.
 label_token(info, listed) / balance_changes(changes, infos, listed): a token of neither the chain's
@@ -21,14 +24,15 @@ refusal(tx, chain, node_gas_price, native_balance, max_gas_price_multiple) -> Ap
 nonce_refusal(nonce, mined, pending_count) -> AppError or None: any nonce but the account's next
     (a replace link's excepted).
 matches(signed, tx) -> the signed transaction (services.chain.decode_raw_tx) is the link's, field by field.
-counterparty(tx) -> who the transaction gives to (a token call's recipient or spender, else `to`),
-    checked by services.activity.recipient_risk against the user's history (item 4).
-parse_simulation(answer, owner) -> Simulation: the owner's balance changes per token (the zero
-    address: the native coin) from an eth_simulateV1 answer with traceTransfers (native value
+counterparty(tx) -> who the transaction gives to (a token call's recipient, spender or operator,
+    else `to`), checked by services.activity.recipient_risk against the user's history (item 4).
+parse_simulation(answer, owner, shown) -> Simulation: the owner's balance changes per token (the
+    zero address: the native coin) from an eth_simulateV1 answer with traceTransfers (native value
     moves are traced as Transfer logs of 0xeeee…eeee), "reverted", or "unavailable" for any
-    error or unexpected shape (item 2; tested with answers recorded from anvil 1.7.1). simulate
-    runs it in the next block as near as can be told (next_block); a gain it shows is said to be
-    the simulation's word only (sign_warn_gain).
+    error or unexpected shape, or a move the balances cannot show (an NFT of the owner's, an
+    approval the owner gives but the one the lines show) (item 2; tested with answers recorded
+    from anvil 1.7.1). simulate runs it in the next block as near as can be told (next_block); a
+    gain it shows is said to be the simulation's word only (sign_warn_gain).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import asyncio
 import secrets
 import time
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from eth_utils import keccak
@@ -61,10 +66,14 @@ from wallet_app.services.eth import ZERO_ADDRESS, checksum, is_zero, short_addre
 # Approvals of this or more are shown as unlimited, with a warning: no real token's supply comes near
 # 2^128, so such an amount (2^256 - 1, 2^254, 10^60...) lets the spender take all of the token.
 UNLIMITED = 2**128
+MAX_SHOWN_TIME = 253402300800  # 10000-01-01 UTC: a Permit2 expiration from then on is shown as none
 TRANSFER_TOPIC = "0x" + keccak(text="Transfer(address,address,uint256)").hex()
 NATIVE_LOG_ADDRESS = "0x" + "ee" * 20  # eth_simulateV1 traceTransfers: native value moves
 APPROVAL_TOPIC = "0x" + keccak(text="Approval(address,address,uint256)").hex()
 APPROVAL_FOR_ALL_TOPIC = "0x" + keccak(text="ApprovalForAll(address,address,bool)").hex()
+# Permit2's: owner, token and spender as topics.
+PERMIT2_APPROVAL_TOPIC = "0x" + keccak(text="Approval(address,address,address,uint160,uint48)").hex()
+APPROVAL_TOPICS = (APPROVAL_TOPIC, APPROVAL_FOR_ALL_TOPIC, PERMIT2_APPROVAL_TOPIC)
 
 
 @dataclass(frozen=True)
@@ -93,7 +102,20 @@ def _amount(units: int, token: TokenInfo) -> str:
     return format_balance(units, token.token_decimals, max_decimals=token.token_decimals)
 
 
-def _token_lines(name: str, args: tuple, token: TokenInfo) -> tuple[list[Line], list[Line]]:
+def _expiration(seconds: int) -> tuple[str, tuple[str, ...]]:
+    """Permit2's expiration as shown (the param, and ("expiration",) when it is a catalogue key):
+    0 is the block the approval is mined in (Permit2 stores block.timestamp); a time after the
+    year 9999 (2^48 - 1 for 'never') is none."""
+    if seconds == 0:
+        return "sign_expires_at_once", ("expiration",)
+    if seconds >= MAX_SHOWN_TIME:
+        return "sign_expires_never", ("expiration",)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%d %H:%M UTC"), ()
+
+
+def _token_lines(name: str, args: tuple, token: TokenInfo, to: str) -> tuple[list[Line], list[Line]]:
+    """The lines of an ERC20_CALLS call on `token` (Permit2's approve: the token it names; `to`: the
+    called contract) but setApprovalForAll (_approval_for_all_lines)."""
     symbol = token.token_symbol
     if name == "transfer":
         return [
@@ -114,15 +136,33 @@ def _token_lines(name: str, args: tuple, token: TokenInfo) -> tuple[list[Line], 
                 },
             )
         ], []
+    if name == "permit2Approve":  # (token, spender, amount, expiration): Permit2 lets the spender take the token
+        expiration, keyed = _expiration(args[3])
+        params = {"spender": checksum(args[1]), "symbol": symbol, "contract": checksum(to), "expiration": expiration}
+        if args[2] >= UNLIMITED:
+            unlimited = {**params, "amount": "sign_unlimited"}
+            lines = [Line("sign_line_permit2_approve", unlimited, keyed=("amount", *keyed))]
+            return lines, [Line("sign_warn_unlimited")]
+        return [Line("sign_line_permit2_approve", {**params, "amount": _amount(args[2], token)}, keyed=keyed)], []
     spender, units = checksum(args[0]), args[1]
-    if units >= UNLIMITED:  # approve, or increaseAllowance: either way the allowance is unlimited after it
+    if units >= UNLIMITED:  # approve, or an increase: either way the allowance is unlimited after it
         approve = Line(
             "sign_line_approve", {"spender": spender, "amount": "sign_unlimited", "symbol": symbol}, keyed=("amount",)
         )
         return [approve], [Line("sign_warn_unlimited")]
-    # increaseAllowance adds to what the spender may already spend: not the same words as approve.
-    key = "sign_line_increase_allowance" if name == "increaseAllowance" else "sign_line_approve"
+    # increaseAllowance (increaseApproval in older tokens) adds to what the spender may already spend:
+    # not the same words as approve.
+    key = "sign_line_increase_allowance" if name in ("increaseAllowance", "increaseApproval") else "sign_line_approve"
     return [Line(key, {"spender": spender, "amount": _amount(units, token), "symbol": symbol})], []
+
+
+def _approval_for_all_lines(args: tuple, to: str) -> tuple[list[Line], list[Line]]:
+    """setApprovalForAll(operator, approved) on `to` (an ERC-721 or ERC-1155 contract, whatever its
+    decimals): approved, the operator may take all of the user's tokens there, warned as unlimited."""
+    params = {"operator": checksum(args[0]), "contract": checksum(to)}
+    if args[1]:
+        return [Line("sign_line_approve_all", params)], [Line("sign_warn_unlimited")]
+    return [Line("sign_line_revoke_all", params)], []
 
 
 def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) -> Preview:
@@ -133,8 +173,10 @@ def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) ->
     selector = ""
     name = erc20_call_name(data)
     call = decode_erc20_call(data)
-    if call is not None and token is not None:
-        lines, warnings = _token_lines(call[0], call[1], token)
+    if call is not None and call[0] == "setApprovalForAll":
+        lines, warnings = _approval_for_all_lines(call[1], tx["to"])
+    elif call is not None and token is not None:
+        lines, warnings = _token_lines(call[0], call[1], token, tx["to"])
     elif name is not None and call is None:  # an ERC-20 selector with arguments that do not decode
         selector = data[:10]
         lines.append(Line("sign_line_malformed_call", {"function": name}))
@@ -204,7 +246,8 @@ def _topic_address(topic: str) -> str:
     return "0x" + topic[-40:].lower()
 
 
-def parse_simulation(answer: Any, owner: str) -> Simulation:
+def parse_simulation(answer: Any, owner: str, shown: tuple[str, ...] | None = None) -> Simulation:
+    """`shown`: the approval log the preview's lines show (shown_approval), the one the call may make."""
     try:
         call = answer["result"][0]["calls"][0]
         if call["status"] != "0x1":
@@ -215,7 +258,7 @@ def parse_simulation(answer: Any, owner: str) -> Simulation:
             topics = log["topics"]
             if not isinstance(topics, list):
                 raise TypeError("topics must be a list")
-            if _unshown_move(topics, me):
+            if _unshown_move(log, topics, me, shown):
                 return UNAVAILABLE
             # ERC-20 Transfer: 3 topics and the amount as data (ERC-721's has 4 topics).
             if len(topics) != 3 or topics[0] != TRANSFER_TOPIC or len(log["data"]) != 66:
@@ -234,26 +277,60 @@ def parse_simulation(answer: Any, owner: str) -> Simulation:
     return Simulation("ok", changed)
 
 
-def _unshown_move(topics: list, me: str) -> bool:
-    """An NFT of `me` moving, or given over to another (ERC-721 Transfer and Approval: the token id
-    as a fourth topic; ApprovalForAll): nothing the balance list can show, so it must not say "No
-    balance changes." (transferFrom and approve have the ERC-20 selectors)."""
+def _unshown_move(log: dict, topics: list, me: str, shown: tuple[str, ...] | None) -> bool:
+    """An NFT of `me` moving (ERC-721 Transfer: the token id as a fourth topic), or any approval
+    `me` gives (ERC-20's and ERC-721's Approval, ApprovalForAll, Permit2's Approval) but the one
+    the preview's lines show (`shown`): nothing the balance list can show, so it must not say "No
+    balance changes." (a contract call can set an allowance the lines cannot name)."""
     if len(topics) == 4 and topics[0] == TRANSFER_TOPIC:
         return me in (_topic_address(topics[1]), _topic_address(topics[2]))
-    if (len(topics) == 4 and topics[0] == APPROVAL_TOPIC) or (len(topics) == 3 and topics[0] == APPROVAL_FOR_ALL_TOPIC):
-        return _topic_address(topics[1]) == me
+    if len(topics) >= 2 and topics[0] in APPROVAL_TOPICS and _topic_address(topics[1]) == me:
+        return (log["address"].lower(), *(t.lower() for t in topics)) != shown
     return False
 
 
+def _topic_of(address: str) -> str:
+    return "0x" + "00" * 12 + address.lower()[2:]
+
+
+def shown_approval(tx: dict[str, str], owner: str) -> tuple[str, ...] | None:
+    """The approval log a decoded approval call makes, as the preview's lines show it: the called
+    contract's address, then the log's topics (lowercase); None for any other call."""
+    call = decode_erc20_call(tx["data"])
+    if call is None:
+        return None
+    name, args = call
+    to, me = tx["to"].lower(), _topic_of(owner)
+    if name in ("approve", "increaseAllowance", "increaseApproval"):
+        return to, APPROVAL_TOPIC, me, _topic_of(args[0])
+    if name == "setApprovalForAll":
+        return to, APPROVAL_FOR_ALL_TOPIC, me, _topic_of(args[0])
+    if name == "permit2Approve":  # Permit2's Approval: owner, token, spender
+        return to, PERMIT2_APPROVAL_TOPIC, me, _topic_of(args[0]), _topic_of(args[1])
+    return None
+
+
 def counterparty(tx: dict[str, str]) -> str | None:
-    """Who the transaction gives to: a token call's recipient or spender, else `to`; None for the zero `to`."""
+    """Who the transaction gives to: a token call's recipient, spender or operator, else `to`; None for
+    the zero `to`."""
     if is_zero(tx["to"]):
         return None
     call = decode_erc20_call(tx["data"])
     if call is None:
         return tx["to"]
     name, args = call
-    return checksum(args[1] if name == "transferFrom" else args[0])
+    return checksum(args[1] if name in ("transferFrom", "permit2Approve") else args[0])
+
+
+def token_of(tx: dict[str, str]) -> str | None:
+    """The token a decoded ERC20_CALLS call is about: the called contract's, Permit2's approve's first
+    argument; None for setApprovalForAll (its line names the contract, not a token) or another call."""
+    call = decode_erc20_call(tx["data"])
+    if call is None or call[0] == "setApprovalForAll":
+        return None
+    if call[0] == "permit2Approve":
+        return None if is_zero(call[1][0]) else checksum(call[1][0])
+    return tx["to"]
 
 
 def matches(signed: DecodedTx, tx: dict[str, str]) -> bool:
@@ -351,7 +428,7 @@ def simulate(chain: ChainConfig, owner: str, tx: dict[str, str], as_sent: bool =
         answer = provider.make_request(RPCEndpoint("eth_simulateV1"), params)
     except Exception:  # noqa: BLE001 - a node that cannot simulate: 'Preview unavailable.'
         return UNAVAILABLE
-    return parse_simulation(answer, owner)
+    return parse_simulation(answer, owner, shown_approval(tx, owner))
 
 
 def listed_tokens(user: User, chain: ChainConfig) -> set[str]:
@@ -366,8 +443,9 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) 
     listed = listed_tokens(user, chain)
     token: TokenInfo | None = None
     unknown: Line | None = None
-    if decode_erc20_call(tx["data"]) is not None and not is_zero(tx["to"]):
-        info = tokens.token_info(user, chain, tx["to"])
+    address = token_of(tx)
+    if address is not None and not is_zero(tx["to"]):
+        info = tokens.token_info(user, chain, address)
         if info is not None:
             token, unknown = label_token(info, listed)
     preview = describe(tx, chain, token)

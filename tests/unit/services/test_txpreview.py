@@ -19,6 +19,7 @@ from wallet_app.services.txpreview import (
     matches,
     nonce_refusal,
     refusal,
+    token_of,
 )
 from wallet_app.state.sign import line_texts
 
@@ -45,7 +46,28 @@ WELL_FORMED = {
     "transferFrom": call("transferFrom", ["address", "address", "uint256"], [A, B, 1]),
     "approve": approve(A, 2**256 - 1),
     "increaseAllowance": call("increaseAllowance", ["address", "uint256"], [A, 2**256 - 1]),
+    "increaseApproval": call("increaseApproval", ["address", "uint256"], [A, 2**256 - 1]),
+    "setApprovalForAll": call("setApprovalForAll", ["address", "bool"], [A, True]),
+    "permit2Approve": call("permit2Approve", ["address", "address", "uint160", "uint48"],
+                           [TOKEN.token_address, A, 2**160 - 1, 2**48 - 1]),
 }
+NFT = "0x" + "71" * 20  # an ERC-721 collection
+PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
+
+
+def for_all(operator: str, approved) -> str:
+    return call("setApprovalForAll", ["address", "bool"], [operator, approved])
+
+
+def permit2_approve(token: str, spender: str, units: int, expiration: int) -> str:
+    return call("permit2Approve", ["address", "address", "uint160", "uint48"], [token, spender, units, expiration])
+
+
+def permit2_line(amount: str, expiration: str, contract: str = TOKEN.token_address) -> Line:
+    """Its line for A as the spender of tUSD; a param starting 'sign_' is a catalogue key."""
+    params = {"spender": A, "amount": amount, "symbol": "tUSD", "contract": contract, "expiration": expiration}
+    return Line("sign_line_permit2_approve", params,
+                keyed=tuple(k for k in ("amount", "expiration") if params[k].startswith("sign_")))
 DIRTY_ADDRESS = "0x095ea7b3" + "ff" * 12 + A[2:].lower() + "00" * 31 + "01"  # approve, high bytes of the address set
 
 
@@ -56,7 +78,8 @@ def tx(data="0x", value="0", gas_limit="50000", gas_price="1000000000", to=TOKEN
 
 def test_selectors_are_the_erc20_ones():
     assert erc20_call_selectors() == {"0xa9059cbb": "transfer", "0x23b872dd": "transferFrom", "0x095ea7b3": "approve",
-                           "0x39509351": "increaseAllowance"}
+                           "0x39509351": "increaseAllowance", "0xd73dd623": "increaseApproval",
+                           "0xa22cb465": "setApprovalForAll", "0x87517c45": "permit2Approve"}
 
 
 @pytest.mark.parametrize("data, lines, warnings, selector", [
@@ -109,6 +132,36 @@ def test_selectors_are_the_erc20_ones():
      [Line("sign_line_malformed_call", {"function": "approve"})],
      [Line("sign_warn_malformed_call", {"function": "approve"})], "0x095ea7b3"),
     ("0x", [Line("sign_line_native", {"amount": "0", "symbol": "ETH"})], [], ""),
+    # increaseApproval: increaseAllowance's name in older tokens (it read 'Contract call', found by an audit).
+    (call("increaseApproval", ["address", "uint256"], [A, 1_234_567]),
+     [Line("sign_line_increase_allowance", {"spender": A, "amount": "1.234567", "symbol": "tUSD"})], [], ""),
+    (WELL_FORMED["increaseApproval"],
+     [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
+     [Line("sign_warn_unlimited")], ""),
+    # Permit2's approve(token, spender, amount, expiration): `token` is the token it names.
+    (permit2_approve(TOKEN.token_address, A, 5_000_000, 1_767_225_600),
+     [permit2_line("5", "2026-01-01 00:00 UTC")], [], ""),
+    (permit2_approve(TOKEN.token_address, A, 5_000_000, 253402300799), [permit2_line("5", "9999-12-31 23:59 UTC")],
+     [], ""),
+    (permit2_approve(TOKEN.token_address, A, 5_000_000, 253402300800), [permit2_line("5", "sign_expires_never")],
+     [], ""),
+    (permit2_approve(TOKEN.token_address, A, 2**128 - 1, 0),
+     [permit2_line(f"{(2**128 - 1) // 10**6:,}.{(2**128 - 1) % 10**6:06d}", "sign_expires_at_once")], [], ""),
+    (WELL_FORMED["permit2Approve"], [permit2_line("sign_unlimited", "sign_expires_never")],
+     [Line("sign_warn_unlimited")], ""),
+    (permit2_approve(TOKEN.token_address, A, 2**128, 0), [permit2_line("sign_unlimited", "sign_expires_at_once")],
+     [Line("sign_warn_unlimited")], ""),
+    (WELL_FORMED["permit2Approve"] + "00", [permit2_line("sign_unlimited", "sign_expires_never")],
+     [Line("sign_warn_unlimited"), Line("sign_warn_malformed_call", {"function": "permit2Approve"})], ""),
+    # setApprovalForAll (ERC-721, ERC-1155): the contract's tokens, whatever its decimals (the NFT has none).
+    (for_all(A, True), [Line("sign_line_approve_all", {"operator": A, "contract": TOKEN.token_address})],
+     [Line("sign_warn_unlimited")], ""),
+    (for_all(A, False), [Line("sign_line_revoke_all", {"operator": A, "contract": TOKEN.token_address})], [], ""),
+    (for_all(A, True) + "00", [Line("sign_line_approve_all", {"operator": A, "contract": TOKEN.token_address})],
+     [Line("sign_warn_unlimited"), Line("sign_warn_malformed_call", {"function": "setApprovalForAll"})], ""),
+    (for_all(A, True)[:-2] + "02",  # a bool of 2: Solidity refuses it
+     [Line("sign_line_malformed_call", {"function": "setApprovalForAll"})],
+     [Line("sign_warn_malformed_call", {"function": "setApprovalForAll"})], "0xa22cb465"),
 ])
 def test_decoded_lines(data, lines, warnings, selector):
     p = describe(tx(data), CHAIN, TOKEN)
@@ -130,6 +183,12 @@ def test_a_malformed_token_call_on_no_token_is_still_called_malformed():
     p = describe(tx(WELL_FORMED["approve"] + "00"), CHAIN, None)
     assert p.lines == [Line("sign_line_call", {"selector": "0x095ea7b3"})]
     assert p.warnings == [Line("sign_warn_unknown"), Line("sign_warn_malformed_call", {"function": "approve"})]
+
+
+def test_approval_for_all_needs_no_token():
+    p = describe(tx(for_all(A, True), to=NFT), CHAIN, None)
+    assert p.lines == [Line("sign_line_approve_all", {"operator": A, "contract": checksum(NFT)})]
+    assert p.warnings == [Line("sign_warn_unlimited")] and p.selector == ""
 
 
 def test_a_token_call_on_no_token_is_a_contract_call():
@@ -192,6 +251,21 @@ def test_line_texts_in_both_languages():
     (Line("sign_warn_malformed_call", {"function": "approve"}),
      "The data of this approve call is not exactly its arguments, so it cannot be signed.",
      "이 approve 호출의 데이터가 인수와 정확히 일치하지 않아 서명할 수 없습니다."),
+    (permit2_line("sign_unlimited", "sign_expires_never", PERMIT2),
+     f"Approve {A} to spend unlimited tUSD through the Permit2 contract {PERMIT2}, until it is revoked (no expiry)",
+     f"{A}이(가) Permit2 컨트랙트 {PERMIT2}를 통해 만료 없이 취소할 때까지 무제한 tUSD을(를) 쓸 수 있도록 승인"),
+    (permit2_line("5", "sign_expires_at_once", PERMIT2),
+     f"Approve {A} to spend 5 tUSD through the Permit2 contract {PERMIT2}, until the end of the block it is mined in",
+     f"{A}이(가) Permit2 컨트랙트 {PERMIT2}를 통해 처리되는 블록이 끝날 때까지 5 tUSD을(를) 쓸 수 있도록 승인"),
+    (permit2_line("5", "2026-01-01 00:00 UTC", PERMIT2),
+     f"Approve {A} to spend 5 tUSD through the Permit2 contract {PERMIT2}, until 2026-01-01 00:00 UTC",
+     f"{A}이(가) Permit2 컨트랙트 {PERMIT2}를 통해 2026-01-01 00:00 UTC까지 5 tUSD을(를) 쓸 수 있도록 승인"),
+    (Line("sign_line_approve_all", {"operator": A, "contract": PERMIT2}),
+     f"Approve {A} to take all of your tokens at {PERMIT2}",
+     f"{A}이(가) {PERMIT2}에 있는 내 토큰을 모두 가져갈 수 있도록 승인"),
+    (Line("sign_line_revoke_all", {"operator": A, "contract": PERMIT2}),
+     f"Revoke the approval of {A} for all of your tokens at {PERMIT2}",
+     f"{A}이(가) {PERMIT2}에 있는 내 토큰을 모두 가져갈 수 있는 승인 취소"),
     (Line("sign_warn_gain"),
      "Amounts coming in are only what a simulation gave: the contract can pay differently, or nothing, "
      "when the transaction is mined.",
@@ -252,9 +326,28 @@ def test_balance_changes_name_unlisted_tokens_by_address(changes, infos, texts, 
     # A trailing byte does not hide the spender or the recipient.
     (WELL_FORMED["approve"] + "00", TOKEN.token_address, A),
     (WELL_FORMED["transferFrom"] + "00", TOKEN.token_address, B),
+    # The spender or operator, not the token's or NFT's contract (found by an audit).
+    (WELL_FORMED["increaseApproval"], TOKEN.token_address, A),
+    (for_all(A, True), NFT, A),
+    (for_all(A, False), NFT, A),
+    (permit2_approve(TOKEN.token_address, A, 1, 0), PERMIT2, A),
+    (permit2_approve(B, A, 1, 0) + "00", PERMIT2, A),
 ])
 def test_counterparty(data, to, who):
     assert counterparty(tx(data, to=to)) == who
+
+
+@pytest.mark.parametrize("data, to, token", [
+    (WELL_FORMED["transfer"], TOKEN.token_address, TOKEN.token_address),
+    (WELL_FORMED["increaseApproval"], TOKEN.token_address, TOKEN.token_address),
+    (permit2_approve(B.lower(), A, 1, 0), PERMIT2, B),  # the token it names, not Permit2
+    (permit2_approve(ZERO, A, 1, 0), PERMIT2, None),  # not the native coin
+    (for_all(A, True), NFT, None),  # no token to look up: its line names the contract
+    ("0xdeadbeef", TOKEN.token_address, None),
+    ("0x", TOKEN.token_address, None),
+])
+def test_token_of(data, to, token):
+    assert token_of(tx(data, to=to)) == token
 
 
 def test_matches_only_the_transaction_of_the_link():
@@ -345,6 +438,30 @@ def test_reads_an_approve_with_a_trailing_byte_is_decoded_warned_and_refused(rea
     from wallet_app.state.session import texts_for
 
     assert texts_for(refused.spec.key, refused.params) == {"en": "invalid transaction", "ko": "잘못된 거래"}
+
+
+def test_reads_an_approval_for_all_is_checked_against_its_operator(reads, monkeypatch):
+    """The recipient check looked at the NFT's contract (a first time), not the operator; and no token
+    is looked up for it."""
+    from wallet_app.services import txpreview
+
+    looked_up = []
+    monkeypatch.setattr(txpreview.tokens, "token_info", lambda user, chain, address: looked_up.append(address))
+    preview, refused = reads(tx(for_all(A, True), to=NFT), {})  # A: in the history
+    assert preview.lines == [Line("sign_line_approve_all", {"operator": A, "contract": checksum(NFT)})]
+    assert preview.warnings == [Line("sign_warn_unlimited")] and looked_up == [] and refused is None
+    stranger = checksum("0x" + "ad" * 20)
+    preview, _ = reads(tx(for_all(stranger, True), to=NFT), {})
+    assert preview.warnings == [Line("sign_warn_unlimited"), Line("recipient_first_time")]
+
+
+def test_reads_a_permit2_approve_names_its_token_and_is_checked_against_its_spender(reads):
+    data = permit2_approve(FAKE.token_address, A, 10**6, 0)
+    preview, refused = reads(tx(data, to=PERMIT2), {})
+    assert preview.lines == [Line("sign_line_permit2_approve", {
+        "spender": A, "amount": "1", "symbol": "0xABcD…1234", "contract": PERMIT2,
+        "expiration": "sign_expires_at_once"}, keyed=("expiration",))]
+    assert preview.warnings == [UNKNOWN_FAKE] and refused is None
 
 
 @pytest.mark.parametrize("nonce, mined, pending_count, code", [

@@ -1,22 +1,26 @@
 """Parsing eth_simulateV1 answers (services.txpreview.parse_simulation) with answers recorded from
 anvil 1.7.1 (tests/unit/services/recorded/simulate_v1_anvil_1.7.1.json): an ERC-20 transfer, a native
-transfer, a reverting call and a node error; and the block it is simulated in (next_block)."""
+transfer, a reverting call and a node error; approvals the owner gives (shown_approval); and the block
+it is simulated in (next_block)."""
 
 import json
 from pathlib import Path
 
 import pytest
+from eth_abi import encode
 
-from wallet_app.services.chain import TokenInfo
+from wallet_app.services.chain import TokenInfo, erc20_call_selectors
 from wallet_app.services.eth import ZERO_ADDRESS
 from wallet_app.services.txpreview import (
     APPROVAL_FOR_ALL_TOPIC,
     APPROVAL_TOPIC,
+    PERMIT2_APPROVAL_TOPIC,
     TRANSFER_TOPIC,
     Simulation,
     change_text,
     next_block,
     parse_simulation,
+    shown_approval,
 )
 
 RECORDED = json.loads((Path(__file__).parent / "recorded" / "simulate_v1_anvil_1.7.1.json").read_text())
@@ -80,12 +84,51 @@ NFT, OTHER, TOKEN_ID = "0x" + "71" * 20, "0x" + "0a" * 20, "0x" + "00" * 31 + "0
     ([APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER), TOKEN_ID], "0x", "unavailable"),
     ([APPROVAL_FOR_ALL_TOPIC, _topic(OWNER), _topic(OTHER)], "0x" + "00" * 31 + "01", "unavailable"),
     ([APPROVAL_FOR_ALL_TOPIC, _topic(OTHER), _topic(OWNER)], "0x" + "00" * 31 + "01", "ok"),
-    ([APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "0x" + "00" * 32, "ok"),  # ERC-20's: the preview's lines say it
+    # ERC-20's, from a call whose lines do not show it (shown_approval: below).
+    ([APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "0x" + "00" * 32, "unavailable"),
+    ([APPROVAL_TOPIC, _topic(OTHER), _topic(OWNER)], "0x" + "00" * 32, "ok"),  # another's
+    ([PERMIT2_APPROVAL_TOPIC, _topic(OWNER), _topic(TUSD), _topic(OTHER)], "0x" + "00" * 64, "unavailable"),
 ])
 def test_an_nft_of_the_owner_moving_is_no_balance_change_it_can_show(topics, data, status):
     """It said "No balance changes." for a link that sends the user's NFT away (found by an audit)."""
     log = {"address": NFT, "topics": topics, "data": data}
     assert parse_simulation(_answer(log), OWNER) == Simulation(status, {})
+
+
+def _call(name: str, types: list[str], args: list) -> str:
+    return next(s for s, n in erc20_call_selectors().items() if n == name) + encode(types, args).hex()
+
+
+PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
+APPROVE = _call("approve", ["address", "uint256"], [OTHER, 5])
+INCREASE_APPROVAL = _call("increaseApproval", ["address", "uint256"], [OTHER, 2**256 - 1])
+FOR_ALL = _call("setApprovalForAll", ["address", "bool"], [OTHER, True])
+PERMIT2_APPROVE = _call("permit2Approve", ["address", "address", "uint160", "uint48"], [TUSD, OTHER, 1, 0])
+
+
+@pytest.mark.parametrize("data, to, emitter, topics, status", [
+    (APPROVE, NFT, NFT, [APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "ok"),  # the approve's own
+    (APPROVE, NFT, TUSD, [APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "unavailable"),  # another token's
+    (APPROVE, NFT, NFT, [APPROVAL_TOPIC, _topic(OWNER), _topic(RECIPIENT)], "unavailable"),  # another spender
+    (APPROVE, NFT, NFT, [APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER), TOKEN_ID], "unavailable"),  # ERC-721's
+    ("0xdeadbeef", NFT, NFT, [APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "unavailable"),
+    ("0xdeadbeef", NFT, NFT, [APPROVAL_FOR_ALL_TOPIC, _topic(OWNER), _topic(OTHER)], "unavailable"),
+    (INCREASE_APPROVAL, NFT, NFT, [APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "ok"),
+    (FOR_ALL, NFT, NFT, [APPROVAL_FOR_ALL_TOPIC, _topic(OWNER), _topic(OTHER)], "ok"),
+    (FOR_ALL, NFT, NFT, [APPROVAL_FOR_ALL_TOPIC, _topic(OWNER), _topic(RECIPIENT)], "unavailable"),
+    (FOR_ALL, NFT, NFT, [APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "unavailable"),
+    (PERMIT2_APPROVE, PERMIT2, PERMIT2, [PERMIT2_APPROVAL_TOPIC, _topic(OWNER), _topic(TUSD), _topic(OTHER)], "ok"),
+    (PERMIT2_APPROVE, PERMIT2, PERMIT2, [PERMIT2_APPROVAL_TOPIC, _topic(OWNER), _topic(NFT), _topic(OTHER)],
+     "unavailable"),
+    (PERMIT2_APPROVE, PERMIT2, TUSD, [APPROVAL_TOPIC, _topic(OWNER), _topic(OTHER)], "unavailable"),
+])
+def test_an_approval_of_the_owner_is_shown_only_by_the_lines_of_its_own_call(data, to, emitter, topics, status):
+    """Any approval the owner gives (ERC-20's Approval too) is no balance change: "No balance changes."
+    only for the one the preview's lines name (an increaseApproval of an old token read 'Contract call'
+    and "No balance changes.", found by an audit)."""
+    tx = {"to": to, "data": data}
+    log = {"address": emitter.lower(), "topics": topics, "data": "0x" + "00" * 32}
+    assert parse_simulation(_answer(log), OWNER, shown_approval(tx, OWNER)) == Simulation(status, {})
 
 
 @pytest.mark.parametrize("tokens, status", [(10, "ok"), (11, "unavailable")])
@@ -96,6 +139,7 @@ def test_a_simulation_that_changes_more_tokens_than_are_looked_up_is_unavailable
     logs = [{"address": "0x" + f"{i:040x}", "topics": [TRANSFER_TOPIC, _topic(OTHER), _topic(OWNER)],
              "data": "0x" + f"{1:064x}"} for i in range(1, tokens + 1)]
     assert parse_simulation(_answer(*logs), OWNER).status == status
+
 
 # ---------------------------------------------------------------- the simulated block
 

@@ -25,6 +25,13 @@ EN: dict[str, str] = {
     "sign_line_transfer_from": "Move {amount} {symbol} from {owner} to {recipient}",
     "sign_line_approve": "Approve {spender} to spend {amount} {symbol}",
     "sign_line_increase_allowance": "Allow {spender} to spend {amount} {symbol} more, on top of its current allowance",
+    "sign_line_permit2_approve": (
+        "Approve {spender} to spend {amount} {symbol} through the Permit2 contract {contract}, until {expiration}"
+    ),
+    "sign_expires_at_once": "the end of the block it is mined in",
+    "sign_expires_never": "it is revoked (no expiry)",
+    "sign_line_approve_all": "Approve {operator} to take all of your tokens at {contract}",
+    "sign_line_revoke_all": "Revoke the approval of {operator} for all of your tokens at {contract}",
     "sign_line_malformed_call": "Malformed {function} call",
     "sign_unlimited": "unlimited",
     "sign_line_native": "Sends {amount} {symbol}",
@@ -83,6 +90,13 @@ KO: dict[str, str] = {
     "sign_line_transfer_from": "{owner}의 {amount} {symbol}을(를) {recipient}에게 옮기기",
     "sign_line_approve": "{spender}이(가) {amount} {symbol}을(를) 쓸 수 있도록 승인",
     "sign_line_increase_allowance": "{spender}이(가) 기존 승인액에 더해 {amount} {symbol}을(를) 더 쓸 수 있도록 승인",
+    "sign_line_permit2_approve": (
+        "{spender}이(가) Permit2 컨트랙트 {contract}를 통해 {expiration}까지 {amount} {symbol}을(를) 쓸 수 있도록 승인"
+    ),
+    "sign_expires_at_once": "처리되는 블록이 끝날 때",
+    "sign_expires_never": "만료 없이 취소할 때",
+    "sign_line_approve_all": "{operator}이(가) {contract}에 있는 내 토큰을 모두 가져갈 수 있도록 승인",
+    "sign_line_revoke_all": "{operator}이(가) {contract}에 있는 내 토큰을 모두 가져갈 수 있는 승인 취소",
     "sign_line_malformed_call": "형식이 잘못된 {function} 호출",
     "sign_unlimited": "무제한",
     "sign_line_native": "{amount} {symbol} 보내기",
