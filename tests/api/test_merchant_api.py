@@ -397,6 +397,50 @@ def test_two_senders_never_post_one_webhook_at_once_and_a_crashed_lease_runs_out
     assert len(receiver.requests) == 2 and checked(receiver.requests[1])["id"] == row.event_id
 
 
+def test_a_sender_paused_past_its_lease_leaves_the_next_senders_outcome_and_lease(receiver, db, monkeypatch):
+    """Sender A leases the row, then pauses (GC, a stopped VM) past LEASE_SECONDS: sender B leases it
+    and delivers it, then A's own POST times out. A wrote 'failed' (its last attempt) over B's
+    'sent'; and with B's POST still on its way, A's outcome cleared B's lease, so a third sender
+    could POST at once."""
+    monkeypatch.setenv("MERCHANT_WEBHOOK_MAX_ATTEMPTS", "2")
+    get_settings.cache_clear()
+    lease = merchant_webhooks.LEASE_SECONDS
+    real_post = merchant_webhooks._post
+    t0 = int(time.time())
+    b_meanwhile: list[dict] = []
+
+    def a_paused_then_times_out(url, secret, event_id, payload, now):
+        if now == t0:  # sender A's POST
+            b_meanwhile.append(merchant_webhooks.deliver_due(now=t0 + lease + 1))
+            return "TimeoutError"
+        return real_post(url, secret, event_id, payload, now)
+
+    monkeypatch.setattr(merchant_webhooks, "_post", a_paused_then_times_out)
+    owed()
+    assert merchant_webhooks.deliver_due(now=t0) == counts()  # A: its outcome is no longer its to write
+    assert b_meanwhile == [counts(sent=1)] and len(receiver.requests) == 1
+    assert [(r.status, r.attempts, r.sent_at, r.last_error) for r in outbox()] == [("sent", 2, t0 + lease + 1, None)]
+
+    # B's lease taken while A is paused, B's POST not answered yet when A's times out.
+    owed()
+    t0 = int(time.time()) + 10
+
+    def b_leases_meanwhile(url, secret, event_id, payload, now):
+        with get_session() as s:
+            row = s.exec(select(MerchantWebhook).where(MerchantWebhook.status == "pending")).one()
+            row.lease_expires_at, row.attempts = t0 + 2 * lease + 1, row.attempts + 1
+            s.add(row)
+            s.commit()
+        return "TimeoutError"
+
+    monkeypatch.setattr(merchant_webhooks, "_post", b_leases_meanwhile)
+    assert merchant_webhooks.deliver_due(now=t0) == counts()
+    (row,) = [r for r in outbox() if r.status == "pending"]
+    assert (row.lease_expires_at, row.attempts, row.last_error) == (t0 + 2 * lease + 1, 2, None)  # B's lease holds
+    monkeypatch.setattr(merchant_webhooks, "_post", real_post)
+    assert merchant_webhooks.deliver_due(now=t0 + lease + 1) == counts()  # no third sender meanwhile
+
+
 def test_nothing_is_owed_without_a_webhook_url(db):
     owed_row = Payment(payment_id=new_ref(), user_id=1, chain_id=31337, token_address="0x" + "aa" * 20, amount="1",
                        from_address="0x" + "bb" * 20, status="ok", tx_hash="0x" + "dd" * 32)

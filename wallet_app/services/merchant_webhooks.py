@@ -26,7 +26,9 @@ Persistence (models.MerchantWebhook, an outbox): enqueue_paid() adds the row ins
 relayer's own transaction that settles the payment, so a payment settled is a webhook owed,
 whatever crashes after. deliver_due() leases a due row with one conditional UPDATE before its
 POST: of two relayer processes exactly one sends it; a sender that dies mid-POST leaves a lease
-that runs out after LEASE_SECONDS, and the row is sent again with the same event id.
+that runs out after LEASE_SECONDS, and the row is sent again with the same event id. The
+attempt's outcome is written only while its lease is still the row's (a sender paused past it
+leaves the next sender's outcome and lease alone).
 The secret and the signature are never logged.
 """
 
@@ -143,8 +145,10 @@ def enqueue_paid(db: Session, rows: list[Payment], receipts: dict[str, dict]) ->
 # ---------------------------------------------------------------- delivery
 
 
-def _lease(db: Session, row_id: int, now: int) -> bool:
-    """Takes the row for one attempt, if it is still due and nobody holds it (atomic)."""
+def _lease(db: Session, row_id: int, now: int) -> int | None:
+    """Takes the row for one attempt, if it is still due and nobody holds it (atomic). -> the
+    lease's expiry, which names this attempt's lease (_finish), or None when not taken."""
+    lease = now + LEASE_SECONDS
     taken = db.execute(
         update(MerchantWebhook)
         .where(
@@ -153,10 +157,30 @@ def _lease(db: Session, row_id: int, now: int) -> bool:
             col(MerchantWebhook.next_attempt_at) <= now,
             or_(col(MerchantWebhook.lease_expires_at).is_(None), col(MerchantWebhook.lease_expires_at) <= now),
         )
-        .values(lease_expires_at=now + LEASE_SECONDS, attempts=MerchantWebhook.attempts + 1)
+        .values(lease_expires_at=lease, attempts=MerchantWebhook.attempts + 1)
     )
     db.commit()
-    return getattr(taken, "rowcount", 0) == 1
+    return lease if getattr(taken, "rowcount", 0) == 1 else None
+
+
+def _finish(db: Session, row_id: int, lease: int, **values: Any) -> bool:
+    """Writes an attempt's outcome and gives its lease back, only while that lease is still the
+    row's: a sender paused past LEASE_SECONDS (GC, a stopped VM) finds the row leased again, or
+    sent, by another sender, whose outcome and lease are not its to overwrite."""
+    done = db.execute(
+        update(MerchantWebhook)
+        .where(
+            col(MerchantWebhook.id) == row_id,
+            col(MerchantWebhook.status) == "pending",
+            col(MerchantWebhook.lease_expires_at) == lease,
+        )
+        .values(lease_expires_at=None, **values)
+    )
+    db.commit()
+    if getattr(done, "rowcount", 0) == 1:
+        return True
+    log.warning("webhook row %s: its lease ran out during the attempt; it is another sender's now", row_id)
+    return False
 
 
 def _post(url: str, secret: str, event_id: str, payload: str, now: int) -> str | None:
@@ -230,61 +254,52 @@ def deliver_due(now: int | None = None, limit: int = BATCH) -> dict[str, int]:
         db.commit()
         for row_id in due:
             at = clock()  # each lease from the time of its own POST: earlier ones may have been slow
-            if row_id is None or not _lease(db, row_id, at):
+            if row_id is None or (lease := _lease(db, row_id, at)) is None:
                 continue
             row = db.get(MerchantWebhook, row_id, populate_existing=True)
             if row is None:
                 continue
-            event_id, stored = row.event_id, row.payload
+            event_id, stored, attempts, created_at = row.event_id, row.payload, row.attempts, row.created_at
             db.commit()  # no transaction held open across the chain reads and the POST
             payload = confirmed_payload(stored)
             if payload is None:
-                row = db.get(MerchantWebhook, row_id, populate_existing=True)
-                if row is not None and at - row.created_at > CONFIRM_GIVE_UP_SECONDS:
-                    row.status, row.lease_expires_at, row.last_error = "failed", None, "never confirmed"
-                    db.add(row)
-                    db.commit()
-                    log.warning("webhook %s given up: its payment was not confirmed on the chain in a day", event_id)
-                    counts["failed"] += 1
+                if at - created_at > CONFIRM_GIVE_UP_SECONDS:
+                    if _finish(db, row_id, lease, status="failed", last_error="never confirmed"):
+                        log.warning(
+                            "webhook %s given up: its payment was not confirmed on the chain in a day", event_id
+                        )
+                        counts["failed"] += 1
                     continue
-                if row is not None:  # the lease given back, its attempt not counted
-                    row.lease_expires_at, row.attempts = None, row.attempts - 1
-                    row.next_attempt_at = at + CONFIRM_RECHECK_SECONDS
-                    db.add(row)
-                    db.commit()
-                counts["waiting"] += 1
+                # The lease given back, its attempt not counted.
+                recheck_at = at + CONFIRM_RECHECK_SECONDS
+                if _finish(db, row_id, lease, attempts=MerchantWebhook.attempts - 1, next_attempt_at=recheck_at):
+                    counts["waiting"] += 1
                 continue
             problem = _post(url, secret.get_secret_value(), event_id, payload, at)
-            row = db.get(MerchantWebhook, row_id, populate_existing=True)
-            if row is None:
-                continue
-            row.lease_expires_at = None
             if problem is None:
-                row.status, row.sent_at, row.last_error, row.payload = "sent", at, None, payload
-                counts["sent"] += 1
-            elif row.attempts >= settings.merchant_webhook_max_attempts:
-                row.status, row.last_error = "failed", problem
-                counts["failed"] += 1
-                log.warning(
-                    "webhook %s to %s given up after %s attempts: %s",
-                    event_id,
-                    url_for_logs(url),
-                    row.attempts,
-                    problem,
-                )
+                if _finish(db, row_id, lease, status="sent", sent_at=at, last_error=None, payload=payload):
+                    counts["sent"] += 1
+            elif attempts >= settings.merchant_webhook_max_attempts:
+                if _finish(db, row_id, lease, status="failed", last_error=problem):
+                    counts["failed"] += 1
+                    log.warning(
+                        "webhook %s to %s given up after %s attempts: %s",
+                        event_id,
+                        url_for_logs(url),
+                        attempts,
+                        problem,
+                    )
             else:
-                row.next_attempt_at = at + backoff_seconds(row.attempts, settings.merchant_webhook_retry_seconds)
-                row.last_error = problem
-                counts["retry"] += 1
-                log.info(
-                    "webhook %s to %s failed (%s); retry at %s",
-                    event_id,
-                    url_for_logs(url),
-                    problem,
-                    row.next_attempt_at,
-                )
-            db.add(row)
-            db.commit()
+                next_at = at + backoff_seconds(attempts, settings.merchant_webhook_retry_seconds)
+                if _finish(db, row_id, lease, next_attempt_at=next_at, last_error=problem):
+                    counts["retry"] += 1
+                    log.info(
+                        "webhook %s to %s failed (%s); retry at %s",
+                        event_id,
+                        url_for_logs(url),
+                        problem,
+                        next_at,
+                    )
     return counts
 
 
