@@ -24,7 +24,7 @@ from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_engine, get_session
 from wallet_app.dev import DEV_RELAYER_KEY
 from wallet_app.dev.anvil import Anvil
-from wallet_app.models import Activity, Payment
+from wallet_app.models import Activity, MerchantWebhook, Payment
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import payment_watch, payments, relayer
 
@@ -1065,6 +1065,35 @@ def test_the_same_signed_payment_submitted_by_someone_else_first_is_ok(client, p
     assert (done.tx_hash, done.old_tx_hashes) == (copy, row.tx_hash)
     with get_session() as s:
         assert (s.get(Activity, done.activity_id).status, s.get(Activity, done.activity_id).tx_hash) == ("ok", copy)
+
+
+def test_a_queued_payment_someone_else_got_mined_first_is_ok_not_failed_replayed(client, payer, deployed, w3,
+                                                                                  send_tx, chain, monkeypatch):
+    """The payer's signed Pay mined by another account before the relayer's pass (or by a
+    transaction of the relayer's own that the row no longer holds): its check reverts Replayed,
+    and the payment was failed 'replayed', no hash and no webhook, while the merchant was paid."""
+    token, merchant, amount = token_of(deployed), Account.create().address, 6_000
+    set_env(monkeypatch, MERCHANT_WEBHOOK_URL="http://127.0.0.1:9/hooks", MERCHANT_WEBHOOK_SECRET="s" * 32,
+            MERCHANT_WEBHOOK_MERCHANTS=merchant)
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, amount)
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    (queued,) = rows()
+    copier = Account.from_key(ANVIL_KEY_2)
+    copy = send_from_mempool_watcher(w3, copier, deployed["payment"], relayer._queued_call(queued), w3.eth.gas_price)
+    assert w3.eth.wait_for_transaction_receipt(copy, timeout=30)["status"] == 1
+    assert relayer.send_queued(chain) == {"sent": 0, "failed": 0}
+    assert wait_status(client, q["payment_id"], drive=False) == {"status": "ok"}
+    (done,) = rows()
+    assert (done.settled, done.tx_hash, done.nonce) == (True, copy, None)
+    with get_session() as s:
+        assert (s.get(Activity, done.activity_id).status, s.get(Activity, done.activity_id).tx_hash) == ("ok", copy)
+        (hook,) = s.exec(select(MerchantWebhook)).all()
+    assert (hook.event_id, json.loads(hook.payload)["tx_hash"]) == (f"evt_31337_{q['payment_id']}", copy)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # the relayer sent nothing
+    assert balance(w3, token, merchant) == amount
 
 
 # ---------------------------------------------------------------- the relayer on its own (issue 13)

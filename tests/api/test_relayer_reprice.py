@@ -260,6 +260,49 @@ def test_a_refused_pay_on_the_newest_nonce_that_was_mined_after_all_is_ok(client
     assert balance(w3, token, merchant) == 13
 
 
+def test_a_send_whose_nonce_our_own_replacement_took_is_not_queued_again(client, payer, deployed, w3, send_tx,  # noqa: F811
+                                                                          chain, monkeypatch):
+    """send_queued stores the row with its pay() (raw1) and nonce; before its batch reaches the node,
+    a reconcile() pass (its thread, another relayer process) re-sends raw1, is refused for its
+    price, and replaces it with raw2 on the same nonce, which is mined. raw1 then gets 'nonce too
+    low': taken as a nonce used by someone else, the row was given back to the queue, its dry run
+    reverted Replayed, and the paid payment ended failed 'replayed' with no hash. (Found by an audit.)"""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    pid = execute(client, payer, merchant, token, 93)
+    real_batch = relayer._send_batch
+    announced: list[tuple[str, str]] = []
+    monkeypatch.setattr(relayer, "announce_final", lambda rs: announced.extend((r.payment_id, r.status) for r in rs))
+    sent: list[str] = []
+
+    def follower_pass_first(c, raws):
+        sent.extend(raws)
+        raise_gas_price(w3, 5)
+        assert relayer.reconcile(chain)["replaced"] == 1  # raw1 refused for its price: raw2 (mined)
+        outcomes = real_batch(c, raws)
+        assert [outcome for outcome, _ in outcomes] == [relayer.SendOutcome.NONCE_TAKEN]
+        return outcomes
+
+    with base_fee_restored(w3):
+        monkeypatch.setattr(relayer, "_send_batch", follower_pass_first)
+        assert relayer.send_queued(chain) == {"sent": 0, "failed": 0}
+        monkeypatch.setattr(relayer, "_send_batch", real_batch)
+    raw1 = tx_hash_of(sent[0])
+    (row,) = rows()
+    assert (row.status, row.nonce, row.old_tx_hashes, row.settled) == ("pending", start_nonce, raw1, False)
+    raw2 = row.tx_hash
+    assert w3.eth.wait_for_transaction_receipt(raw2, timeout=30)["status"] == 1
+    assert relayer.send_queued(chain) == {"sent": 0, "failed": 0}  # nothing queued again
+    assert relayer.reconcile(chain)["ok"] == 1
+    assert status(client, pid) == {"status": "ok"}
+    (row,) = rows()
+    assert (row.settled, row.tx_hash, row.nonce) == (True, raw2, start_nonce)
+    assert announced == [(pid, "ok")]
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1
+    assert balance(w3, token, merchant) == 93
+
+
 def test_only_the_nonce_the_chain_waits_for_is_re_priced_for_waiting(client, payer, deployed, w3, send_tx, chain,  # noqa: F811
                                                                      monkeypatch):
     """A later nonce waiting behind it is not re-priced for its wait (it would go up by a quarter

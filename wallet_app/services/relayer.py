@@ -18,6 +18,12 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
   provider's other backend having taken it, the payment is ok).
 - a network error leaves it unknown whether the node got it: the row keeps its nonce and
   reconcile() re-sends the same raw transaction (same hash, so never a double payment).
+- a send answered 'nonce too low' (or not answered) changes its row only while the row still holds
+  the transaction sent (a conditional UPDATE): reconcile() may have re-sent it meanwhile, been
+  refused for its price and replaced it on the same nonce; another of the row's hashes known to
+  the node is that replacement, not a nonce taken by someone else.
+- a queued payment whose check reverts Replayed is looked for among the Paid events: found (a
+  copy of its signed Pay, or a transaction of ours its row no longer holds), it is ok with it.
 - the unique index (chain_id, relayer_address, nonce) refuses a duplicate even from a writer
   that ignores the lock.
 - a payer's payment of a token goes beside their others on their way only while their allowance
@@ -62,7 +68,7 @@ from eth_account.signers.local import LocalAccount
 from eth_typing import ABIFunction, HexStr
 from eth_utils import keccak
 from eth_utils.abi import collapse_if_tuple, function_abi_to_4byte_selector
-from sqlalchemy import text, update
+from sqlalchemy import ColumnElement, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
 from sqlmodel import Session, col, select
@@ -368,7 +374,8 @@ def _refusal_outcome(chain: ChainConfig, raw_tx: str, msg: str) -> tuple[str, st
         return SendOutcome.UNKNOWN, msg
     if "nonce too low" in low or "nonce has already been used" in low:
         # Taken by this very transaction (another relayer pass sent the stored raw tx first)
-        # is a send, not a lost nonce: re-allocating would pay twice and leave a hole.
+        # is a send, not a lost nonce: re-allocating would pay twice and leave a hole. (Taken by
+        # another transaction of its row, a replacement: send_queued's _row_moved_on.)
         try:
             own = transaction_known(web3_for(chain), "0x" + keccak(hexstr=raw_tx).hex())
         except _NETWORK_ERRORS as e:
@@ -530,10 +537,20 @@ def _set_activity(db, row: Payment) -> None:
 
 
 def _fail_row(db: Session, row: Payment, reason: str) -> None:
-    """A payment that holds no nonce is failed (and settled: nothing to follow)."""
+    """A payment that holds no nonce is failed (and settled: nothing to follow). Not one whose check
+    reverts Replayed while its Paid event is on chain (_paid_elsewhere, _settle_paid)."""
     row.status, row.reason, row.settled, row.updated_at = "failed", reason[:255], True, now_epoch()
     row.relayer_address = row.nonce = row.raw_tx = row.tx_hash = row.gas_price = row.sent_at = None
     row.gas_cost_wei = 0  # nothing sent: nothing spent
+    _set_activity(db, row)
+    db.add(row)
+
+
+def _settle_paid(db: Session, row: Payment, paid_by: str) -> None:
+    """A queued payment found paid by `paid_by` (_paid_elsewhere): ok and settled with it, its
+    merchant's webhook owed (send_queued adds it in the same transaction)."""
+    log.warning("payment %s was found paid by %s before the relayer sent it", row.payment_id, paid_by)
+    row.status, row.reason, row.settled, row.tx_hash, row.updated_at = "ok", None, True, paid_by, now_epoch()
     _set_activity(db, row)
     db.add(row)
 
@@ -732,10 +749,18 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
         return counts  # the node is not answering: they stay queued for the next pass
     groups = _groups(jobs, spends)
     held = _held_back(chain, groups, spends, owed)
+    # A check that reverts Replayed: the ref is used. By this very payment, when its transaction
+    # (one this row no longer holds) or someone else's copy of its signed Pay was mined: ok with
+    # that transaction, never failed 'replayed' while the merchant has the money.
+    replayed = [row for row, job in zip(rows, jobs, strict=True) if job.failure == "replayed"]
+    try:
+        paid = _paid_elsewhere(chain, replayed)
+    except (*_NETWORK_ERRORS, Web3RPCError):
+        paid, held = {}, held | {stored_id(row) for row in replayed}  # looked for again in a later pass
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
 
-    signed: list[tuple[int, int, str]] = []  # (row id, nonce, raw tx)
-    failed: list[Payment] = []
+    signed: list[tuple[int, int, str, str]] = []  # (row id, nonce, raw tx, its hash)
+    final: list[Payment] = []  # failed without a nonce, or found paid
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, jobs[0].row_id)
         # Another relayer process may have sent a payer's payment since `owed` was read (with the
@@ -757,9 +782,13 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
             row = _stored_payment(db, job.row_id)
             if row.status != "pending" or row.nonce is not None or row.settled:
                 continue  # another relayer process relayed it meanwhile
+            if job.row_id in paid:
+                _settle_paid(db, row, paid[job.row_id])
+                final.append(row)
+                continue
             if failure := too_dear or job.failure:
                 _fail_row(db, row, failure)
-                failed.append(row)
+                final.append(row)
                 counts["failed"] += 1
                 continue
             raw, tx_hash = _sign(acct, chain, to, job.call, job.gas_limit, price, nonce)
@@ -768,34 +797,74 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
             row.gas_cost_wei = gas_cost(job.gas_limit, price)  # the most it can cost until mined
             _set_activity(db, row)
             db.add(row)
-            signed.append((job.row_id, nonce, raw))
+            signed.append((job.row_id, nonce, raw, tx_hash))
             nonce += 1
+        merchant_webhooks.enqueue_paid(db, final, {})  # those found paid (it skips the failed)
         try:
             db.commit()
         except IntegrityError:  # a writer that ignores the lock took one of these nonces: next pass
             db.rollback()
             return {"sent": 0, "failed": 0}
-    announce_final(failed)
+    announce_final(final)
 
-    for (row_id, nonce, _raw), (outcome, msg) in zip(signed, _send_batch(chain, [s[2] for s in signed]), strict=True):
+    # The bookkeeping of each send is written only while the row still holds the transaction this
+    # pass sent: between the commit above and a refusal's answer, a reconcile() pass (its thread,
+    # another relayer process) may have re-sent it, been refused for its price and replaced it
+    # with the same nonce, that one mined.
+    sends = _send_batch(chain, [s[2] for s in signed])
+    for (row_id, nonce, _raw, tx_hash), (outcome, msg) in zip(signed, sends, strict=True):
         if outcome == SendOutcome.SENT:
             counts["sent"] += 1
         elif outcome == SendOutcome.NONCE_TAKEN:
             # Consumed outside this relayer (someone else with the key): no hole; queued again.
-            log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
-            _update(row_id, relayer_address=None, nonce=None, raw_tx=None, tx_hash=None, gas_price=None, sent_at=None)
+            if not _row_moved_on(chain, row_id, tx_hash) and _update(
+                row_id,
+                tx_hash,
+                col(Payment.status) == "pending",
+                relayer_address=None,
+                nonce=None,
+                raw_tx=None,
+                tx_hash=None,
+                gas_price=None,
+                sent_at=None,
+            ):
+                log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
         elif outcome == SendOutcome.REJECTED:
             _refused(acct, chain, row_id, nonce, price, msg)
             counts["failed"] += 1
         else:  # not known to be sent: reconcile() re-sends the same raw tx
-            _update(row_id, sent_at=None)
+            _update(row_id, tx_hash, sent_at=None)
     return counts
 
 
-def _update(row_id: int, **values) -> None:
+def _update(row_id: int, holding: str, *also: ColumnElement[bool], **values) -> bool:
+    """Writes `values` to the row if it still holds the transaction `holding` (its hash), unsettled
+    (and `also`). -> whether it did."""
     with get_session() as db:
-        db.execute(update(Payment).where(col(Payment.id) == row_id).values(updated_at=now_epoch(), **values))
+        done = db.execute(
+            update(Payment)
+            .where(col(Payment.id) == row_id, col(Payment.tx_hash) == holding, col(Payment.settled).is_(False), *also)
+            .values(updated_at=now_epoch(), **values)
+        )
         db.commit()
+    return getattr(done, "rowcount", 0) == 1
+
+
+def _row_moved_on(chain: ChainConfig, row_id: int, tx_hash: str) -> bool:
+    """After 'nonce too low' for `tx_hash`, which the node does not know (_refusal_outcome):
+    whether the nonce went to another transaction of the same payment, one of the hashes the row
+    holds now (old_tx_hashes keeps those a replacement took the place of). A reconcile() pass may
+    have re-sent ours before this send arrived, been refused for its price and replaced it.
+    True as well when the node does not answer: reconcile() follows every hash of the row."""
+    with read_session() as db:
+        row = db.get(Payment, row_id)
+        others = [h for h in _hashes(row) if h != tx_hash] if row is not None else []
+    if not others:
+        return False
+    try:
+        return bool(_known_hashes(web3_for(chain), others))
+    except (*_NETWORK_ERRORS, Web3RPCError):
+        return True
 
 
 def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, price: int, msg: str) -> None:
@@ -847,15 +916,34 @@ def _topic(address: str) -> str:
 def _paid_by_another_tx(w3, row: Payment, receipt) -> str | None:
     """The transaction that paid exactly this payment (someone else submitted the same signed
     Pay before ours, which then reverted Replayed), or None. Replaying our call on the block
-    before cannot tell: the other one may be earlier in the same block. Paid is matched on its indexed
-    (paymentRef, merchant, from) and then on token and amount."""
+    before cannot tell: the other one may be earlier in the same block."""
+    return _paid_tx(w3, row, receipt["to"], receipt["blockNumber"])
+
+
+def _paid_elsewhere(chain: ChainConfig, rows: list[Payment]) -> dict[int, str]:
+    """Of these queued payments (their check reverted Replayed), those paid on chain: row id -> the
+    transaction that paid it. Raises what web3 raises."""
+    if not rows:
+        return {}
+    w3 = web3_for(chain)
+    block = w3.eth.block_number
+    return {
+        stored_id(row): paid_by
+        for row in rows
+        if (paid_by := _paid_tx(w3, row, cast(str, chain.payment_contract), block)) is not None
+    }
+
+
+def _paid_tx(w3, row: Payment, payment_contract: str, block: int) -> str | None:
+    """The transaction whose Paid event is exactly this payment, in the PAID_LOOKBACK_BLOCKS up to
+    `block`, or None. Paid is matched on its indexed (paymentRef, merchant, from) and then on token
+    and amount."""
     if row.merchant_address is None:
         return None
     event = contract("NewblPayment2").events.Paid()
-    block = receipt["blockNumber"]
     logs = w3.eth.get_logs(
         {
-            "address": receipt["to"],
+            "address": payment_contract,
             "fromBlock": max(0, block - PAID_LOOKBACK_BLOCKS),
             "toBlock": block,
             "topics": [event.topic, row.payment_id, _topic(row.merchant_address), _topic(row.from_address)],
