@@ -303,6 +303,103 @@ def test_a_send_whose_nonce_our_own_replacement_took_is_not_queued_again(client,
     assert balance(w3, token, merchant) == 93
 
 
+def test_a_refused_send_that_a_follow_pass_replaced_meanwhile_is_not_failed(client, payer, deployed, w3, send_tx,  # noqa: F811
+                                                                              chain, monkeypatch):
+    """send_queued's batch is refused for its price; before its bookkeeping (_refused) runs, a
+    reconcile() pass (its thread, another relayer process; it takes no nonce lock) re-sends the pay(),
+    is refused too and replaces it at the new price, mined. _refused then failed the row
+    'relay_rejected' over that, with a filler, and announced 'failed' for a paid payment. (Found
+    by an audit.)"""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    pid = execute(client, payer, merchant, token, 91)
+    real_batch, real_refused = relayer._send_batch, relayer._refused
+    announced: list[tuple[str, str]] = []
+    monkeypatch.setattr(relayer, "announce_final", lambda rs: announced.extend((r.payment_id, r.status) for r in rs))
+    sent: list[str] = []
+
+    def price_rises_first(c, raws):
+        sent.extend(raws)
+        raise_gas_price(w3, 5)
+        return real_batch(c, raws)
+
+    def follow_pass_first(*args):
+        assert relayer.reconcile(chain)["replaced"] == 1
+        return real_refused(*args)
+
+    with base_fee_restored(w3):
+        monkeypatch.setattr(relayer, "_send_batch", price_rises_first)
+        monkeypatch.setattr(relayer, "_refused", follow_pass_first)
+        assert relayer.send_queued(chain) == {"sent": 0, "failed": 0}
+        monkeypatch.setattr(relayer, "_send_batch", real_batch)
+        monkeypatch.setattr(relayer, "_refused", real_refused)
+        (row,) = rows()
+        assert (row.status, row.reason, row.old_tx_hashes) == ("pending", None, tx_hash_of(sent[0]))
+        assert announced == [] and status(client, pid) == {"status": "pending"}
+        assert w3.eth.wait_for_transaction_receipt(row.tx_hash, timeout=30)["status"] == 1  # the replacement
+    assert relayer.reconcile(chain)["ok"] == 1
+    assert status(client, pid) == {"status": "ok"} and announced == [(pid, "ok")]
+    (done,) = rows()
+    assert (done.settled, done.tx_hash, done.nonce) == (True, row.tx_hash, start_nonce)
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1
+    assert balance(w3, token, merchant) == 91
+
+
+def test_a_follow_pass_does_not_write_its_stale_copy_over_a_refused_sends_filler(client, payer, deployed, w3,  # noqa: F811
+                                                                                 send_tx, chain, monkeypatch):
+    """The other order: a reconcile() pass reads the row (the pay() sent), send_queued's _refused
+    then commits the filler in its place, and the pass, re-sending the pay() it read and refused
+    for its price, replaced it and committed its copy over the filler: the filler's hash dropped,
+    a second transaction sent for a payment already announced failed."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    start_nonce = w3.eth.get_transaction_count(RELAYER.address)
+    pid = execute(client, payer, merchant, token, 92)
+    real_batch, real_refused, real_send_raw = relayer._send_batch, relayer._refused, relayer._send_raw
+    sent: list[str] = []
+
+    def price_rises_first(c, raws):
+        sent.extend(raws)
+        raise_gas_price(w3, 5)
+        return real_batch(c, raws)
+
+    def follow_pass_meanwhile(*args):
+        def refused_commits_first(c, raw):  # the pass's re-send of the pay() it read
+            monkeypatch.setattr(relayer, "_send_raw", real_send_raw)
+            real_refused(*args)  # commits the filler
+            return real_send_raw(c, raw)
+
+        monkeypatch.setattr(relayer, "_send_raw", refused_commits_first)
+        assert relayer.reconcile(chain)["replaced"] == 0  # its copy is stale: not replaced, nothing sent
+        return True
+
+    with base_fee_restored(w3):
+        monkeypatch.setattr(relayer, "_send_batch", price_rises_first)
+        monkeypatch.setattr(relayer, "_refused", follow_pass_meanwhile)
+        assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
+        monkeypatch.setattr(relayer, "_send_batch", real_batch)
+        monkeypatch.setattr(relayer, "_refused", real_refused)
+        (row,) = rows()
+        assert (row.status, row.nonce, row.old_tx_hashes) == ("failed", start_nonce, tx_hash_of(sent[0]))
+        assert row.reason.startswith("relay_rejected: ")
+        filler = relayer.decode_raw_tx(row.raw_tx)
+        assert (filler.to.lower(), tx_hash_of(row.raw_tx)) == (RELAYER.address.lower(), row.tx_hash)
+        assert w3.eth.get_transaction_count(RELAYER.address, "pending") == start_nonce  # no replacement sent
+
+    def filler_settled() -> bool:
+        relayer.reconcile(chain)
+        return rows()[0].settled
+
+    wait_until(filler_settled, 30.0, "the filler is not settled")
+    (done,) = rows()
+    assert (done.status, done.reason) == ("failed", row.reason)
+    assert w3.eth.get_transaction_receipt(done.tx_hash)["to"] == RELAYER.address  # the filler took the nonce
+    assert status(client, pid) == {"status": "failed", "reason": row.reason}
+    assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce + 1
+    assert balance(w3, token, merchant) == 0
+
+
 def test_only_the_nonce_the_chain_waits_for_is_re_priced_for_waiting(client, payer, deployed, w3, send_tx, chain,  # noqa: F811
                                                                      monkeypatch):
     """A later nonce waiting behind it is not re-priced for its wait (it would go up by a quarter

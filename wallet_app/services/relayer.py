@@ -18,10 +18,11 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
   provider's other backend having taken it, the payment is ok).
 - a network error leaves it unknown whether the node got it: the row keeps its nonce and
   reconcile() re-sends the same raw transaction (same hash, so never a double payment).
-- a send answered 'nonce too low' (or not answered) changes its row only while the row still holds
+- a send's answer (refused, 'nonce too low', none) changes its row only while the row still holds
   the transaction sent (a conditional UPDATE): reconcile() may have re-sent it meanwhile, been
   refused for its price and replaced it on the same nonce; another of the row's hashes known to
-  the node is that replacement, not a nonce taken by someone else.
+  the node is that replacement, not a nonce taken by someone else. Likewise reconcile() writes a
+  row only while it holds the transaction the pass read (_keep_current).
 - a queued payment whose check reverts Replayed is looked for among the Paid events: found (a
   copy of its signed Pay, or a transaction of ours its row no longer holds), it is ok with it.
 - the unique index (chain_id, relayer_address, nonce) refuses a duplicate even from a writer
@@ -68,7 +69,7 @@ from eth_account.signers.local import LocalAccount
 from eth_typing import ABIFunction, HexStr
 from eth_utils import keccak
 from eth_utils.abi import collapse_if_tuple, function_abi_to_4byte_selector
-from sqlalchemy import ColumnElement, text, update
+from sqlalchemy import ColumnElement, inspect, text, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import object_session
 from sqlmodel import Session, col, select
@@ -830,8 +831,8 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
             ):
                 log.warning("relayer nonce %s on chain %s already used: %s", nonce, chain.chain_id, msg)
         elif outcome == SendOutcome.REJECTED:
-            _refused(acct, chain, row_id, nonce, price, msg)
-            counts["failed"] += 1
+            if _refused(acct, chain, row_id, tx_hash, nonce, price, msg):
+                counts["failed"] += 1
         else:  # not known to be sent: reconcile() re-sends the same raw tx
             _update(row_id, tx_hash, sent_at=None)
     return counts
@@ -867,16 +868,23 @@ def _row_moved_on(chain: ChainConfig, row_id: int, tx_hash: str) -> bool:
         return True
 
 
-def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, price: int, msg: str) -> None:
+def _refused(
+    acct: LocalAccount, chain: ChainConfig, row_id: int, tx_hash: str, nonce: int, price: int, msg: str
+) -> bool:
     """A send the node refused: the payment failed. The row keeps its nonce with a 0-value transfer
     to the relayer itself in place of the pay(), which reconcile() sends and follows like any other
     until the nonce is consumed, and keeps the pay()'s hash: a refusal may come from one backend of
     a provider while another has the pay() in its pool, and if that is the one mined, the payment
     was made. (Given back when it was the newest nonce, the pay() mined after all left the payment
-    failed and settled, its hash gone, while the merchant was paid.)"""
+    failed and settled, its hash gone, while the merchant was paid.) Only while the row still holds
+    the refused pay(), `tx_hash`: reconcile() takes no nonce lock, and may have re-sent it since,
+    been refused for its price and replaced it, the replacement mined (failed and filled, that
+    paid payment was announced failed). -> whether the payment was failed."""
     relayer = acct.address.lower()
     with _chain_lock(chain, relayer), get_session() as db:
         _lock_nonces(db, chain.chain_id, relayer, row_id)
+        if not _hold_rows(db, {row_id: tx_hash}):
+            return False  # rolled back as the session closes
         row = _stored_payment(db, row_id)
         row.status, row.reason, row.updated_at = "failed", f"relay_rejected: {msg}"[:255], now_epoch()
         row.old_tx_hashes = " ".join(_hashes(row))
@@ -886,6 +894,25 @@ def _refused(acct: LocalAccount, chain: ChainConfig, row_id: int, nonce: int, pr
         db.add(row)
         db.commit()
     announce_final([row])
+    return True
+
+
+def _hold_rows(db: Session, holding: dict[int, str]) -> set[int]:
+    """Of these rows (id -> the hash of the transaction its writer read it with), the ids of those
+    that still hold it, unsettled, taken in one UPDATE that holds them until `db`'s transaction
+    ends (PostgreSQL: their row locks; SQLite: the write lock). The writers of a sent row share no
+    lock (reconcile() takes none of the nonce lock), so each writes only over what it read."""
+    if not holding:
+        return set()
+    table = Payment.__table__  # type: ignore[attr-defined]  # not the ORM's UPDATE: nothing synchronised
+    with db.no_autoflush:  # the session's own changes go in after it, if at all
+        held = db.execute(
+            update(table)
+            .where(tuple_(table.c.id, table.c.tx_hash).in_(list(holding.items())), table.c.settled.is_(False))
+            .values(updated_at=now_epoch())
+            .returning(table.c.id)
+        )
+        return set(held.scalars())
 
 
 # ---------------------------------------------------------------- following
@@ -1022,8 +1049,12 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
             return counts
         stuck_after = get_settings().relayer_stuck_seconds
 
-        def owed(db_: Session) -> None:  # the webhooks of the rows settled so far, with them
-            merchant_webhooks.enqueue_paid(db_, rows, receipts)
+        stale: set[int] = set()  # the rows another writer changed during the pass (_keep_current)
+
+        def owed(db_: Session) -> set[int]:  # before each commit: what is still ours, and its webhooks
+            stale.update(_keep_current(db_, rows))
+            merchant_webhooks.enqueue_paid(db_, [row for row in rows if stored_id(row) not in stale], receipts)
+            return stale
 
         # Every RPC of the usual pass is above; the writes go in at the commit (no autoflush), so
         # SQLite's write lock is not held across the rare path's RPCs (re-sends, failure reasons).
@@ -1094,8 +1125,38 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
         # raw transaction, and a replacement is persisted before its send (_replace).
         owed(db)  # in the same transaction as the settlement
         db.commit()
-    announce_final(final)  # after the commit: the waiters are handed the committed status
+    # After the commit: the waiters are handed the committed status (not a change dropped as stale).
+    announce_final([row for row in final if stored_id(row) not in stale])
     return counts
+
+
+def _keep_current(db: Session, rows: list[Payment]) -> set[int]:
+    """Before a reconcile() commit: the rows the pass changed are held (_hold_rows) if each still
+    holds the transaction the pass read it with; the ids of the others, which another writer
+    changed meanwhile, are returned with the pass's changes to them dropped (expired: read again
+    as that writer left them). send_queued's bookkeeping of a send it had in flight writes rows
+    under the nonce lock, which reconcile() does not take: a copy read before _refused committed
+    its filler, written over it after, dropped the filler's hash."""
+    with db.no_autoflush:
+        changed = {stored_id(row): row for row in rows if db.is_modified(row)}
+        read = {row_id: _as_read(row) for row_id, row in changed.items()}
+        stale = set(changed) - _hold_rows(db, {row_id: h for row_id, h in read.items() if h is not None})
+        for row_id in stale:
+            row = changed[row_id]
+            log.warning(
+                "payment %s was changed by another writer during the follow pass: left as it is", row.payment_id
+            )
+            activity = crud.get_activity(db, row.activity_id) if row.activity_id is not None else None
+            db.expire(row)
+            if activity is not None:
+                db.expire(activity)  # _set_activity's copy of the row's changes
+    return stale
+
+
+def _as_read(row: Payment) -> str | None:
+    """The row's tx_hash as the session read (or last committed) it, whatever the pass set since."""
+    history = inspect(row).attrs.tx_hash.history
+    return next(iter([*history.deleted, *history.unchanged]), None)
 
 
 LEFT_OUT_SECONDS = 2.0
@@ -1186,12 +1247,13 @@ def _known_hashes(w3, hashes: list[str]) -> set[str]:
 
 
 def _replace(
-    chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now, owed: Callable[[Session], None]
+    chain: ChainConfig, acct: LocalAccount, row: Payment, gas_price_now: int, now, owed: Callable[[Session], set[int]]
 ) -> bool:
     """Same nonce, same call, higher gas price (within the chain's caps; False when they leave no
     room). Persisted before the send, and every hash is kept: whichever of them is mined is found
     by its receipt. The commit that persists it also commits the pass's rows settled so far, so
-    `owed` adds their merchants' webhooks to it: a pass that died after it lost them for good."""
+    `owed` adds their merchants' webhooks to it: a pass that died after it lost them for good. A row
+    another writer changed since the pass read it is not replaced (False; _keep_current)."""
     sent = _relayed(row)
     old = decode_raw_tx(sent.raw_tx)
     if old.to is None:
@@ -1211,7 +1273,8 @@ def _replace(
     row.old_tx_hashes = " ".join(_hashes(row))
     row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = raw, tx_hash, str(price), None
     row.gas_cost_wei = gas_cost(old.gas_limit, price)
-    _commit(row, owed)
+    if not _commit(row, owed):
+        return False
     outcome, msg = _send_raw(chain, raw)
     if outcome == SendOutcome.SENT:
         row.sent_at = now()
@@ -1224,10 +1287,12 @@ def _replace(
     return True
 
 
-def _commit(row: Payment, owed: Callable[[Session], None]) -> None:
+def _commit(row: Payment, owed: Callable[[Session], set[int]]) -> bool:
+    """Commits the pass so far; -> whether `row`'s changes were written (`owed`: the ids dropped)."""
     db = object_session(row)
     if db is None:
         raise ValueError(f"payment {row.payment_id} is not attached to a session")
     db.add(row)
-    owed(cast(Session, db))  # the reconcile pass's sqlmodel Session
+    dropped = owed(cast(Session, db))  # the reconcile pass's sqlmodel Session
     db.commit()
+    return stored_id(row) not in dropped
