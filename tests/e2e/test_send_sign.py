@@ -51,7 +51,8 @@ def test_send_sign_pin_moves_tokens_on_chain(page, app_server, screenshot, brows
     expect(page.locator("#sign-token-address")).to_have_text(f"{short[:6]}…{short[-4:]}")
     page.get_by_role("button", name="Details").click()
     expect(page.locator("#sign-data")).to_have_text(tx["data"].lower())
-    expect(page.get_by_text(NETWORK)).to_be_visible()
+    expect(page.locator("#sign-details-chain")).to_have_text(NETWORK)
+    expect(page.locator("#sign-chain")).to_have_text(NETWORK)
     screenshot("sign", full_page=True)
 
     tx_hash, alert = confirm_with_pin(page)

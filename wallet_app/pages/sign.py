@@ -167,6 +167,8 @@ def _details() -> rx.Component:
             ),
             rx.accordion.content(
                 rx.vstack(
+                    # The network again (the spec's details name it; the summary keeps it in sight).
+                    _row("sign_chain", SignState.chain_name, id="sign-details-chain"),
                     _row("sign_chain_id", tx["chain_id"], mono=True),
                     _row("sign_nonce", tx["nonce"], mono=True),
                     _row("sign_gas_limit", tx["gas_limit"], mono=True),
