@@ -266,9 +266,10 @@ def test_an_upgrade_stopped_halfway_leaves_the_old_revision_whole(settings_env, 
         assert conn.execute(text("SELECT payment_id FROM payments")).scalars().all() == ["p-kept"]
     engine.dispose()
     upgrade_schema()  # the next start
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     with engine.connect() as conn:
         assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
-        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0012"
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == head
         assert conn.execute(text("SELECT payment_id FROM payments")).scalars().all() == ["p-kept"]
     engine.dispose()
 
