@@ -19,7 +19,7 @@ from wallet_app.api import build_api, in_front_of_reflex
 from wallet_app.core.config import BUILDING_ENV, get_settings
 from wallet_app.core.db import upgrade_schema
 from wallet_app.core.security import SecurityHeaders
-from wallet_app.core.sockets import shorten_client_texts_in_logs
+from wallet_app.core.sockets import cut_long_log_lines
 from wallet_app.core.startup import freeze_startup_objects, size_handler_threads
 from wallet_app.pages import add_pages, registered_pages
 from wallet_app.services.sessions import SocketCookie
@@ -30,7 +30,7 @@ from wallet_app.state.session import VISIT_SCRIPT, browser_error_logged, server_
 if not os.environ.get(BUILDING_ENV):
     upgrade_schema()
 
-shorten_client_texts_in_logs()
+cut_long_log_lines()
 api = build_api()
 if get_settings().dev_mode:  # the stand-ins are not even imported otherwise
     from wallet_app import dev

@@ -249,23 +249,36 @@ def test_the_app_sees_only_the_headers_it_reads_each_cut_short(settings_env, mon
     assert set(seen) <= {name.decode() for name in sockets.KEPT_HEADERS}
 
 
-def test_a_clients_long_text_is_logged_cut_in_each_line(caplog):
-    logger = logging.getLogger("test.short_lines")
-    logger.addFilter(sockets.ShortLines())
+@pytest.fixture
+def cut_log_lines():
+    before = logging.getLogRecordFactory()
+    sockets.cut_long_log_lines()
+    sockets.cut_long_log_lines()  # once is enough: not wrapped twice
+    yield
+    logging.setLogRecordFactory(before)
+
+
+@pytest.mark.parametrize("logger_name", ["reflex_base.event.processor.event_processor", "any.other"])
+def test_a_clients_long_text_is_logged_cut_in_each_line(caplog, cut_log_lines, logger_name):
+    """Whichever logger quotes what a client sent: Reflex's event processor logs an unknown event's
+    payload whole, under a logger of its own."""
+    logger = logging.getLogger(logger_name)
     data = "d" * 50_000
     try:
         raise ValueError(f"Failed to deserialize event data: {data}.")
     except ValueError:
-        with caplog.at_level("WARNING", logger="test.short_lines"):
+        with caplog.at_level("WARNING", logger=logger_name):
             logger.warning("Received event data as a string. Event data: %s", data)
             logger.exception("event failed")
-    first, second = caplog.records
+            logger.warning("%s short %s", "a", "b")
+    first, second, third = caplog.records
     said = "Received event data as a string. Event data: "
     assert first.getMessage() == said + data[: 1000 - len(said)] + f"… ({len(said) + len(data)} characters)"
     assert "Failed to deserialize event data: ddd" in caplog.text and data not in caplog.text
     # each line: its record's prefix (level, logger, place) and at most MAX_LOGGED_LINE characters and the count
-    assert max(len(line) for line in caplog.text.splitlines()) < sockets.MAX_LOGGED_LINE + 100
+    assert max(len(line) for line in caplog.text.splitlines()) < sockets.MAX_LOGGED_LINE + 150
     assert second.exc_text.splitlines()[0] == "Traceback (most recent call last):"  # the traceback kept, its lines cut
+    assert (third.msg, third.args, third.getMessage()) == ("%s short %s", ("a", "b"), "a short b")  # short: as it was
 
 
 def test_engine_io_gets_the_message_size_from_the_settings(tmp_path):

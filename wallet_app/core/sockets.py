@@ -16,7 +16,8 @@ API's rate limits and body limit do not cover, as one ASGI middleware on the web
 
 - Per connection, only the frames Reflex's page sends (PAGE_FRAMES): any other closes the
   connection (1008) unread. Reflex logs a malformed event's data whole, in a warning and again in
-  a traceback: one frame of a few hundred kB made about 800 kB of log.
+  a traceback: one frame of a few hundred kB made about 800 kB of log. A well-formed event can
+  still be logged (an unknown handler's name): cut_long_log_lines bounds every log line.
 - Per connection, only the request headers Reflex and engine.io use (KEPT_HEADERS), each cut to
   MAX_HEADER_CHARS: Reflex keeps a connection's headers in its client's state (in Redis, for an
   hour), and a client may send about 400 kB of them.
@@ -33,7 +34,8 @@ import itertools
 import logging
 import time
 import uuid
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from redis import RedisError
 from starlette.requests import HTTPConnection
@@ -97,23 +99,7 @@ def kept_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]
     return [(k, v[:MAX_HEADER_CHARS]) for k, v in headers if k in KEPT_HEADERS]
 
 
-class ShortLines(logging.Filter):
-    """Cuts each line of a record, its message and its traceback, to MAX_LOGGED_LINE characters:
-    Reflex and socket.io log what a client sent (an event's data, whole) in warnings and
-    tracebacks. On the loggers of SHORTENED_LOGGERS (a filter holds for its own logger only)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        short = _cut_lines(message)
-        if short is not message:
-            record.msg, record.args = short, None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = _cut_lines(logging.Formatter().formatException(record.exc_info))
-        return True
-
-
 MAX_LOGGED_LINE = 1000
-SHORTENED_LOGGERS = ("reflex.app", "reflex.state", "socketio.server", "engineio.server")
 
 
 def _cut_lines(text: str) -> str:
@@ -126,11 +112,32 @@ def _cut_lines(text: str) -> str:
     )
 
 
-def shorten_client_texts_in_logs() -> None:
-    for name in SHORTENED_LOGGERS:
-        logger = logging.getLogger(name)
-        if not any(isinstance(f, ShortLines) for f in logger.filters):
-            logger.addFilter(ShortLines())
+def _cutting(factory: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    def make(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = factory(*args, **kwargs)
+        try:
+            message = record.getMessage()
+            short = _cut_lines(message)
+            if short is not message:
+                record.msg, record.args = short, None
+            if record.exc_info:
+                record.exc_text = _cut_lines(logging.Formatter().formatException(record.exc_info))
+        except Exception:  # noqa: BLE001 - a record the logging module reports itself (handleError)
+            pass
+        return record
+
+    make.cuts_lines = True  # type: ignore[attr-defined]
+    return make
+
+
+def cut_long_log_lines() -> None:
+    """Every log record of this process has each line of its message and traceback cut to
+    MAX_LOGGED_LINE characters: Reflex, its event processor and socket.io log what a client sent
+    (an event's data, whole, up to SOCKET_MAX_MESSAGE_CHARS) in warnings and tracebacks, under
+    loggers of their own. A record factory, not a filter: a filter holds for its own logger only."""
+    factory = logging.getLogRecordFactory()
+    if not getattr(factory, "cuts_lines", False):
+        logging.setLogRecordFactory(_cutting(factory))
 
 
 class TokenBucket:
