@@ -8,6 +8,7 @@ from sqlmodel import Session, col, select
 from wallet_app.models import (
     OWN_ENTRY,
     RECEIVED_ENTRY,
+    UNRESOLVED,
     Activity,
     Payment,
     User,
@@ -136,7 +137,7 @@ def list_activities(db: Session, user_id: int, limit: int) -> list[Activity]:
     mine = select(Activity).where(Activity.user_id == user_id)
     queries = [
         mine.where(text(OWN_ENTRY)),
-        mine.where(text(OWN_ENTRY), Activity.status == "submitted"),
+        mine.where(text(OWN_ENTRY), col(Activity.status).in_(UNRESOLVED)),
         mine.where(text(RECEIVED_ENTRY)),
     ]
     rows = {r.id: r for query in queries for r in db.exec(query.order_by(*newest).limit(limit))}

@@ -75,6 +75,9 @@ OWN_TX_ENTRY = "log_index IS NULL AND type <> 'payment'"  # the entries of the u
 # user's own (sends, payments, approvals). The activity list reads them apart (crud.list_activities).
 RECEIVED_ENTRY = "type = 'receive'"
 OWN_ENTRY = "type <> 'receive'"
+# Entry statuses followed until mined or their nonce is taken (services.pending): pending, and
+# dropped (the node holds none of it: it may still be in another node's pool, and mined).
+UNRESOLVED = ("submitted", "dropped")
 
 
 class Activity(SQLModel, table=True):
@@ -129,7 +132,7 @@ class Activity(SQLModel, table=True):
     amount: str | None = Field(default=None, max_length=80)  # integer string, smallest unit
     counterparty: str | None = Field(default=None, max_length=42)  # lowercase 0x hex
     # 'submitted' (pending) | 'ok' | 'failed' | 'replaced' | 'cancelled' (another tx took its nonce)
-    # | 'dropped' (the node never got it: services.pending)
+    # | 'dropped' (the node holds none of it now; followed on: UNRESOLVED)
     status: str = Field(default="submitted", max_length=16, index=True)
     created_at: int = Field(default_factory=now_epoch, sa_type=BigInteger, index=True)
     data: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # free JSON text

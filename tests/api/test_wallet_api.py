@@ -5,6 +5,7 @@ import time
 
 import pytest
 from eth_account import Account
+from sqlmodel import select
 from web3 import Web3
 from web3.exceptions import RequestTimedOut
 
@@ -20,6 +21,7 @@ from wallet_app import crud
 from wallet_app.core.db import get_session
 from wallet_app.dev import faucet
 from wallet_app.errors import AppError
+from wallet_app.models import Activity
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import sessions, tokens
 from wallet_app.services.eth import ZERO_ADDRESS
@@ -451,8 +453,9 @@ def test_a_send_the_node_never_got_is_pending_then_not_sent_and_sent_again(api_u
                                                                             monkeypatch):
     """The broadcast got no answer, and the node does not hold the transaction: its entry (recorded
     before the broadcast) is pending, since it may be on its way; when the node still holds none of
-    it DROP_AFTER_SECONDS later, it is shown as not sent, not pending for ever, and offers no speed-up.
-    The same bytes submitted again and taken by the node make it pending again, then confirmed."""
+    it DROP_AFTER_SECONDS later, it is shown as dropped, not pending for ever, and still offers a
+    speed-up and a cancel (its nonce is free). The same bytes submitted again and taken by the node
+    make it pending again, then confirmed."""
     from wallet_app.services import pending
 
     tusd, recipient, tx = _a_transfer(client, chain)
@@ -468,7 +471,7 @@ def test_a_send_the_node_never_got_is_pending_then_not_sent_and_sent_again(api_u
 
     assert listed() == [(tx_hash, "submitted", True)]
     monkeypatch.setattr(pending, "DROP_AFTER_SECONDS", -1)
-    assert listed() == [(tx_hash, "dropped", False)]
+    assert listed() == [(tx_hash, "dropped", True)]
     assert client.get(f"{API}/activities").json()[0]["summary"].endswith("(dropped)")
     assert w3.eth.get_transaction_count(api_user.address) == int(tx["nonce"])  # nothing went out
     r = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
@@ -476,6 +479,38 @@ def test_a_send_the_node_never_got_is_pending_then_not_sent_and_sent_again(api_u
     assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
     assert listed() == [(tx_hash, "ok", False)]
     assert balance_of(w3, tusd, recipient) == 1_500_000
+
+
+def test_a_dropped_send_mined_after_all_is_confirmed(api_user, client, chain, w3, monkeypatch):
+    """Dropped means our node holds none of it now: another node's pool may still have it and mine
+    it. Shown "dropped" for good, the user would send again and pay twice: it is followed on."""
+    from wallet_app.services import indexer, pending
+
+    tusd, recipient, tx = _a_transfer(client, chain)
+    raw = sign(api_user, tx)
+    tx_hash = chain_svc.decode_raw_tx(raw).tx_hash
+    with monkeypatch.context() as m:
+        m.setattr(*_never_sent(chain))
+        assert client.post(f"{API}/tx/submit", json={"raw_tx": raw}).status_code == 503
+    monkeypatch.setattr(pending, "DROP_AFTER_SECONDS", -1)
+    assert [e["status"] for e in client.get(f"{API}/activities").json()] == ["dropped"]
+    w3.eth.send_raw_transaction(raw)  # another node's pool had it: mined
+    assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
+    assert [(e["tx_hash"], e["status"]) for e in client.get(f"{API}/activities").json()] == [(tx_hash, "ok")]
+    # The background pass follows dropped entries too (one the user never lists again).
+    tx2 = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": recipient,
+                                               "amount": "1"}).json()
+    raw2 = sign(api_user, tx2)
+    hash2 = chain_svc.decode_raw_tx(raw2).tx_hash
+    with monkeypatch.context() as m:
+        m.setattr(*_never_sent(chain))
+        assert client.post(f"{API}/tx/submit", json={"raw_tx": raw2}).status_code == 503
+    assert client.get(f"{API}/activities").json()[0]["status"] == "dropped"
+    w3.eth.send_raw_transaction(raw2)
+    assert w3.eth.wait_for_transaction_receipt(hash2, timeout=30)["status"] == 1
+    indexer.refresh_outgoing(chain)
+    with get_session() as db:
+        assert [r.status for r in db.exec(select(Activity).where(Activity.tx_hash == hash2))] == ["ok"]
 
 
 def test_a_send_the_node_refuses_leaves_no_entry(api_user, client, chain, w3):

@@ -200,6 +200,50 @@ def test_a_send_lost_before_the_node_took_it_is_not_reachable(chain, w3, monkeyp
     assert w3.eth.get_transaction_count(sender.address, "pending") == 0
 
 
+def _provider_busy(send):
+    return b'{"jsonrpc":"2.0","id":0,"error":{"code":-32603,"message":"internal error, please try again"}}'
+
+
+def _refused_and_unasked(send):
+    return b'{"jsonrpc":"2.0","id":0,"error":{"code":-32000,"message":"insufficient funds for gas"}}'
+
+
+def test_a_providers_own_trouble_is_not_a_refusal(chain, w3, monkeypatch):
+    """"internal error, try again" says nothing of the transaction: maybe in a pool. Told
+    "rejected", the user would sign anew on the next nonce (and its entry would be removed)."""
+    sender = Account.create()
+    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    _send_answered(monkeypatch, chain, _provider_busy)
+    with pytest.raises(AppError) as exc:
+        submit_raw(chain, _signed(sender), expected_sender=sender.address)
+    assert exc.value.code == "rpc_unavailable"
+
+
+def test_a_refusal_the_node_cannot_be_asked_about_is_not_a_refusal(chain, w3, monkeypatch):
+    """Refused, then the question whether the node holds the transaction gets no answer: unknown."""
+    sender = Account.create()
+    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    provider = web3_for(chain).provider
+    real = provider._make_request
+
+    def make_request(method, data):
+        if method == "eth_sendRawTransaction":
+            return _refused_and_unasked(None)
+        if method == "eth_getTransactionByHash":
+            raise RequestTimedOut("no answer in time")
+        return real(method, data)
+
+    monkeypatch.setattr(provider, "_make_request", make_request)
+    with pytest.raises(AppError) as exc:
+        submit_raw(chain, _signed(sender), expected_sender=sender.address)
+    assert exc.value.code == "rpc_unavailable"
+    monkeypatch.undo()
+    _send_answered(monkeypatch, chain, _refused_and_unasked)  # the node answers the question: refused
+    with pytest.raises(AppError) as exc:
+        submit_raw(chain, _signed(sender), expected_sender=sender.address)
+    assert exc.value.code == "rejected"
+
+
 @pytest.mark.parametrize("automine", [True, False])
 def test_the_same_signed_transaction_sent_again_is_sent(chain, w3, automine):
     """A retry of the same signed bytes (the first answer lost, or a second tap) is refused by the

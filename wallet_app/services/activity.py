@@ -269,11 +269,12 @@ def _replaces_tx(row: Activity) -> str | None:
 
 
 def replaceable(rows: list[Activity]) -> set[int]:
-    """The ids of pending entries that offer Speed up and Cancel: the user's own signed ones,
-    the newest of their nonce group (an older one is already being replaced)."""
+    """The ids of pending (or dropped: pending.UNRESOLVED) entries that offer Speed up and Cancel:
+    the user's own signed ones, the newest of their nonce group (an older one is already being
+    replaced)."""
     newest: dict[tuple, Activity] = {}
     for r in rows:
-        if r.status != "submitted" or pending.stored_fields(r) is None:
+        if r.status not in pending.UNRESOLVED or pending.stored_fields(r) is None:
             continue
         key = (r.chain_id, r.nonce)
         if key not in newest or stored_id(r) > stored_id(newest[key]):
@@ -289,7 +290,7 @@ def activities(user: User | int, refresh: bool = True) -> list[dict]:
     with get_session() as db:
         u = accounts.get_user(db, user)
         rows = crud.list_activities(db, stored_id(u), ACTIVITY_LIMIT)
-    if refresh and any(r.status == pending.PENDING and r.tx_hash for r in rows):
+    if refresh and any(r.status in pending.UNRESOLVED and r.tx_hash for r in rows):
         try:
             # The receipts are read from the chain node: rate-limited per user (the entries are
             # listed all the same, as last stored).

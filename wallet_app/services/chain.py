@@ -672,6 +672,25 @@ def decode_raw_tx(raw_tx: str | bytes) -> DecodedTx:
     )
 
 
+# A provider's answer about itself, not the transaction: whether it reached a pool is unknown.
+_TRANSIENT_REFUSALS = (
+    "rate limit",
+    "too many requests",
+    "limit exceeded",
+    "timeout",
+    "timed out",
+    "internal error",
+    "temporarily",
+    "unavailable",
+    "try again",
+)
+
+
+def is_transient_refusal(message: str) -> bool:
+    low = message.lower()
+    return any(s in low for s in _TRANSIENT_REFUSALS)
+
+
 def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | None = None) -> str:
     """Broadcasts a signed transaction once (never retried) after checking its chain id and,
     when given, that it is signed by `expected_sender` (the session's address). Its hash also when
@@ -694,19 +713,24 @@ def submit_raw(chain: ChainConfig, raw_tx: str | bytes, expected_sender: str | N
         # This very transaction may be the node's already: the same signed bytes sent again after
         # an answer was lost ("already known"), or mined meanwhile ("nonce too low"). Told
         # "rejected", the user would sign a new transaction on the next nonce and pay twice.
-        if _known_after_all(w3, decoded.tx_hash):
+        known = _known_after_all(w3, decoded.tx_hash)
+        if known:
             return decoded.tx_hash
+        if known is None or is_transient_refusal(str(e)):
+            # A provider's trouble (a rate limit, a timeout, its internal error), or no way to ask:
+            # unknown whether it reached a pool, so not "rejected" (its entry stays pending).
+            raise AppError("rpc_unavailable", f"node could not take the transaction now: {e}") from e
         raise AppError("rejected", f"node rejected the transaction: {e}") from e
     return decoded.tx_hash
 
 
-def _known_after_all(w3: Web3, tx_hash: str) -> bool:
-    """Whether the node knows the transaction after a send got no readable answer; False when it
+def _known_after_all(w3: Web3, tx_hash: str) -> bool | None:
+    """Whether the node knows the transaction after a send got no readable answer; None when it
     cannot tell either."""
     try:
         return transaction_known(w3, tx_hash)
     except (*_NETWORK_ERRORS, Web3RPCError):
-        return False
+        return None
 
 
 # ---------------------------------------------------------------- allowances (merchant payments)

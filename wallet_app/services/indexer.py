@@ -470,7 +470,7 @@ def refresh_outgoing(chain: ChainConfig, limit: int = STATUS_BATCH) -> dict[str,
     with get_session() as db:
         query = select(Activity).where(
             Activity.chain_id == chain.chain_id,
-            Activity.status == "submitted",
+            col(Activity.status).in_(pending_svc.UNRESOLVED),
             col(Activity.tx_hash).is_not(None),
             Activity.type != "payment",
         )
@@ -494,7 +494,7 @@ def refresh_outgoing(chain: ChainConfig, limit: int = STATUS_BATCH) -> dict[str,
             with get_session() as db:
                 db.execute(
                     update(Activity)
-                    .where(col(Activity.id) == row.id, col(Activity.status) == "submitted")
+                    .where(col(Activity.id) == row.id, col(Activity.status).in_(pending_svc.UNRESOLVED))
                     .values(status=status)
                 )
                 db.commit()

@@ -24,7 +24,7 @@ from sqlmodel import col, select
 
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Activity, User, now_epoch, stored_id
+from wallet_app.models import UNRESOLVED, Activity, User, now_epoch, stored_id
 from wallet_app.services import accounts, tokens
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.amounts import format_balance
@@ -220,6 +220,8 @@ def refresh_group(chain: ChainConfig, row: Activity) -> None:
         changes = {stored_id(r): DROPPED for r in group if r.status == PENDING}
     else:
         changes = resolve_group([Member(stored_id(r), r.type, r.status) for r in group], mined, used)
+        if not changes and not used and not mined:  # the node holds a member again (or one is new)
+            changes = {stored_id(r): PENDING for r in group if r.status == DROPPED}
     if changes:
         with get_session() as db:
             for activity_id, status in changes.items():
@@ -233,7 +235,7 @@ def refresh_group(chain: ChainConfig, row: Activity) -> None:
 
 def refresh(rows: list[Activity], limit: int) -> None:
     """Resolves the pending entries among `rows` (at most `limit` groups; a few RPC calls each)."""
-    pending = [r for r in rows if r.status == PENDING and r.tx_hash and r.chain_id][:limit]
+    pending = [r for r in rows if r.status in UNRESOLVED and r.tx_hash and r.chain_id][:limit]
     chains = {c.chain_id: c for c in chain_svc.get_chains()} if pending else {}
     seen: set[tuple] = set()
     for row in pending:
@@ -287,11 +289,11 @@ def _pending_entry(user: User, activity_id: Any) -> Pending:
     if fields["from"].lower() != (user.address or "").lower():
         raise AppError("sender_mismatch", "the entry was sent from another address")
     chain = tokens.get_chain(row.chain_id)
-    if row.status == PENDING:
+    if row.status in UNRESOLVED:
         refresh_group(chain, row)
     if row.status in ("ok", "failed"):
         raise AppError("already_mined", "the transaction is already mined")
-    if row.status != PENDING:
+    if row.status not in UNRESOLVED:
         raise AppError("nonce_used", "another transaction already took this nonce")
     with get_session() as db:
         group = _group(db, row)

@@ -90,6 +90,7 @@ from wallet_app.services.chain import (
     decode_raw_tx,
     erc20_allowance_and_balance,
     gas_price,
+    is_transient_refusal,
     transaction_known,
     web3_for,
 )
@@ -351,18 +352,6 @@ class SendOutcome:
 
 # A node that has the transaction already (geth, reth, anvil; Besu; Nethermind; Erigon).
 _ALREADY_HELD = ("already known", "already imported", "known transaction", "alreadyknown", "already exists")
-# A provider's answer about itself, not the transaction: whether it reached a pool is unknown.
-_TRANSIENT = (
-    "rate limit",
-    "too many requests",
-    "limit exceeded",
-    "timeout",
-    "timed out",
-    "internal error",
-    "temporarily",
-    "unavailable",
-    "try again",
-)
 
 
 def _refusal_outcome(chain: ChainConfig, raw_tx: str, msg: str) -> tuple[str, str]:
@@ -371,7 +360,7 @@ def _refusal_outcome(chain: ChainConfig, raw_tx: str, msg: str) -> tuple[str, st
     low = msg.lower()
     if any(s in low for s in _ALREADY_HELD):
         return SendOutcome.SENT, msg
-    if any(s in low for s in _TRANSIENT):  # kept with its nonce, the same raw tx re-sent by reconcile
+    if is_transient_refusal(msg):  # kept with its nonce, the same raw tx re-sent by reconcile
         return SendOutcome.UNKNOWN, msg
     if "nonce too low" in low or "nonce has already been used" in low:
         # Taken by this very transaction (another relayer pass sent the stored raw tx first)
