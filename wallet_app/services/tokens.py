@@ -121,24 +121,30 @@ def symbol_look(symbol: str) -> str:
     return bare.translate(_LOOKALIKE_LETTERS).casefold().strip()
 
 
+def _drawn_like_latin(c: str) -> bool:
+    """A character outside ASCII that may be drawn like a Latin letter or digit: any but the wide
+    ones, CJK and Hangul (full-width Latin letters are Latin letters)."""
+    return not c.isascii() and unicodedata.east_asian_width(c) != "W"
+
+
 def unfamiliar_symbol(symbol: str) -> bool:
-    """A symbol with any character outside ASCII: the look-alike table cannot know every script's
-    letters drawn like Latin ones (Cherokee Ꮪ, Lisu ꓢ), so the add-token dialog warns of each."""
-    return not symbol.isascii()
+    """A symbol with a character outside ASCII that may be drawn like a Latin one: the look-alike
+    table cannot know every script's letters (Cherokee Ꮪ, Lisu ꓢ), so the add-token dialog warns
+    of each. Not for Hangul or CJK symbols ("원화"): no Latin symbol reads like them."""
+    return any(_drawn_like_latin(c) for c in symbol)
 
 
 def _likeness(look: str, other: str) -> int | None:
-    """How many characters the looks `look` and `other` (symbol_look's) share, when `look` could be
-    read as `other`: each character the same, or a narrow one outside ASCII, which may be a letter
-    drawn like the other's (wide ones, CJK and Hangul, are not drawn like Latin letters). None when
-    it could not."""
+    """How many characters the looks `look` and `other` (symbol_look's) share, when one could be
+    read as the other: each character the same, or either one outside ASCII and narrow, which may
+    be a letter drawn like the other's ("USDT0" and the listed "USD₮0" alike). None when not."""
     if len(look) != len(other):
         return None
     same = 0
     for a, b in zip(look, other, strict=True):
         if a == b:
             same += 1
-        elif a.isascii() or unicodedata.east_asian_width(a) in ("W", "F"):
+        elif not (_drawn_like_latin(a) or _drawn_like_latin(b)):
             return None
     return same
 

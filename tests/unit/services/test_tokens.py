@@ -46,6 +46,14 @@ def test_copycat_of(symbol, chain_id, address, copied):
     assert (found and found["token_address"]) == copied
 
 
+def test_a_listed_symbol_outside_ascii_is_copied_in_ascii_too():
+    """The real USDT0's symbol is "USD₮0": a token calling itself "USDT0" reads the same (a review)."""
+    usdt0 = {"chain_id": 1, "token_address": "0x" + "30" * 20, "token_symbol": "USD₮0"}
+    assert tokens.copycat_of("USDT0", 1, OTHER, [*LISTED, usdt0]) is usdt0
+    assert tokens.copycat_of("USD₮0", 1, OTHER, [*LISTED, usdt0]) is usdt0
+    assert tokens.copycat_of("USDT", 1, OTHER, [*LISTED, usdt0]) is None
+
+
 def test_copycat_of_names_the_likest_listed_token():
     """A symbol that could read as several listed ones: the one it is most the same as (an ASCII
     letter stands only for itself)."""
@@ -62,7 +70,9 @@ def test_copycat_of_names_the_likest_listed_token():
     ("tUᏚᎠ", True),
     ("ꓴꓢꓓꓚ", True),
     ("USD₮0", True),
-    ("원화", True),
+    ("원화", False),  # Hangul and CJK are not drawn like Latin letters
+    ("토큰T", False),
+    ("USD토", False),
 ])
 def test_unfamiliar_symbol(symbol, unfamiliar):
     """Any symbol outside ASCII gets the add-token dialog's warning: no table knows every script's
