@@ -254,11 +254,12 @@ def parse_simulation(answer: Any, owner: str, shown: tuple[str, ...] | None = No
             return Simulation("reverted", {})
         me = owner.lower()
         changes: dict[str, int] = {}
-        for log in call["logs"]:
+        logs = call["logs"]
+        for i, log in enumerate(logs):
             topics = log["topics"]
             if not isinstance(topics, list):
                 raise TypeError("topics must be a list")
-            if _unshown_move(log, topics, me, shown):
+            if _unshown_move(log, topics, me, shown) and not _allowance_spent(log, logs[i + 1 : i + 2], me):
                 return UNAVAILABLE
             # ERC-20 Transfer: 3 topics and the amount as data (ERC-721's has 4 topics).
             if len(topics) != 3 or topics[0] != TRANSFER_TOPIC or len(log["data"]) != 66:
@@ -287,6 +288,24 @@ def _unshown_move(log: dict, topics: list, me: str, shown: tuple[str, ...] | Non
     if len(topics) >= 2 and topics[0] in APPROVAL_TOPICS and _topic_address(topics[1]) == me:
         return (log["address"].lower(), *(t.lower() for t in topics)) != shown
     return False
+
+
+def _allowance_spent(log: dict, after: list[dict], me: str) -> bool:
+    """An ERC-20 Approval of `me`'s right before a Transfer of the same token from `me`: a
+    transferFrom spending an allowance `me` gave before (OpenZeppelin 4's tokens announce the
+    allowance left, every swap of such a token does), not an allowance given; the Transfer itself
+    is the balance change shown."""
+    topics = log["topics"]
+    if len(topics) != 3 or topics[0] != APPROVAL_TOPIC or not after:
+        return False
+    spend = after[0]
+    return (
+        isinstance(spend["topics"], list)
+        and len(spend["topics"]) == 3
+        and spend["topics"][0] == TRANSFER_TOPIC
+        and spend["address"].lower() == log["address"].lower()
+        and _topic_address(spend["topics"][1]) == me
+    )
 
 
 def _topic_of(address: str) -> str:

@@ -95,6 +95,25 @@ def test_an_nft_of_the_owner_moving_is_no_balance_change_it_can_show(topics, dat
     assert parse_simulation(_answer(log), OWNER) == Simulation(status, {})
 
 
+def _erc20_log(token: str, topic: str, source: str, target: str, amount: int) -> dict:
+    return {"address": token, "topics": [topic, _topic(source), _topic(target)], "data": "0x" + f"{amount:064x}"}
+
+
+def test_the_allowance_a_transfer_from_spends_is_no_approval():
+    """OpenZeppelin 4's transferFrom announces the allowance left (Approval) before its Transfer:
+    every swap of such a token by a router the user approved before (a review)."""
+    spent = _erc20_log(TUSD, APPROVAL_TOPIC, OWNER, OTHER, 5)
+    out = _erc20_log(TUSD, TRANSFER_TOPIC, OWNER, OTHER, 7)
+    assert parse_simulation(_answer(spent, out), OWNER) == Simulation("ok", {TUSD.lower(): -7})
+    # Not when no Transfer of that token from the user follows at once: an allowance given.
+    given = _erc20_log(TUSD, APPROVAL_TOPIC, OWNER, OTHER, 2**256 - 1)
+    into = _erc20_log(TUSD, TRANSFER_TOPIC, OTHER, OWNER, 7)
+    other_token = _erc20_log(NFT, TRANSFER_TOPIC, OWNER, OTHER, 7)
+    # (A permit's allowance, then a transferFrom spending it: the permit's is no spend.)
+    for logs in ([given], [given, into], [given, other_token], [given, spent, out], [out, given]):
+        assert parse_simulation(_answer(*logs), OWNER) == Simulation("unavailable", {}), logs
+
+
 def _call(name: str, types: list[str], args: list) -> str:
     return next(s for s, n in erc20_call_selectors().items() if n == name) + encode(types, args).hex()
 
