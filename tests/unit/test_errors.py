@@ -26,7 +26,7 @@ _JS_CODE_PATTERNS = [
     re.compile(r"""^\s+([A-Z][A-Z0-9_]+):""", re.MULTILINE),
 ]
 # Latin words a Korean text may contain: names of products, token symbols, the language name.
-KO_LATIN_ALLOWED = {"Google", "Drive", "Newbl", "English", "tUSD"}
+KO_LATIN_ALLOWED = {"Google", "Drive", "Newbl", "English", "tUSD", "Permit"}  # Permit2: a contract's name
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
