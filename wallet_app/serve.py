@@ -83,6 +83,9 @@ def main() -> int:
         print(f"--workers {workers} needs REDIS_URL: the workers share their state there", file=sys.stderr)
         return 2
     os.environ["GRANIAN_WORKERS"] = str(workers)  # read by reflex when it starts granian
+    # Reflex empties its states folder at start: a second server (another port, the same checkout)
+    # would empty this one's, and two starting at once failed on each other's files.
+    os.environ.setdefault("REFLEX_STATES_WORKDIR", str(REPO_ROOT / "data" / f"reflex-states-{args.port}"))
     print(f"backend workers: {workers}, state in {'Redis' if settings.redis_url else 'this process'}", flush=True)
     (REPO_ROOT / "data").mkdir(exist_ok=True)
     # argon2-browser is third-party: copied from tools/node_modules at build, never committed.

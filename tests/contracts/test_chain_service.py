@@ -250,7 +250,10 @@ def test_the_same_signed_transaction_sent_again_is_sent(chain, w3, automine):
     node: "already known" while it is in the pool, "nonce too low" once mined. Told "rejected",
     the user would sign a new transaction on the next nonce and pay twice."""
     sender = Account.create()
-    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    fund = w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    # Mined before mining stops: anvil may answer the send before its block is in (a CI run's first
+    # send then met "insufficient funds").
+    w3.eth.wait_for_transaction_receipt(fund, timeout=30)
     raw = _signed(sender)
     tx_hash = decode_raw_tx(raw).tx_hash
     w3.provider.make_request("evm_setAutomine", [automine])

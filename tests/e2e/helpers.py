@@ -361,6 +361,9 @@ def start_wallet_app(
         "PYTHONUNBUFFERED": "1",
         # Its own build folder: several test runs (or `make run`) never overwrite each other's build.
         "REFLEX_WEB_WORKDIR": str(workdir / "web"),
+        # Its own states folder: Reflex empties it at start, and two servers starting at once over
+        # one folder failed on a file the other had just removed (FileNotFoundError, a CI run).
+        "REFLEX_STATES_WORKDIR": str(workdir / "states"),
         "FRONTEND_BUILD_CACHE": str(frontend_build_cache()),
     }
     env.update(GENEROUS_LIMITS)  # only the tests of the limits meet one (they pass their own)
