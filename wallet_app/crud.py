@@ -310,11 +310,15 @@ _RELAYER_SPEND = select(func.coalesce(func.sum(cast(_PAYMENTS.c.gas_cost_wei, Fl
 )
 
 
-def relayer_spend(db: Session, chain_id: int, claimed_after: int) -> int:
+def relayer_spend(db: Session, chain_id: int, claimed_after: int, user_id: int | None = None) -> int:
     """Wei the relayer's transactions for this chain's payments executed after `claimed_after`
-    cost (Payment.gas_cost_wei): one aggregate over ix_payments_chain_spend."""
+    cost (Payment.gas_cost_wei), one user's alone with `user_id`: one aggregate over
+    ix_payments_chain_spend (the hour's rows of the chain)."""
     params = {"chain_id": chain_id, "claimed_after": claimed_after}
-    return int(db.connection().execute(_RELAYER_SPEND, params).scalar_one())
+    query = _RELAYER_SPEND
+    if user_id is not None:
+        query, params["user_id"] = query.where(_PAYMENTS.c.user_id == bindparam("user_id")), user_id
+    return int(db.connection().execute(query, params).scalar_one())
 
 
 def max_relayer_nonce(db: Session, chain_id: int, relayer_address: str) -> int | None:

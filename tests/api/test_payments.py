@@ -898,7 +898,9 @@ def test_concurrent_executes_keep_to_the_relayer_budget(client, payer, deployed,
     with get_session() as s:  # ... then out of this hour's spend
         s.execute(update(Payment).values(claimed_at=col(Payment.claimed_at) - 3601))
         s.commit()
-    # Room for two claims (the second starts under the budget), not three: 1.5 reservations.
+    # Room for two claims (the second starts under the budget), not three: 1.5 reservations, all
+    # of it this one user's to spend (test_one_user_may_spend_a_share_of_the_budget).
+    set_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=100)
     chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
                 relayer_max_spend_wei_per_hour=reserved * 3 // 2)
     held_at_a_barrier(monkeypatch, payments, "_payable_token_info", 4)  # every budget check passed, no claim yet
@@ -907,6 +909,37 @@ def test_concurrent_executes_keep_to_the_relayer_budget(client, payer, deployed,
     assert sorted((r.status_code, r.json().get("detail")) for r in answers) == [
         (200, None), (200, None), (400, "payments_unavailable"), (400, "payments_unavailable")]
     assert sorted(r.status for r in all_rows()) == ["ok", "pending", "pending", "quoted", "quoted"]
+
+
+def test_one_user_may_spend_a_share_of_the_budget(client, payer, deployed, w3, send_tx, anvil_node,
+                                                  deployments_dir, tmp_path, monkeypatch):
+    """One account paying itself 1 unit 30 times an hour (a permit needs no ETH) spent the whole
+    budget, and payments paused for everyone (an audit): a user's payments of the hour may reserve
+    PAYMENT_USER_BUDGET_PERCENT of it (by default 10: one budget, ten users' worth), then 429; the
+    first payment of the hour always may."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    quotes = [get_quote(client, token, a) for a in (1, 2, 3)]
+    deadline = int(time.time()) + 300
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3), strict=True)]
+    chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=10**18)
+    assert client.post(f"{API}/payment/execute", json=bodies[0]).status_code == 200
+    reserved = rows()[0].gas_cost_wei
+    assert wait_status(client, quotes[0]["payment_id"]) == {"status": "ok"}
+    with get_session() as s:  # out of this hour's spend
+        s.execute(update(Payment).values(claimed_at=col(Payment.claimed_at) - 3601))
+        s.commit()
+    # A budget of ten reservations and a share of 1 %: a tenth of one, under what a mined payment costs
+    # (the relayer brings a reservation down to the real cost: about a quarter of it).
+    set_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=1)
+    chain = chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
+                        relayer_max_spend_wei_per_hour=reserved * 10)
+    assert client.post(f"{API}/payment/execute", json=bodies[1]).status_code == 200
+    r = client.post(f"{API}/payment/execute", json=bodies[2])
+    refused_with(r, 429, "payment_quota_exceeded")
+    assert int(r.headers["Retry-After"]) == 3600
+    relayer.check_budget(chain)  # the budget has room: the others' payments go on
+    assert [row.status for row in all_rows() if row.payment_id == quotes[2]["payment_id"]] == ["quoted"]
 
 
 def test_relayer_below_its_balance_floor_refuses_payments(client, payer, deployed, w3, send_tx,
@@ -1139,7 +1172,8 @@ def test_the_relayer_process_settles_payments_on_its_own(client, payer, deployed
 
 
 def test_two_relayer_processes_racing_fifty_payments(client, payer, deployed, w3, send_tx, chain, monkeypatch):
-    for name in ("PAYMENT_OPEN_QUOTES_MAX", "PAYMENT_QUOTES_PER_HOUR", "PAYMENT_EXECUTES_PER_HOUR"):
+    for name in ("PAYMENT_OPEN_QUOTES_MAX", "PAYMENT_QUOTES_PER_HOUR", "PAYMENT_EXECUTES_PER_HOUR",
+                 "PAYMENT_USER_BUDGET_PERCENT"):
         monkeypatch.setenv(name, "100")
     get_settings.cache_clear()
     token, merchant = token_of(deployed), Account.create().address

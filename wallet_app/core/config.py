@@ -144,6 +144,10 @@ class Settings(BaseSettings):
     payment_executes_per_hour: int = 30
     # Open quotes (unused, younger than payment_quote_ttl_seconds) at a time.
     payment_open_quotes_max: int = 10
+    # The share of a chain's relayer_max_spend_wei_per_hour one user's executed payments may
+    # reserve, in percent: without it one account paying itself 1 unit 30 times an hour (a
+    # permit needs no ETH) spent the budget and paused payments for everyone.
+    payment_user_budget_percent: int = Field(default=10, ge=1, le=100)
     # Threads per worker for quotes and executes, and as many again for payment status reads
     # (core.threads). A burst of executes on the pool of 40 every sync route shares spent a fifth
     # of the worker's CPU passing one interpreter lock between 40 threads; a slow node now holds

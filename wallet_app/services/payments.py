@@ -280,6 +280,23 @@ def _check_executes_quota(claimed: list[int], now: int, written: int = 0) -> Non
     check_quota(claimed, limit, 3600, now, "payment_quota_exceeded", "executes per hour", written)
 
 
+def _check_user_budget(chain: chains.ChainConfig, db: Session, user_id: int, now: int, reserved: int) -> None:
+    """Refuses (payment_quota_exceeded) an execute when the user's payments of the last hour had
+    reserved settings.payment_user_budget_percent of the chain's budget before it (as check_budget
+    does for the whole budget), counted in the execute's transaction under the user's lock after
+    its claim reserved `reserved`: the budget pauses payments for everyone once spent, so no one
+    account may spend it (paying itself 1 unit, a permit needing no ETH, 30 times an hour did)."""
+    budget = chain.relayer_max_spend_wei_per_hour
+    if budget is None:
+        return
+    share = budget * get_settings().payment_user_budget_percent // 100
+    before = crud.relayer_spend(db, chain.chain_id, claimed_after=now - 3600, user_id=user_id) - reserved
+    if before >= share:
+        raise AppError(
+            "payment_quota_exceeded", f"this user's payments' gas: {before} of {share} wei", retry_after=3600
+        )
+
+
 def quote(
     user: User, chain_id: object, token_address: object, amount: object, merchant: object = None, ref: object = None
 ) -> dict:
@@ -515,6 +532,7 @@ def execute(
         if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit, reserved):
             _check_executes_quota(crud.claim_times(db, user_id, claimed_after=now - 3600), now, written=1)
             relayer.check_budget(chain, db, reserved_here=reserved)
+            _check_user_budget(chain, db, user_id, now, reserved)
             return None
         crud.delete_activity(db, activity_id)  # not ours to record: the winner has its own
         again = crud.get_payment(db, pid)
