@@ -265,3 +265,9 @@ def logged_code(logger: logging.Logger, what: str, exc: BaseException) -> str:
     else:
         logger.error("%s failed", what, exc_info=exc)
     return code
+
+
+def as_app_error(logger: logging.Logger, what: str, exc: Exception) -> AppError:
+    """`exc` as the AppError a page shows: an AppError as it is, any other failure (a node's answer
+    no service expected, the database for a moment) as its code's, logged (logged_code)."""
+    return exc if isinstance(exc, AppError) else AppError(logged_code(logger, what, exc))

@@ -316,3 +316,25 @@ def test_a_send_the_node_never_got_is_replaced_by_the_next_one_on_its_nonce(api_
     listed = entries(client)
     assert [listed[h]["status"] for h in (tx_hash, lost["tx_hash"])] == ["ok", "replaced"]
     assert chain_svc.transaction_known(w3, lost["tx_hash"]) is False
+
+
+def test_a_second_tabs_send_on_a_pending_nonce_is_refused(api_user, client, chain, w3):  # noqa: F811
+    """Two tabs build sends before either is sent: both get the same nonce. The second, at a higher
+    price, replaced the first unseen while both tabs said "submitted" (an audit): it is refused, and
+    Speed up and Cancel on Activity stay the way to replace a pending send."""
+    tusd = chain.tokens[0].token_address
+    first_to, second_to = Account.create().address, Account.create().address
+    with mining_paused(w3):
+        second = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": second_to,
+                                                      "amount": "1500000"}).json()
+        tx, first_hash, _id = pending_send(client, api_user, tusd, first_to)
+        assert second["nonce"] == tx["nonce"]
+        dearer = {**second, "gas_price": str(int(second["gas_price"]) * 2)}
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, dearer)})
+        assert (resp.status_code, resp.json()) == (400, {"detail": "sign_nonce_pending"})
+        # The same bytes as the pending one are that send, not another.
+        again = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+        assert (again.status_code, again.json()) == (200, {"tx_hash": first_hash})
+        mine(w3)
+    assert [e["status"] for e in entries(client).values()] == ["ok"]
+    assert (balance_of(w3, tusd, first_to), balance_of(w3, tusd, second_to)) == (1_500_000, 0)

@@ -233,6 +233,25 @@ def refresh_group(chain: ChainConfig, row: Activity) -> None:
     row.status = changes.get(stored_id(row), row.status)
 
 
+def nonce_held(user: User, tx: DecodedTx) -> bool:
+    """Whether another pending send of the user holds `tx`'s nonce: a second tab that built a send
+    before the first was sent gets the same nonce, and sent without `replaces` it would replace that
+    one unseen, both tabs told "submitted" (an audit). Not a dropped one: the node holds none of it,
+    and the next send rightly takes its nonce (the Send page builds on the node's count)."""
+    with get_session() as db:
+        rows = db.exec(
+            select(Activity).where(
+                Activity.user_id == stored_id(user),
+                Activity.chain_id == tx.chain_id,
+                Activity.nonce == tx.nonce,
+                Activity.status == PENDING,
+            )
+        ).all()
+    return any(
+        r.tx_hash != tx.tx_hash and (stored_fields(r) or {}).get("from", "").lower() == tx.sender.lower() for r in rows
+    )
+
+
 def refresh(rows: list[Activity], limit: int) -> None:
     """Resolves the pending entries among `rows` (at most `limit` groups; a few RPC calls each)."""
     pending = [r for r in rows if r.status in UNRESOLVED and r.tx_hash and r.chain_id][:limit]

@@ -62,6 +62,8 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     if replaces is not None:
         pending.check_replacement(u, decoded, replaces)
         replaced = activity.get_entry(int(replaces))
+    elif pending.nonce_held(u, decoded):
+        raise AppError("sign_nonce_pending", f"nonce {decoded.nonce} is held by another pending send")
     try:
         entry_id = activity.record_submitted(u, chain, decoded, decoded.tx_hash, replaces=replaced)
     except AppError:

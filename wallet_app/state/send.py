@@ -15,17 +15,20 @@ Submit validates (specification section 5), has the server build the unsigned tr
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 
 import reflex as rx
 
 from wallet_app import routes
-from wallet_app.errors import AppError
+from wallet_app.errors import AppError, as_app_error
 from wallet_app.services import activity, payment_uri, tokens, transfers, txlink
 from wallet_app.services.amounts import format_units
 from wallet_app.services.eth import parse_address
 from wallet_app.state.base import SignedInState
 from wallet_app.state.session import texts_for
+
+log = logging.getLogger(__name__)
 
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 MAX_FIELD = 200  # longer than any address or amount; bounds what a browser can store here
@@ -227,9 +230,9 @@ class SendState(SignedInState):
         try:
             tx = await asyncio.to_thread(transfers.build_transfer, user, chain_id, token_address, recipient, str(units))
             link = txlink.encode_tx(tx)
-        except AppError as e:
+        except Exception as e:  # noqa: BLE001 - any failure: its message, and Next usable again
             self.building = False
-            yield self._fail(e)
+            yield self._fail(as_app_error(log, "building a send", e))
             return
         self.building = False
         yield rx.redirect(f"{routes.SIGN}?tx={link}")

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 
 import reflex as rx
 
 from wallet_app import routes
 from wallet_app.core.config import get_settings
-from wallet_app.errors import AppError
+from wallet_app.errors import AppError, as_app_error
 from wallet_app.i18n import CATALOGUES, LANGUAGES
 from wallet_app.services import activity, pending, tokens, transfers, txlink, txpreview
 from wallet_app.services import chain as chain_svc
@@ -27,6 +28,8 @@ from wallet_app.services.amounts import format_balance
 from wallet_app.services.eth import checksum, short_address
 from wallet_app.state.base import SignedInState
 from wallet_app.state.session import texts_for
+
+log = logging.getLogger(__name__)
 
 _RAW_TX = re.compile(r"0x[0-9a-fA-F]{2,100000}")
 
@@ -197,9 +200,9 @@ class SignState(SignedInState):
         yield
         try:
             result = await asyncio.to_thread(transfers.submit_signed, user, raw_tx, self.replace_id or None)
-        except AppError as e:
+        except Exception as e:  # noqa: BLE001 - any failure: its message, and Confirm usable again
             self.submitting = False
-            yield self._fail(e)
+            yield self._fail(as_app_error(log, "submitting a send", e))
             return
         self.submitting = False
         self.done = True  # the nonce is spent: never offer to sign this one again

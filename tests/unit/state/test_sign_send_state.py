@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+from types import SimpleNamespace
 
+import pytest
+from web3.exceptions import Web3RPCError
+
+from tests.conftest import run_async
 from wallet_app.errors import AppError
+from wallet_app.services import chain as chain_svc
+from wallet_app.services import transfers, txpreview
 from wallet_app.services.txlink import decode_tx, encode_tx
 from wallet_app.state.session import texts_for
 from wallet_app.state.sign import summarize
@@ -14,6 +20,7 @@ RECIPIENT = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 TRANSFER_DATA = ("0xa9059cbb" + "00" * 12 + RECIPIENT[2:].lower() + format(12_500_000, "064x"))
 TX = {"chain_id": "31337", "to": TOKEN, "data": TRANSFER_DATA, "value": "0", "nonce": "3",
       "gas_limit": "51234", "gas_price": "1000000000"}
+SENDER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
 ERC20 = {"chain_id": 31337, "token_address": TOKEN, "token_symbol": "tUSD", "token_name": "Test USD",
          "token_decimals": 6}
 
@@ -40,3 +47,49 @@ def test_summary_of_a_known_transfer_and_of_other_calls():
 def test_an_error_shows_its_registry_text_with_params_and_no_code(error, en, ko):
     texts = texts_for(error.spec.key, error.params)
     assert texts == {"en": en, "ko": ko}
+
+
+def _drive(handler, state, *args) -> list:
+    """Runs a Reflex handler's own generator on `state` (a stand-in holding what it reads) to its end."""
+
+    async def run() -> list:
+        return [update async for update in handler.fn(state, *args)]
+
+    return run_async(run())
+
+
+class _Page(SimpleNamespace):
+    async def _require_user(self):
+        return SimpleNamespace(id=1, address=SENDER)
+
+    def _fail(self, error, prefix=""):
+        self.failed = error.code
+        return "alert"
+
+
+def test_an_unexpected_failure_of_the_build_leaves_next_usable(monkeypatch, caplog):
+    """A node's JSON-RPC refusal (no AppError) while building left Next on 'Building…' until a reload."""
+    from wallet_app.state.send import SendState
+
+    def refused(*args):
+        raise Web3RPCError("rate limited", rpc_response={"error": {"code": -32005, "message": "over quota"}})
+
+    monkeypatch.setattr(transfers, "build_transfer", refused)
+    page = _Page(building=False, chain_id="31337", recipient=SENDER, amount="1",
+                 _selected_token=lambda: {"token_address": "0x" + "11" * 20, "token_decimals": 6})
+    assert _drive(SendState.submit, page) == [None, "alert"]
+    assert (page.building, page.failed) == (False, "rpc_unavailable")
+
+
+def test_an_unexpected_failure_of_the_submit_leaves_confirm_usable(monkeypatch, caplog):
+    from wallet_app.state.sign import SignState
+
+    def broken(*args):
+        raise RuntimeError("database gone for a moment")
+
+    monkeypatch.setattr(transfers, "submit_signed", broken)
+    monkeypatch.setattr(txpreview, "matches", lambda decoded, tx: True)
+    monkeypatch.setattr(chain_svc, "decode_raw_tx", lambda raw: None)
+    page = _Page(ready=True, blocked=False, submitting=False, done=False, pin_open=True, tx={}, replace_id="")
+    assert _drive(SignState.signed, page, "0x" + "ab" * 60) == [None, "alert"]
+    assert (page.submitting, page.done, page.failed) == (False, False, "internal_error")
