@@ -337,7 +337,8 @@ def transaction_known(w3: Web3, tx_hash: str | None) -> bool:
 def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
     """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
     fields the relayer and the activity statuses read: status, blockNumber, transactionHash, to,
-    and what the transaction cost: gasUsed and effectiveGasPrice, None from a node without it)."""
+    and what the transaction cost: gasUsed and effectiveGasPrice, None from a node without it, and
+    l1Fee, the L1 data fee an OP-stack chain (Base, Optimism) charges on top, 0 elsewhere)."""
     if not hashes:
         return {}
     found = {}
@@ -351,6 +352,7 @@ def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
                 "to": Web3.to_checksum_address(r["to"]) if r.get("to") else None,
                 "gasUsed": int(r["gasUsed"], 16),
                 "effectiveGasPrice": int(r["effectiveGasPrice"], 16) if r.get("effectiveGasPrice") else None,
+                "l1Fee": int(r["l1Fee"], 16) if r.get("l1Fee") else 0,
             }
     return found
 

@@ -975,7 +975,8 @@ def _paid_tx(w3, row: Payment, payment_contract: str, block: int) -> str | None:
 def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
     row.tx_hash, row.settled = tx_hash, True
     if receipt.get("effectiveGasPrice") is not None:  # else the gas limit's cost stays (more, never less)
-        row.gas_cost_wei = gas_cost(receipt["gasUsed"], receipt["effectiveGasPrice"])
+        # On an OP-stack chain the L1 data fee is paid too, often as much again (the budget counts it).
+        row.gas_cost_wei = gas_cost(receipt["gasUsed"], receipt["effectiveGasPrice"]) + receipt.get("l1Fee", 0)
     if _is_filler(row, receipt):
         pass  # the filler of a refused send's nonce: its receipt only settles the nonce
     elif receipt["status"] == 1:
