@@ -135,7 +135,7 @@ def payment_page() -> rx.Component:
             t("pay_submit"),
             size="4",
             width="100%",
-            disabled=s.running | (s.problem != "") | ~s.loaded,
+            disabled=s.running | (s.problem != "") | ~s.loaded | s.finished,
             loading=s.running,
             on_click=PaymentState.submit,
         ),

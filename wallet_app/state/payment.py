@@ -44,6 +44,10 @@ MAX_POLLS = 120  # about two minutes of polling before telling the user to check
 # it): a page load starts afresh instead of showing its progress for good. Well past the Pay
 # deadline and both polls.
 STALE_FLOW_SECONDS = 15 * 60
+# The steps at which nothing has been sent for the flow's link yet (no approve broadcast for it, no
+# execute): a load of another link may drop such a flow. PAY_PIN after an approve has sent only an
+# allowance for the payment contract, no payment to the merchant.
+UNSENT_STEPS = frozenset({"quoting", "approve_pin", "pay_pin"})
 
 
 class Step(StrEnum):
@@ -127,6 +131,12 @@ def read_link(params: Mapping[str, str], configured: list[ChainConfig], owner: s
     return link
 
 
+def link_key(params: Mapping[str, str]) -> str:
+    """Which link a page load is for: its query without the language (the same link in another
+    language is the same payment)."""
+    return json.dumps(sorted((str(k), str(v)) for k, v in params.items() if k != "lang"))
+
+
 def amount_units(amount: str, decimals: int | None) -> tuple[int, str]:
     """(units, problem key): the token's decimals are needed, and the amount must parse above zero."""
     if decimals is None:
@@ -197,6 +207,9 @@ class PaymentState(SignedInState):
     amount_display: rx.Field[str] = rx.field("")
     problem: rx.Field[str] = rx.field("")  # catalogue key of the link's problem
     loaded: bool = False
+    # This tab's last payment of the shown link is over (paid, or executed and still pending):
+    # Pay is not offered again for that link; its outcome is shown instead.
+    finished: bool = False
 
     # The running flow.
     running: bool = False
@@ -217,6 +230,15 @@ class PaymentState(SignedInState):
     _approve_tx: dict[str, str] = {}  # the quote's approve transaction, the one the PIN dialog may sign
     _step: Step = Step.IDLE
     _started_at: float = 0.0  # epoch seconds the running flow started (STALE_FLOW_SECONDS)
+    _flow_seq: int = 0  # which flow a background step belongs to (a load may drop a flow under it)
+    # The link the page shows (link_key), the one a running flow belongs to.
+    _link: str = ""
+    # This tab's last finished payment: its link, its payment_id, its outcome (catalogue key,
+    # pay_done or pay_still_pending). Reflex keeps the state per tab across page loads: a Back
+    # or a reconnect of the socket loads the same link again, and must not offer a second payment.
+    _done_link: str = ""
+    _done_payment_id: str = ""
+    _done_outcome: str = ""
 
     @rx.var
     def approve_hash_short(self) -> str:
@@ -236,8 +258,16 @@ class PaymentState(SignedInState):
         lang = normalize_lang(params.get("lang", "").strip())
         if lang:
             self.lang = lang
+        key = link_key(params)
         if self.running and time.time() - self._started_at < STALE_FLOW_SECONDS:
-            return None  # a reload while a payment runs keeps showing it
+            if key == self._link:
+                return None  # a reload while a payment runs keeps showing it
+            if self._step not in UNSENT_STEPS:
+                # Something was sent for the flow's link: its progress (and its link's details)
+                # stay shown; Pay waits for a load of the new link after it ends.
+                self.loaded = False
+                return None
+            self._reset_flow()  # nothing sent: the new link replaces it
         try:
             configured = await asyncio.to_thread(chains.get_chains)
         except AppError:
@@ -276,9 +306,18 @@ class PaymentState(SignedInState):
         self.problem = problem
         self._units = units
         self._ref = link.ref
+        self._link = key
         self._reset_flow()
         self.loaded = True
+        self.finished = bool(self._done_outcome) and key == self._done_link
+        if self.finished:
+            self._notify(self._done_outcome, ok_route=routes.ACTIVITY)
         return None
+
+    def _finish(self, outcome: str) -> None:
+        """Remember the flow's payment as this tab's last (inside the lock, before _reset_flow)."""
+        self._done_link, self._done_payment_id, self._done_outcome = self._link, self._payment_id, outcome
+        self.finished = True
 
     def _reset_flow(self) -> None:
         self.running = False
@@ -292,6 +331,7 @@ class PaymentState(SignedInState):
         self._permit = {}
         self._approve_tx = {}
         self._step = Step.IDLE
+        self._flow_seq += 1  # a background step of the flow before finds itself dropped
 
     def _stop(self, error: AppError):
         """Stop the flow and show the error's alert (call inside `async with self`)."""
@@ -307,6 +347,9 @@ class PaymentState(SignedInState):
         user = await self._require_user()
         if user is None:
             return self._to_login()
+        if self.finished:
+            self._notify(self._done_outcome or "pay_done", ok_route=routes.ACTIVITY)
+            return None
         if self.problem or not self._units:
             self._show_dialog(self.problem or "pay_invalid_amount", title="error")
             return None
@@ -325,13 +368,19 @@ class PaymentState(SignedInState):
         """One quote (amount in smallest units); None after stopping with the error. Outside the lock."""
         async with self:
             args = (self.chain_id, self.token, str(self._units), self.merchant, self._ref or None)
+            seq = self._flow_seq
         try:
             await in_payment_thread(accounts.hit, "payment_quote", user)
-            return await in_payment_thread(payments.quote, user, *args)
+            quote = await in_payment_thread(payments.quote, user, *args)
         except AppError as e:
             async with self:
-                self._stop(e)
-        return None
+                if self._flow_seq == seq:
+                    self._stop(e)
+            return None
+        async with self:
+            if self._flow_seq != seq or not self.running:
+                return None  # dropped meanwhile (another link was loaded, the PIN cancelled)
+        return quote
 
     def _open_pay_pin(self, quote: dict) -> None:
         """Build the Pay message (deadline now + 5 minutes) and ask for the PIN (inside the lock)."""
@@ -373,6 +422,8 @@ class PaymentState(SignedInState):
         if quote is None:
             return None
         async with self:
+            if not self.running or self._step != Step.QUOTING:
+                return None
             if quote["available"] or quote.get("permit"):
                 self._open_pay_pin(quote)
             elif quote.get("transaction"):
@@ -450,7 +501,8 @@ class PaymentState(SignedInState):
                 return None
             if quote["available"]:
                 async with self:
-                    self._open_pay_pin(quote)
+                    if self.running and self._step == Step.APPROVE_POLLING:
+                        self._open_pay_pin(quote)
                 return None
             if not quote.get("transaction"):
                 async with self:
@@ -507,11 +559,14 @@ class PaymentState(SignedInState):
             except Exception as e:  # noqa: BLE001 - executed: the payment may be on its way, not failed
                 app_error(e)  # logged
                 async with self:
+                    self._finish("pay_still_pending")
                     self._reset_flow()
                     self._notify("pay_still_pending")
                 return None
             if status == "ok":
                 async with self:
+                    # Remembered: a reconnect or Back that loads this link again shows it, not Pay.
+                    self._finish("pay_done")
                     self._reset_flow()
                     # Raised with the redirect: the alert shows on /activity.
                     self._notify("pay_done", for_route=routes.ACTIVITY)
@@ -524,6 +579,7 @@ class PaymentState(SignedInState):
             # anything else: keep waiting (a pending answer given early still waits out the second)
             await asyncio.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - asked)))
         async with self:
+            self._finish("pay_still_pending")
             self._reset_flow()
             self._notify("pay_still_pending")
         return None

@@ -281,3 +281,118 @@ def test_the_approve_step_sends_only_the_quotes_approve(flow, monkeypatch):
         assert sent == ([raw] if ok else [])
         if not ok:
             assert (flow.running, flow.dialog_texts["en"]) == (False, CATALOGUES["en"]["err_sign_tx_mismatch"])
+
+
+# ---------------------------------------------------------------- the tab's state across page loads
+
+M2 = "0x" + "2b" * 20
+TUSD = dataclasses.replace(CHAIN, tokens=(chain.TokenInfo(TOKEN, "tUSD", "Test USD", 6),))
+QUOTE = {"payment_id": "0x" + "ab" * 32, "verifying_contract": RELAYER, "available": True}
+
+
+TAB_LINK: dict = {}  # the link the tab fixture's page loads read
+
+
+def open_link(tab, **fields):
+    TAB_LINK.clear()
+    TAB_LINK.update(link(**fields))
+    run_async(PaymentState.load.fn(tab))
+
+
+@pytest.fixture
+def tab(flow, monkeypatch):
+    """The flow fixture whose page loads (open_link) read TAB_LINK: a tab opening links."""
+    params = TAB_LINK
+    monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
+        url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
+    monkeypatch.setattr(payment_state.chains, "get_chains", lambda: [TUSD])
+    monkeypatch.setattr(payment_state.tokens, "token_info", lambda user, c, address: TUSD.tokens[0])
+    monkeypatch.setattr(payment_state.payments, "quote", lambda *a: dict(QUOTE))
+    return flow
+
+
+def _pay_pin_for(tab, **fields):
+    open_link(tab, **fields)
+    run_async(PaymentState.submit.fn(tab))
+    run_async(PaymentState.run_quote.fn(tab))
+    assert (tab.running, tab._step, tab.pin_open) == (True, Step.PAY_PIN, True)
+
+
+def test_a_load_of_another_link_drops_a_flow_that_sent_nothing(tab):
+    """Pay on link L1 (PIN dialog open), Back, open L2: the page kept L1's merchant and its PIN
+    dialog, and the PIN paid L1's merchant (found by an audit). Nothing was sent: L2 replaces it."""
+    _pay_pin_for(tab, merchant=MERCHANT, amount="1.5")
+    open_link(tab, merchant=M2, amount="3")
+    assert (tab.running, tab._step, tab.pin_open, tab.pin_payload) == (False, Step.IDLE, False, "")
+    assert (tab.merchant, tab.units, tab.loaded) == (payment_state.checksum(M2), "3000000", True)
+    tab.pin_done("0x" + "00" * 65)  # the dropped dialog's late answer
+    assert (tab.running, tab._step) == (False, Step.IDLE)
+
+
+def test_a_load_of_the_same_link_keeps_the_flow(tab):
+    _pay_pin_for(tab, merchant=MERCHANT, amount="1.5")
+    open_link(tab, merchant=MERCHANT, amount="1.5", lang="ko")  # a reconnect; the language is no new link
+    assert (tab.running, tab._step, tab.pin_open, tab.merchant) == (True, Step.PAY_PIN, True, MERCHANT)
+
+
+def test_a_quote_answered_after_its_flow_was_dropped_opens_nothing(tab, monkeypatch):
+    open_link(tab, merchant=MERCHANT, amount="1.5")
+    run_async(PaymentState.submit.fn(tab))
+
+    def quote_while_l2_opens(*args):
+        open_link(tab, merchant=M2, amount="3")
+        return dict(QUOTE)
+
+    monkeypatch.setattr(payment_state.payments, "quote", quote_while_l2_opens)
+    run_async(PaymentState.run_quote.fn(tab))
+    assert (tab.running, tab.pin_open, tab.merchant) == (False, False, payment_state.checksum(M2))
+
+
+@pytest.mark.parametrize("step", [Step.APPROVE_POLLING, Step.PAY_SENT, Step.PAY_POLLING])
+def test_a_load_of_another_link_keeps_a_flow_that_sent_something(tab, step):
+    """Sent for L1: its progress stays (with L1's details), and Pay waits for a load after it."""
+    _pay_pin_for(tab, merchant=MERCHANT, amount="1.5")
+    tab._step, tab.pin_open = step, False
+    open_link(tab, merchant=M2, amount="3")
+    assert (tab.running, tab._step, tab.merchant, tab.units, tab.loaded) == (True, step, MERCHANT, "1500000", False)
+
+
+def _paid(tab, monkeypatch, status="ok"):
+    monkeypatch.setattr(payment_state.payments, "execute", lambda *a: QUOTE["payment_id"])
+
+    async def wait_status(*args):
+        return {"status": status}
+
+    monkeypatch.setattr(payment_state.payments, "wait_status", wait_status)
+    _pay_pin_for(tab, merchant=MERCHANT, amount="1.5")
+    tab.pin_done("0x" + "00" * 65)
+    run_async(PaymentState.send_pay.fn(tab, signature="0x" + "00" * 65, permit_signature=""))
+    assert (tab.running, tab._step) == (False, Step.IDLE)
+
+
+def test_a_load_of_a_paid_link_shows_the_payment_not_pay(tab, monkeypatch):
+    """Paid, the success alert rides the redirect to /activity. A socket that dropped meanwhile
+    loses both; its reconnect loaded the link afresh with Pay enabled, and a second PIN paid
+    again (found by an audit). So does Back from /activity. The tab remembers the payment."""
+    _paid(tab, monkeypatch)
+    assert (tab._done_payment_id, tab._done_outcome) == (QUOTE["payment_id"], "pay_done")
+    tab.dialog_open = False  # the reconnect's check_session closed the alert meant for /activity
+    open_link(tab, merchant=MERCHANT, amount="1.5")
+    assert (tab.finished, tab.dialog_open) == (True, True)
+    assert (tab.dialog_ok_route, tab.dialog_route) == ("/activity", "/payment")
+    assert tab.dialog_texts["en"] == CATALOGUES["en"]["pay_done"]
+    tab.dialog_open = False
+    run_async(PaymentState.submit.fn(tab))  # Pay, were it pressed anyway
+    assert (tab.running, tab._step, tab.dialog_open) == (False, Step.IDLE, True)
+    open_link(tab, merchant=MERCHANT, amount="3")  # another link is payable
+    assert (tab.finished, tab.loaded) == (False, True)
+    run_async(PaymentState.submit.fn(tab))
+    assert (tab.running, tab._step) == (True, Step.QUOTING)
+
+
+def test_a_failed_payment_may_be_tried_again(tab, monkeypatch):
+    _paid(tab, monkeypatch, status="failed")
+    open_link(tab, merchant=MERCHANT, amount="1.5")
+    assert not tab.finished
+    run_async(PaymentState.submit.fn(tab))
+    assert tab.running
