@@ -22,7 +22,7 @@ from web3 import Web3
 
 from tests.e2e import helpers, vault_py
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
-from tests.e2e.flows import PIN, create_wallet, expect_alert, local_materials, new_email
+from tests.e2e.flows import PIN, create_wallet, expect_alert, local_materials, new_email, pin_field
 from tests.e2e.flows_payment import (
     approve_until_pay_pin,
     chain_web3,
@@ -221,6 +221,83 @@ def test_dev_merchant_link_on_card(page, app_server):
     page.wait_for_url("**/payment?**")
     expect(page.locator("#pay-amount")).to_have_text("1.5")
     expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
+
+
+def test_another_link_opened_while_the_pin_dialog_waits_is_the_one_paid(page, app_server, browser_issues):
+    """Pay on a link (the PIN dialog opens), the browser's Back, then the merchant's new link:
+    the tab's state kept the first flow, the page showed the first link's merchant and amount with
+    its PIN dialog, and the PIN paid the first merchant (found by an audit)."""
+    create_wallet(page, new_email("other-link"))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", 3_000_000)
+    w3 = chain_web3(app_server)
+    m1, m2 = Account.create().address, Account.create().address
+    page.goto(merchant_link(m1, token, "1.5"))
+    page.get_by_role("button", name="Pay", exact=True).click()
+    expect(page.get_by_role("dialog", name="Sign the payment")).to_be_visible(timeout=30_000)
+    page.go_back()
+    page.goto(merchant_link(m2, token, "3"))
+    expect(page.locator("#pay-merchant")).to_have_text(m2)
+    expect(page.locator("#pay-amount")).to_have_text("3")
+    expect(page.get_by_role("dialog", name="Sign the payment")).to_have_count(0)
+    page.get_by_role("button", name="Pay", exact=True).click()
+    summary = page.get_by_role("dialog", name="Sign the payment").get_by_test_id("pin-summary")
+    expect(summary).to_contain_text(f"Pay 3 tUSD to {m2}", timeout=30_000)
+    enter_pin(page, "Sign the payment")
+    page.wait_for_url("**/activity**", timeout=60_000)
+    expect_alert(page, "Payment complete.", title="Notice")
+    assert (erc20_balance(w3, token, m1), erc20_balance(w3, token, m2)) == (0, 3_000_000)
+    browser_issues.assert_clean()
+
+
+# While Date.now() < window.__nbBlockUntil a new socket of the page goes nowhere: the connection
+# stays down for a while, as a phone's in a tunnel.
+SOCKET_BLOCKER = """
+window.__nbBlockUntil = 0;
+const UnblockedWebSocket = window.WebSocket;
+window.WebSocket = class extends UnblockedWebSocket {
+  constructor(url, ...rest) {
+    super(Date.now() < window.__nbBlockUntil ? "ws://127.0.0.1:9/blocked" : url, ...rest);
+  }
+};
+"""
+
+
+def test_a_payment_finished_while_offline_is_shown_not_offered_again(page, app_server):
+    """The socket drops right after the PIN and the payment completes meanwhile: the redirect and
+    its alert were lost, the reconnect's load offered Pay again, and a second PIN paid twice
+    (found by an audit). Back from /activity did the same. The tab shows the payment instead."""
+    page.add_init_script(SOCKET_BLOCKER)
+    create_wallet(page, new_email("lost"))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    w3 = chain_web3(app_server)
+    merchant = Account.create().address
+    page.goto(merchant_link(merchant, token, "1.5"))
+    page.get_by_role("button", name="Pay", exact=True).click()
+    dialog = page.get_by_role("dialog", name="Sign the payment")
+    expect(dialog).to_be_visible(timeout=30_000)
+    pin_field(dialog).fill(PIN)
+    dialog.get_by_role("button", name="Confirm").click()
+    helpers.wait_for_sent(page, "pin_done")
+    sockets = page.evaluate("window.__nbSockets.length")
+    page.evaluate("window.__nbBlockUntil = Date.now() + 8000; window.__nbSockets.forEach((s) => s.close())")
+    end = time.monotonic() + 30
+    while not any(r["status"] == "ok" for r in payment_rows(app_server, merchant)):
+        assert time.monotonic() < end, payment_rows(app_server, merchant)
+        time.sleep(0.2)
+    page.wait_for_function(
+        "(n) => window.__nbSockets.length > n && window.__nbSockets.at(-1).hydrated", arg=sockets, timeout=30_000)
+    assert "/payment" in page.url
+    expect(page.get_by_role("button", name="Pay", exact=True, include_hidden=True)).to_be_disabled()  # under the alert
+    expect_alert(page, "Payment complete.", title="Notice")  # its OK goes to Activity
+    page.wait_for_url("**/activity**")
+    page.go_back()
+    page.wait_for_url("**/payment**")
+    expect(page.get_by_role("button", name="Pay", exact=True, include_hidden=True)).to_be_disabled()  # under the alert
+    expect_alert(page, "Payment complete.", title="Notice", ok=None)
+    assert erc20_balance(w3, token, merchant) == AMOUNT_UNITS
+    assert len(payment_rows(app_server, merchant)) == 1
 
 
 # ---------------------------------------------------------------- own app: the chain's clock, an offline chain
