@@ -27,7 +27,7 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.core.threads import in_payment_thread
-from wallet_app.errors import AppError, logged_code
+from wallet_app.errors import AppError, as_app_error
 from wallet_app.i18n import normalize_lang
 from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers, txpreview
 from wallet_app.services import chain as chains
@@ -66,9 +66,7 @@ class Step(StrEnum):
 def app_error(e: Exception) -> AppError:
     """What stops the flow: an AppError as it is; any other failure (a node's refusal no service
     expected, the database or Redis for a moment) as its code's AppError, logged."""
-    if isinstance(e, AppError):
-        return e
-    return AppError(logged_code(log, "a payment flow", e))
+    return as_app_error(log, "a payment flow", e)
 
 
 def _stops_on_failure(handler: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
