@@ -153,6 +153,15 @@ def test_node_rejection_is_reported(chain):
     assert exc.value.code == "rejected"
 
 
+def _funded_account(w3) -> Account:
+    """A new account with 0.01 ETH, its funding mined: anvil may answer a send before its block is
+    in, and a send from the account then met "insufficient funds" (CI runs, now and then)."""
+    account = Account.create()
+    fund = w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": account.address, "value": 10**16})
+    w3.eth.wait_for_transaction_receipt(fund, timeout=30)
+    return account
+
+
 def _send_answered(monkeypatch, chain, answer):
     """The node's HTTP answer to eth_sendRawTransaction replaced by answer(real_send)."""
     provider = web3_for(chain).provider
@@ -182,8 +191,7 @@ def _taken_then_a_page(send):
 def test_a_send_the_node_took_without_a_readable_answer_is_sent(chain, w3, monkeypatch, answer):
     """Told "not reachable, try again" while the transaction is in the pool, the user would sign
     another one on the next nonce and pay twice: the node is asked whether it holds this one."""
-    sender = Account.create()
-    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    sender = _funded_account(w3)
     raw = _signed(sender)
     _send_answered(monkeypatch, chain, answer)
     assert submit_raw(chain, raw, expected_sender=sender.address) == decode_raw_tx(raw).tx_hash
@@ -191,8 +199,7 @@ def test_a_send_the_node_took_without_a_readable_answer_is_sent(chain, w3, monke
 
 
 def test_a_send_lost_before_the_node_took_it_is_not_reachable(chain, w3, monkeypatch):
-    sender = Account.create()
-    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    sender = _funded_account(w3)
     _send_answered(monkeypatch, chain, _lost)
     with pytest.raises(AppError) as exc:
         submit_raw(chain, _signed(sender), expected_sender=sender.address)
@@ -211,8 +218,7 @@ def _refused_and_unasked(send):
 def test_a_providers_own_trouble_is_not_a_refusal(chain, w3, monkeypatch):
     """"internal error, try again" says nothing of the transaction: maybe in a pool. Told
     "rejected", the user would sign anew on the next nonce (and its entry would be removed)."""
-    sender = Account.create()
-    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    sender = _funded_account(w3)
     _send_answered(monkeypatch, chain, _provider_busy)
     with pytest.raises(AppError) as exc:
         submit_raw(chain, _signed(sender), expected_sender=sender.address)
@@ -221,8 +227,7 @@ def test_a_providers_own_trouble_is_not_a_refusal(chain, w3, monkeypatch):
 
 def test_a_refusal_the_node_cannot_be_asked_about_is_not_a_refusal(chain, w3, monkeypatch):
     """Refused, then the question whether the node holds the transaction gets no answer: unknown."""
-    sender = Account.create()
-    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    sender = _funded_account(w3)
     provider = web3_for(chain).provider
     real = provider._make_request
 
@@ -249,11 +254,7 @@ def test_the_same_signed_transaction_sent_again_is_sent(chain, w3, automine):
     """A retry of the same signed bytes (the first answer lost, or a second tap) is refused by the
     node: "already known" while it is in the pool, "nonce too low" once mined. Told "rejected",
     the user would sign a new transaction on the next nonce and pay twice."""
-    sender = Account.create()
-    fund = w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
-    # Mined before mining stops: anvil may answer the send before its block is in (a CI run's first
-    # send then met "insufficient funds").
-    w3.eth.wait_for_transaction_receipt(fund, timeout=30)
+    sender = _funded_account(w3)
     raw = _signed(sender)
     tx_hash = decode_raw_tx(raw).tx_hash
     w3.provider.make_request("evm_setAutomine", [automine])
@@ -269,8 +270,7 @@ def test_the_same_signed_transaction_sent_again_is_sent(chain, w3, automine):
 
 
 def test_another_transaction_on_a_spent_nonce_is_still_rejected(chain, w3):
-    sender = Account.create()
-    w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": sender.address, "value": 10**16})
+    sender = _funded_account(w3)
     submit_raw(chain, _signed(sender), expected_sender=sender.address)
     with pytest.raises(AppError) as exc:  # nonce 0 again, to another address: not the one mined
         submit_raw(chain, _signed(sender), expected_sender=sender.address)
