@@ -816,13 +816,33 @@ def test_open_quote_cap(client, payer, deployed, w3, send_tx, monkeypatch):
     refused_with(quote_resp(client, token, 4), 429, "too_many_open_quotes")
 
 
+def quoted_payments(client, payer, deployed, send_tx_, amounts) -> tuple[str, str, list[dict], list[dict]]:
+    """(token, merchant, quotes, execute bodies) of payments of these amounts of tUSD by `payer`,
+    its allowance given directly, to a new merchant."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx_, payer, token, deployed["payment"])
+    quotes = [get_quote(client, token, a) for a in amounts]
+    deadline = int(time.time()) + 300
+    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, amounts, strict=True)]
+    return token, merchant, quotes, bodies
+
+
+def paid_an_hour_ago(client, quote, body) -> int:
+    """Executes one payment (the first row), waits until it is ok, then moves every claim out of
+    this hour's spend. -> what its execute reserved (max_pay_gas x the dry run's price), read
+    before it was mined (then it is what it cost)."""
+    assert client.post(f"{API}/payment/execute", json=body).status_code == 200
+    reserved = rows()[0].gas_cost_wei
+    assert wait_status(client, quote["payment_id"]) == {"status": "ok"}
+    with get_session() as s:
+        s.execute(update(Payment).values(claimed_at=col(Payment.claimed_at) - 3601))
+        s.commit()
+    return reserved
+
+
 def test_execute_quota(client, payer, deployed, w3, send_tx, monkeypatch):
     set_env(monkeypatch, PAYMENT_EXECUTES_PER_HOUR=2)
-    token, merchant = token_of(deployed), Account.create().address
-    approve_directly(send_tx, payer, token, deployed["payment"])
-    quotes = [get_quote(client, token, a) for a in (1, 2, 3)]
-    deadline = int(time.time()) + 300
-    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3), strict=True)]
+    token, merchant, quotes, bodies = quoted_payments(client, payer, deployed, send_tx, (1, 2, 3))
     for body in bodies[:2]:
         assert client.post(f"{API}/payment/execute", json=body).status_code == 200
     before = relayer_funds(w3)
@@ -884,20 +904,10 @@ def test_concurrent_quotes_keep_to_the_quota(client, payer, deployed, monkeypatc
 
 def test_concurrent_executes_keep_to_the_relayer_budget(client, payer, deployed, w3, send_tx, anvil_node,
                                                       deployments_dir, tmp_path, monkeypatch):
-    token, merchant = token_of(deployed), Account.create().address
-    approve_directly(send_tx, payer, token, deployed["payment"])
-    amounts = (1, 2, 3, 4, 5)
-    quotes = [get_quote(client, token, a) for a in amounts]
-    deadline = int(time.time()) + 300
-    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, amounts, strict=True)]
-    # One payment first, to learn what an execute reserves (max_pay_gas x the dry run's price)...
+    _token, _merchant, quotes, bodies = quoted_payments(client, payer, deployed, send_tx, (1, 2, 3, 4, 5))
+    # One payment first, to learn what an execute reserves, then out of this hour's spend.
     chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=10**18)
-    assert client.post(f"{API}/payment/execute", json=bodies[0]).status_code == 200
-    reserved = rows()[0].gas_cost_wei  # until mined (then what it cost)
-    assert wait_status(client, quotes[0]["payment_id"]) == {"status": "ok"}
-    with get_session() as s:  # ... then out of this hour's spend
-        s.execute(update(Payment).values(claimed_at=col(Payment.claimed_at) - 3601))
-        s.commit()
+    reserved = paid_an_hour_ago(client, quotes[0], bodies[0])
     # Room for two claims (the second starts under the budget), not three: 1.5 reservations, all
     # of it this one user's to spend (test_one_user_may_spend_a_share_of_the_budget).
     set_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=100)
@@ -917,18 +927,9 @@ def test_one_user_may_spend_a_share_of_the_budget(client, payer, deployed, w3, s
     budget, and payments paused for everyone (an audit): a user's payments of the hour may reserve
     PAYMENT_USER_BUDGET_PERCENT of it (by default 10: one budget, ten users' worth), then 429; the
     first payment of the hour always may."""
-    token, merchant = token_of(deployed), Account.create().address
-    approve_directly(send_tx, payer, token, deployed["payment"])
-    quotes = [get_quote(client, token, a) for a in (1, 2, 3)]
-    deadline = int(time.time()) + 300
-    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3), strict=True)]
+    token, merchant, quotes, bodies = quoted_payments(client, payer, deployed, send_tx, (1, 2, 3))
     chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=10**18)
-    assert client.post(f"{API}/payment/execute", json=bodies[0]).status_code == 200
-    reserved = rows()[0].gas_cost_wei
-    assert wait_status(client, quotes[0]["payment_id"]) == {"status": "ok"}
-    with get_session() as s:  # out of this hour's spend
-        s.execute(update(Payment).values(claimed_at=col(Payment.claimed_at) - 3601))
-        s.commit()
+    reserved = paid_an_hour_ago(client, quotes[0], bodies[0])
     # A budget of ten reservations and a share of 1 %: a tenth of one, under what a mined payment costs
     # (the relayer brings a reservation down to the real cost: about a quarter of it).
     set_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=1)
@@ -967,11 +968,7 @@ def test_relayer_below_its_balance_floor_refuses_payments(client, payer, deploye
 def test_the_relayer_budget_pauses_new_payments_and_queued_ones_still_settle(client, payer, deployed, w3, send_tx,
                                                                           anvil_node, deployments_dir, tmp_path,
                                                                           monkeypatch, caplog):
-    token, merchant = token_of(deployed), Account.create().address
-    approve_directly(send_tx, payer, token, deployed["payment"])
-    quotes = [get_quote(client, token, a) for a in (1, 2, 3)]
-    deadline = int(time.time()) + 300
-    bodies = [pay_body(payer, q, merchant, token, a, deadline) for q, a in zip(quotes, (1, 2, 3), strict=True)]
+    token, merchant, quotes, bodies = quoted_payments(client, payer, deployed, send_tx, (1, 2, 3))
     # A budget that two payments' reservations fill: each counts max_pay_gas (300000) x the gas
     # price of its dry run from its claim (nothing is mined until the test drives the relayer).
     chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_max_spend_wei_per_hour=10**18)
