@@ -35,6 +35,19 @@ async function responseError(response) {
   return new ClientError(typeof detail === "string" ? detail : "HTTP_ERROR", response.status);
 }
 
+// Reflex keeps a tab's page state on the server under the token in the tab's sessionStorage
+// (Reflex's utils/state.js, TOKEN_KEY). The same tab signed out and in again kept it: the signed-out
+// page, and the next account's, were sent the last account's state (its address, balances, token
+// list, activity). Dropped before the full page load that follows a sign-in or sign-out, the page
+// starts on a new, empty state.
+function newPageState() {
+  try {
+    window.sessionStorage.removeItem("token");
+  } catch (e) {
+    // storage unavailable: Reflex could not have kept a token there either
+  }
+}
+
 // fetch, with a failure to reach the server as NETWORK_ERROR.
 async function send(path, init) {
   try {
@@ -96,6 +109,7 @@ export function GoogleSignIn({ clientId, scriptUrl, locale, label, otherLabel, o
         try {
           const me = await postJson("/api/v1/auth/google/code", { code: response.code, state: response.state || "", locale });
           // A full page load, so the Reflex websocket reconnects carrying the new session cookie.
+          newPageState();
           window.location.assign(me.address ? "/home" : "/onboarding");
         } catch (e) {
           report(e);
@@ -123,6 +137,7 @@ export function LogoutButton({ label, errors, onError }) {
       const response = await send("/api/v1/auth/logout", { method: "POST" });
       // 401: the session was already gone, which is what logging out wants.
       if (!response.ok && response.status !== 401) throw await responseError(response);
+      newPageState();
       window.location.assign("/");
     } catch (e) {
       setBusy(false);

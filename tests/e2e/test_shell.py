@@ -141,6 +141,29 @@ def test_logout_revokes_session(page):
     page.wait_for_url(LOGIN_URL)
 
 
+def test_sign_out_sends_the_tab_nothing_of_the_account(page):
+    """Reflex kept a tab's page state under the token in its sessionStorage across a sign-out: the
+    signed-out page (and the next account's, in the same tab) was sent the last account's address,
+    balances and token list. After the sign-out no websocket frame carries any of it."""
+    address = create_wallet(page, new_email())
+    expect(page.get_by_text("1,000").first).to_be_visible()  # the balances are in the page's state
+    page.goto("/settings")
+    helpers.wait_for_hydrated(page)  # its socket is open: only those of the signed-out pages are heard
+    received: list[str] = []
+    page.on("websocket", lambda ws: ws.on(
+        "framereceived", lambda payload: received.append(payload if isinstance(payload, str) else "")))
+    page.get_by_role("button", name="Log out").click()
+    page.wait_for_url(LOGIN_URL)
+    expect(page.get_by_role("button", name="Continue with Google")).to_be_visible()
+    page.goto("/home")  # a signed-in page's state too: it sends the tab to /
+    page.wait_for_url(LOGIN_URL)
+    expect(page.get_by_role("button", name="Continue with Google")).to_be_visible()
+    assert received, "the signed-out page's socket received nothing"
+    marks = (address[2:].lower(), '"1,000"')
+    leaked = [f.lower()[max(0, f.lower().find(m) - 200):][:300] for f in received for m in marks if m in f.lower()]
+    assert leaked == []
+
+
 def test_relogin_button_on_onboarding_logs_out(page):
     sign_in_to_onboarding(page, new_email())
     page.get_by_role("button", name="Sign in again").click()
