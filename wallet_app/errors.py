@@ -53,6 +53,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     "foreign_origin": _server(403, "err_foreign_origin"),
     "no_address": _server(409, "err_no_address"),
     "backup_not_current": _server(409, "err_backup_not_current"),  # /backup/touch of another address
+    "wallet_changed": _server(409, "err_wallet_changed"),  # /me/address from a page that knew another wallet
     "invalid_locale": _server(400, "err_invalid_locale"),
     # ---- sign-in (services.google)
     "google_auth_failed": _server(401, "err_google_auth_failed"),

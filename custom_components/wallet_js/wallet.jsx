@@ -129,7 +129,9 @@ export function CreateWallet({ messages, errors, replaceAddress, onCreated, onEr
         await fetch("/api/v1/me/address", {
           method: "POST", credentials: "include",
           headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ address: owner }),
+          // The account's wallet as this page knew it: the cookie is the browser's, and since this page
+          // loaded another tab may have given the account a wallet, or signed in another account.
+          body: JSON.stringify({ address: owner, replaces: (replaceAddress || "").toLowerCase() }),
         });
       } catch (e) {
         // Registration failure is ignored; the device check settles it later.

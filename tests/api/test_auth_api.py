@@ -306,6 +306,20 @@ def test_address_validation(client, login, address, status, detail):
         assert client.get(ME).json()["address"] is None
 
 
+def test_address_from_a_page_that_knew_another_wallet_is_refused(client, login):
+    """A page left open on /onboarding registers its new wallet with the address it knew ('' for
+    none): the session cookie is the browser's, so another tab may have given the account a wallet
+    since, or signed in another Google account, whose wallet it replaced."""
+    login()
+    first, second = "0x" + "ab" * 20, "0x" + "cd" * 20
+    assert client.post(f"{ME}/address", json={"address": first, "replaces": ""}).status_code == 200
+    resp = client.post(f"{ME}/address", json={"address": second, "replaces": ""})
+    assert (resp.status_code, resp.json()) == (409, {"detail": "wallet_changed"})
+    assert client.get(ME).json()["address"] == first
+    resp = client.post(f"{ME}/address", json={"address": second, "replaces": first})
+    assert resp.status_code == 200 and resp.json()["address"] == second
+
+
 def test_address_needs_a_session(client):
     assert client.post(f"{ME}/address", json={"address": "0x" + "ab" * 20}).status_code == 401
 

@@ -19,6 +19,7 @@ from tests.e2e.flows import (
     me,
     new_email,
     press_pin,
+    sign_in,
     sign_in_to_onboarding,
 )
 from tests.e2e.vault_py import recover_phrase
@@ -66,6 +67,42 @@ def test_copy_address_and_receive_qr(browser, app_server, screenshot):
         expect(dialog).to_have_count(0)
     finally:
         helpers.close_context(ctx)
+
+
+def test_onboarding_left_open_in_another_tab_replaces_no_wallet(page):
+    """The session cookie is the browser's, not the tab's. A tab left on /onboarding registered
+    its new wallet over the one the account got meanwhile in another tab (no replacement asked),
+    and over another Google account's signed in since in the browser: that account then showed a
+    wallet the first account's PIN opens."""
+    sign_in_to_onboarding(page, new_email("one"))
+    other_tab = page.context.new_page()
+    other_tab.goto("/onboarding")
+    press_pin(other_tab)
+    other_tab.wait_for_url("**/home**", timeout=60_000)
+    first = me(other_tab)["address"]
+    press_pin(page)  # the tab loaded before the account had a wallet
+    expect_alert(page, "This account's wallet changed in another tab or browser, so it was not replaced. "
+                       "Reload the page.")
+    assert me(page)["address"] == first
+
+    # Another Google account signs in in the other tab; this one's wallet is made on the stale page.
+    assert page.request.post("/api/v1/auth/logout").ok
+    page.goto("/")
+    sign_in(page, new_email("two"), button="Sign in with another Google account")
+    page.wait_for_url("**/onboarding**")
+    other_tab.goto("/onboarding")
+    other_tab.get_by_role("button", name="Sign in again").click()
+    other_tab.wait_for_url(re.compile(r"^https?://[^/]+/$"))
+    sign_in(other_tab, new_email("three"), button="Sign in with another Google account")
+    other_tab.wait_for_url("**/onboarding**")
+    press_pin(other_tab)
+    other_tab.wait_for_url("**/home**", timeout=60_000)
+    third = me(other_tab)["address"]
+    press_pin(page)
+    page.wait_for_url(re.compile(r"^https?://[^/]+/$"), timeout=60_000)  # its own session has ended
+    assert me(other_tab)["address"] == third
+    other_tab.reload()
+    expect(other_tab.locator("#home-address")).to_have_text(f"{third[:6]}…{third[-4:]}")
 
 
 def test_pin_pad_rules(page):

@@ -21,10 +21,15 @@ async def get_me(user: CurrentUser) -> dict:  # async: no I/O left here, so no t
 @router.post(
     "/address",
     response_model=MeOut,
-    responses={**_401, 400: {"description": "invalid_address or bad_checksum (services.eth)"}, **RESPONSE_429},
+    responses={
+        **_401,
+        400: {"description": "invalid_address or bad_checksum (services.eth)"},
+        409: {"description": "wallet_changed: the account's address is not `replaces`"},
+        **RESPONSE_429,
+    },
 )
 def post_address(body: AddressIn, user: CurrentUser) -> dict:
-    return accounts.me_payload(accounts.set_address(stored_id(user), body.address))
+    return accounts.me_payload(accounts.set_address(stored_id(user), body.address, body.replaces))
 
 
 @router.patch("/locale", response_model=MeOut, responses=_401)

@@ -34,6 +34,12 @@ class AddressIn(BaseModel):
     address: str = Field(
         max_length=64, description="0x followed by 40 hex digits (mixed case must pass EIP-55); stored lowercase"
     )
+    replaces: str | None = Field(
+        default=None,
+        max_length=64,
+        description="the account's address as the page knew it ('' for none): when the account's is another "
+        "(changed in another tab, or another account signed in since), 409 wallet_changed and nothing changes",
+    )
 
 
 class LocaleIn(BaseModel):

@@ -80,13 +80,23 @@ def login_user(google_sub: str, email: str, locale: str) -> User:
         return user
 
 
-def set_address(user_id: int, address: object) -> User:
+def set_address(user_id: int, address: object, replaces: object = None) -> User:
     """Register the wallet address (stored lowercase). A different address starts without a
-    backup (backups are per address); the address hooks (core.extensions) hear of it."""
+    backup (backups are per address); the address hooks (core.extensions) hear of it.
+
+    `replaces`: the account's address as the page that created the wallet knew it ("" for none).
+    When the account has another by now, wallet_changed and nothing changes: a page left open on
+    /onboarding (another tab) registered its wallet over the one the account had since, without the
+    replacement's confirmation, or over another Google account's signed in since in the browser
+    (the session cookie is the browser's, not the tab's), whose account then showed a wallet that
+    the first account's PIN opens."""
     hit("address", user_id)
     address = eth.parse_address(address).lower()
+    expected = None if replaces is None else (eth.parse_address(replaces).lower() if replaces else "")
     with get_session() as db:
         user = get_user(db, user_id)
+        if expected is not None and (user.address or "") not in (expected, address):
+            raise AppError("wallet_changed", "the account's address is not the one the page replaces")
         if user.address != address:
             user.address = address
             user.has_backup = False

@@ -26,9 +26,9 @@ class OnboardingState(SignedInState):
             return self._to_login()
         if (user.address or "").lower() != address.lower():
             # The browser's POST /me/address may have failed (that failure is ignored there);
-            # the session's websocket registers it instead.
+            # the session's websocket registers it instead, over the address this page knew only.
             try:
-                user = await asyncio.to_thread(accounts.set_address, stored_id(user), address)
+                user = await asyncio.to_thread(accounts.set_address, stored_id(user), address, self.address)
             except AppError as e:
                 return self._fail(e)
         self._apply(user)

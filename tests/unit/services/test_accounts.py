@@ -57,3 +57,33 @@ def test_set_address_tells_the_address_hooks_of_a_new_address_only(db):
     accounts.set_address(user.id, "0x" + "CC" * 20)
     accounts.set_address(user.id, "0x" + "cc" * 20)
     assert heard == ["0x" + "cc" * 20]
+
+
+A, B, C = "0x" + "aa" * 20, "0x" + "bb" * 20, "0x" + "cc" * 20
+
+
+@pytest.mark.parametrize(
+    "before,replaces,new,after",
+    [
+        (None, None, B, B),  # the specification's call, without `replaces`: as before
+        (A, None, B, B),
+        (None, "", B, B),  # a new account's page
+        (A, A, B, B),  # the replacement the page confirmed
+        (A, A.upper().replace("0X", "0x"), B, B),  # any case
+        (B, "", B, B),  # the same wallet again (the page's websocket after its POST): nothing to refuse
+        (A, "", B, "wallet_changed"),  # a page left on /onboarding since before the account had a wallet
+        (A, C, B, "wallet_changed"),  # the account's wallet changed since the page loaded
+        (A, "0x12", B, "invalid_address"),
+    ],
+)
+def test_set_address_replaces_only_the_wallet_the_page_knew(db, before, replaces, new, after):
+    user = accounts.login_user("sub-5", "e@example.com", "en")
+    if before:
+        accounts.set_address(user.id, before)
+    if after.startswith("0x"):
+        assert accounts.set_address(user.id, new, replaces).address == after
+    else:
+        with pytest.raises(AppError) as e:
+            accounts.set_address(user.id, new, replaces)
+        assert e.value.code == after
+        assert accounts.load_user(user.id).address == before

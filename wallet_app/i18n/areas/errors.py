@@ -9,6 +9,9 @@ EN: dict[str, str] = {
     "err_foreign_origin": "This request came from another site and was refused.",
     "err_no_address": "No active account address.",
     "err_backup_not_current": "This backup is of a wallet this account no longer uses.",
+    "err_wallet_changed": (
+        "This account's wallet changed in another tab or browser, so it was not replaced. Reload the page."
+    ),
     "err_invalid_locale": "This language is not supported.",
     # ---- sign-in
     "err_google_auth_failed": "Google sign-in failed.",
@@ -162,6 +165,9 @@ KO: dict[str, str] = {
     "err_foreign_origin": "다른 사이트에서 온 요청이라 거부되었습니다.",
     "err_no_address": "활성 계정 주소가 없습니다.",
     "err_backup_not_current": "이 백업은 이 계정이 더 이상 쓰지 않는 지갑의 백업입니다.",
+    "err_wallet_changed": (
+        "다른 탭이나 브라우저에서 이 계정의 지갑이 바뀌어 교체하지 않았습니다. 페이지를 새로 고쳐 주세요."
+    ),
     "err_invalid_locale": "지원하지 않는 언어입니다.",
     # FUZZ (issue 12)
     "err_invalid_request": "요청 형식이 올바르지 않아 거부되었습니다.",
