@@ -152,3 +152,16 @@ def test_device_check_runs_when_tab_becomes_visible(page):
     page.evaluate("() => localStorage.clear()")
     page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
     expect_alert(page, "No backup file on Google Drive. Redirecting to onboarding.", title="Notice", ok=None)
+
+
+def test_a_tab_shown_again_after_a_sign_out_elsewhere_goes_to_login(page):
+    """A tab left open on the wallet after a sign-out in another tab (or a session ended elsewhere)
+    kept showing the account's address, balances and activity when the device was picked up again."""
+    address = create_wallet(page, new_email())
+    expect(page.locator("#home-address")).to_have_text(f"{address[:6]}…{address[-4:]}")
+    assert page.request.post("/api/v1/auth/logout").ok  # the browser's cookie: as another tab's Log out
+    page.evaluate("() => document.dispatchEvent(new Event('visibilitychange'))")
+    page.wait_for_url(re.compile(r"^https?://[^/]+/$"))
+    expect(page.get_by_role("button", name="Continue with Google")).to_be_visible()
+    expect(page.locator("#home-address")).to_have_count(0)
+

@@ -263,10 +263,17 @@ class SessionState(rx.State):
         "backed_up": present, and this browser wrote or restored this address's backup on Drive
         (its driveMeta). A server that does not know of it is told again: the backup's own
         /backup/touch may never have arrived (the phone offline right after the upload), and a new
-        device would then be told there is no backup and sent to onboarding to replace the wallet."""
+        device would then be told there is no backup and sent to onboarding to replace the wallet.
+
+        The session is checked first (the specification's "when the tab becomes visible while logged
+        in"): a tab left open after a sign-out elsewhere (another tab, another device, a session that
+        expired) kept showing the account's address, balances and activity to whoever picked the
+        device up next; it now goes to /."""
+        user = await asyncio.to_thread(self._lookup_user)
+        if user is None:
+            return self._to_login()
         if status == "backed_up" and self.address and not self.has_backup:
-            user = await asyncio.to_thread(self._lookup_user)
-            if user is not None and user.id is not None:  # else the session's end is check_session's
+            if user.id is not None:
                 try:
                     await asyncio.to_thread(backups.touch, user.id, self.address)
                     self.has_backup = True
