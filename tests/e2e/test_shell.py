@@ -1,6 +1,7 @@
 """Issue 2 in Chromium at 390x844: sign-in, redirects, language, bottom navigation, PWA shell."""
 
 import re
+import time
 
 import httpx
 from playwright.sync_api import expect
@@ -201,7 +202,8 @@ def _check_service_worker(page):
     # A page is kept under its path alone: a query (a transaction to sign, a payment link) is not
     # stored on the device, one entry per link.
     page.goto("/payment?merchant=0x1111111111111111111111111111111111111111&amount=5")
-    page.wait_for_function(
+    _wait_for_caches(
+        page,
         "async () => { for (const k of await caches.keys()) { const c = await caches.open(k);"
         " if ((await c.keys()).some((r) => new URL(r.url).pathname.startsWith('/payment'))) return true; }"
         " return false; }"
@@ -211,6 +213,53 @@ def _check_service_worker(page):
         " const c = await caches.open(k); for (const r of await c.keys()) out.push(r.url); } return out; }"
     )
     assert [u for u in urls if "?" in u] == []
+
+
+_CACHED_PATHS = (
+    "async () => { const out = []; for (const k of await caches.keys()) {"
+    " const c = await caches.open(k); for (const r of await c.keys()) out.push(new URL(r.url).pathname); }"
+    " return out; }"
+)
+
+
+def _wait_for_caches(page, script: str, arg=None, timeout: float = 15) -> None:
+    """Wait until the async `script` (it reads Cache Storage) answers true: wait_for_function takes
+    the promise an async function returns for a true answer."""
+    deadline = time.monotonic() + timeout
+    while not page.evaluate(script, arg):
+        assert time.monotonic() < deadline, f"not true within {timeout} s: {script}"
+        page.wait_for_timeout(100)  # polling interval of the condition above
+
+
+def test_service_worker_drops_the_chunks_of_an_earlier_build(browser, app_server):
+    """sw.js does not change with a deploy, so neither did its cache's name: the chunks of every
+    build the phone ever ran were kept. A page of a new build drops those its page does not name."""
+    ctx = browser.new_context(base_url=app_server.base_url, viewport={"width": 390, "height": 844})
+    try:
+        page = ctx.new_page()
+        page.goto("/")
+        page.evaluate("() => navigator.serviceWorker.ready")
+        page.reload()  # now through the worker: it notes the build
+        _wait_for_caches(page, "async () => !!(await caches.match('/__newbl-build'))")
+        current = page.evaluate("async () => (await caches.match('/__newbl-build')).text()")
+        assert re.fullmatch(r"/assets/manifest-[0-9a-f]+\.js", current), current
+        # What a phone holds after an earlier build: its chunk, and that build noted as the last one.
+        page.evaluate(
+            """async () => { const c = await caches.open('newbl-shell-v2');
+               await c.put('/assets/old-build-chunk-AAAAAAAA.js', new Response('old'));
+               await c.put('/__newbl-build', new Response('/assets/manifest-00000000.js')); }"""
+        )
+        kept = [p for p in page.evaluate(_CACHED_PATHS) if p.startswith("/assets/") and "old-build" not in p]
+        assert kept
+        page.reload()
+        _wait_for_caches(page, "async (build) => (await (await caches.match('/__newbl-build')).text()) === build",
+                         current)
+        _wait_for_caches(page, "async () => !(await caches.match('/assets/old-build-chunk-AAAAAAAA.js'))")
+        html = page.request.get("/").text()
+        still = [p for p in page.evaluate(_CACHED_PATHS) if p.startswith("/assets/")]
+        assert {p for p in kept if p in html} <= set(still)  # the page's own chunks stay
+    finally:
+        helpers.close_context(ctx)
 
 
 def test_security_headers(page):
