@@ -2,29 +2,15 @@
 (issue 14 item 4): the same nonce at a higher price, linked to the original; when one of the
 group is mined the others are replaced or cancelled, and the chain moves the funds once."""
 
-from contextlib import contextmanager
-
 import pytest
 from eth_account import Account
 from sqlmodel import select
 
+from tests.anvil_mining import mine, mining_paused
 from tests.api.test_wallet_api import API, api_user, balance_of, sign  # noqa: F401 - api_user is a fixture
 from wallet_app.core.db import get_session
 from wallet_app.models import Activity
 from wallet_app.services import pending
-
-
-@contextmanager
-def mining_paused(w3):
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
-        yield
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
-
-
-def mine(w3):
-    w3.provider.make_request("evm_mine", [])
 
 
 def pending_send(client, acct, token, recipient, amount="1500000") -> tuple[dict, str, int]:

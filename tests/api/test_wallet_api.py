@@ -16,6 +16,7 @@ from contracts.deploy import (
     FAUCET_TOKEN_UNITS,
     _deploy_contract,
 )
+from tests.anvil_mining import mine, mining_paused
 from tools.ports import free_port
 from wallet_app import crud
 from wallet_app.core.db import get_session
@@ -416,8 +417,7 @@ def test_the_same_send_submitted_again_is_one_payment_and_one_entry(api_user, cl
     which sent the user back to Send for a second payment."""
     tusd, recipient, tx = _a_transfer(client, chain)
     raw = sign(api_user, tx)
-    w3.provider.make_request("evm_setAutomine", [False])
-    try:
+    with mining_paused(w3):
         with monkeypatch.context() as m:
             m.setattr(*_answers_lost(chain, "eth_sendRawTransaction", "eth_getTransactionByHash"))
             r = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
@@ -426,9 +426,7 @@ def test_the_same_send_submitted_again_is_one_payment_and_one_entry(api_user, cl
         assert [(e["type"], e["tx_hash"], e["status"]) for e in client.get(f"{API}/activities").json()] == [
             ("transfer", tx_hash, "submitted")]
         again = [client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)}) for _ in range(2)]
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])
-    w3.provider.make_request("evm_mine", [])
+    mine(w3)
     mined_then = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
     assert [(r.status_code, r.json()) for r in [*again, mined_then]] == [(200, {"tx_hash": tx_hash})] * 3
     assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1

@@ -9,6 +9,7 @@ from eth_account import Account
 
 from contracts import artifacts
 from contracts.deploy import DEV_DEPLOYER_KEY, _deploy_contract
+from tests.anvil_mining import mine, mining_paused
 from wallet_app.services import txpreview
 from wallet_app.services.chain import token_metadata
 from wallet_app.services.eth import ZERO_ADDRESS
@@ -35,16 +36,16 @@ def test_the_preview_runs_at_the_links_gas_price(chain, w3, funded):
 
 def test_a_queued_send_after_a_pending_one_is_still_previewed(chain, w3, funded):
     """The link's nonce is not simulated: after a pending send it is past the latest block's."""
-    w3.provider.make_request("evm_setAutomine", [False])
     try:
-        w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": funded.address, "value": 1})  # keeps the pool busy
-        tx = {"chain_id": "31337", "to": Account.create().address, "data": "0x", "value": "7",
-              "nonce": str(w3.eth.get_transaction_count(funded.address) + 1), "gas_limit": "21000",
-              "gas_price": str(w3.eth.gas_price)}
-        sim = txpreview.simulate(chain, funded.address, tx)
+        with mining_paused(w3):
+            # keeps the pool busy
+            w3.eth.send_transaction({"from": w3.eth.accounts[0], "to": funded.address, "value": 1})
+            tx = {"chain_id": "31337", "to": Account.create().address, "data": "0x", "value": "7",
+                  "nonce": str(w3.eth.get_transaction_count(funded.address) + 1), "gas_limit": "21000",
+                  "gas_price": str(w3.eth.gas_price)}
+            sim = txpreview.simulate(chain, funded.address, tx)
     finally:
-        w3.provider.make_request("evm_setAutomine", [True])
-        w3.provider.make_request("evm_mine", [])
+        mine(w3)
     assert (sim.status, sim.changes) == ("ok", {ZERO_ADDRESS: -7})
 
 

@@ -21,6 +21,7 @@ from eth_account import Account
 from playwright.sync_api import Page, expect
 from web3 import Web3
 
+from tests.anvil_mining import mine, mining_paused
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, REPO_ROOT, save_screenshot
 from tests.e2e.flows import PIN, new_email, pin_field, press_pin, sign_in
@@ -302,15 +303,12 @@ def test_payment_pin_dialogs_and_processing_overlay(auditor: Auditor, app_server
         dialog = page.get_by_role("dialog", name=a.t("pay_pin_approve"))
         expect(dialog).to_be_visible(timeout=30_000)
         a.check("payment-approve-pin")
-        w3.provider.make_request("evm_setAutomine", [False])  # type: ignore[arg-type]
-        try:
+        with mining_paused(w3):
             pin_field(dialog, a.t("pin_label")).fill(PIN)
             dialog.get_by_role("button", name=a.t("confirm"), exact=True).click()
             expect(page.locator("#pay-approve-hash")).to_be_visible(timeout=KDF_TIMEOUT_MS)
             a.check("payment-overlay")
-        finally:
-            w3.provider.make_request("evm_setAutomine", [True])  # type: ignore[arg-type]
-        w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+        mine(w3)
         dialog = page.get_by_role("dialog", name=a.t("pay_pin_sign"))
         expect(dialog).to_be_visible(timeout=30_000)
         a.check("payment-sign-pin")
@@ -433,8 +431,7 @@ def test_speed_up_buttons_sign_page_and_pin_dialog(auditor: Auditor, app_server)
     wait_for_balance(page, "tUSD", 10**6)
     tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
     w3 = chain_web3(app_server)
-    w3.provider.make_request("evm_setAutomine", [False])  # type: ignore[arg-type]
-    try:
+    with mining_paused(w3):
         submit_transfer(page, address, tusd, 1, to=Account.create().address)
         for lang in LANGS:
             a.set_locale(lang)
@@ -447,9 +444,7 @@ def test_speed_up_buttons_sign_page_and_pin_dialog(auditor: Auditor, app_server)
             a.goto("/activity", "activity_title")
             expect(page.get_by_role("button", name=a.t("activity_cancel_tx"))).to_be_visible()
             a.check("activity-pending")
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])  # type: ignore[arg-type]
-    w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
+    mine(w3)
     a.assert_clean()
 
 

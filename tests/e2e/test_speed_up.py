@@ -8,14 +8,13 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from eth_account import Account
 from playwright.sync_api import Page, expect
 from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
+from tests.anvil_mining import mine, mining_paused
 from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
 from tests.e2e.flows_send import KDF_TIMEOUT_MS, confirm_with_pin, token_balance, wait_for_asset, web3_of
 from tests.e2e.test_activity import submit_transfer
@@ -24,20 +23,6 @@ from tests.e2e.test_keyboard_a11y import tab_to
 from wallet_app.services.amounts import format_balance
 
 AMOUNT = 2_500_000  # 2.5 tUSD
-
-
-@contextmanager
-def mining_paused(w3: Web3) -> Iterator[None]:
-    """The app's anvil keeps sent transactions pending until `mine`; automine comes back in any case."""
-    w3.provider.make_request("evm_setAutomine", [False])  # type: ignore[arg-type]
-    try:
-        yield
-    finally:
-        w3.provider.make_request("evm_setAutomine", [True])  # type: ignore[arg-type]
-
-
-def mine(w3: Web3) -> None:
-    w3.provider.make_request("evm_mine", [])  # type: ignore[arg-type]
 
 
 def short(h: str) -> str:
