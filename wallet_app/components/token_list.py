@@ -7,7 +7,7 @@ from reflex.vars import ObjectVar
 
 from custom_components.wallet_js.focus import dialog_focus
 from wallet_app.components.dialogs import selector
-from wallet_app.components.ui import error_callout, label_row
+from wallet_app.components.ui import error_callout, field_label, label_row
 from wallet_app.i18n import t
 from wallet_app.state.home import TokenListState
 from wallet_app.state.session import SessionState
@@ -106,10 +106,7 @@ def _address_form() -> rx.Component:
         rx.vstack(
             rx.text(t("add_token_network"), size="2", weight="medium"),
             selector(s.chains, s.chain_id, s.set_chain_id, t("add_token_network"), disabled=s.busy),
-            # rx.el.label: rx.text(as_="label") would put html_for into its CSS, leaving the field unlabelled.
-            rx.el.label(
-                t("add_token_address"), html_for="add-token-address", style={"font-weight": "500", "font-size": "14px"}
-            ),
+            field_label("add_token_address", "add-token-address"),
             # Uncontrolled: the address travels only with the form's submit, so no late keystroke
             # event can overtake a probe (submit compares it with the probed one).
             rx.input(

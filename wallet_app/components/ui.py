@@ -13,6 +13,12 @@ def label_row(label_key: str, value: rx.Component, **props) -> rx.Component:
     )
 
 
+def field_label(key: str, html_for: str) -> rx.Component:
+    """A form field's label, tied to the field by its id. rx.el.label: rx.text(as_="label") would put
+    html_for into its CSS, leaving the field unlabelled."""
+    return rx.el.label(t(key), html_for=html_for, style={"font-weight": "500", "font-size": "14px"})
+
+
 def form_skeleton(fields: int = 4) -> rx.Component:
     """Placeholder rows (44 px, like the form fields) while a page loads."""
     return rx.vstack(

@@ -7,7 +7,7 @@ from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.token_list import token_list
-from wallet_app.components.ui import amount_input, error_callout
+from wallet_app.components.ui import amount_input, error_callout, field_label
 from wallet_app.i18n import error_messages, t
 from wallet_app.routes import NavEntry, Page
 from wallet_app.state.home import ADDRESS_ONLY, HomeState, TokenListState
@@ -29,12 +29,11 @@ def _copy_button(label_key: str, **props) -> rx.Component:
 def _receive_request() -> rx.Component:
     """The token and amount that turn the address QR into an EIP-681 payment request."""
     h = HomeState
-    label_style = {"font-weight": "500", "font-size": "14px"}
     return rx.vstack(
         # A group's name, not a heading: the dialog's title is its only heading (axe heading-order).
         rx.text(t("receive_request_title"), weight="bold", size="3", id="receive-request-title"),
         rx.text(t("receive_request_hint"), size="2", color_scheme="gray", id="receive-request-hint"),
-        rx.el.label(t("receive_token"), html_for="receive-token", style=label_style),
+        field_label("receive_token", "receive-token"),
         rx.select.root(
             rx.select.trigger(id="receive-token", aria_label=t("receive_token"), width="100%"),
             rx.select.content(
@@ -48,7 +47,7 @@ def _receive_request() -> rx.Component:
         rx.cond(
             h.receive_token != ADDRESS_ONLY,
             rx.vstack(
-                rx.el.label(t("receive_amount"), html_for="receive-amount", style=label_style),
+                field_label("receive_amount", "receive-amount"),
                 amount_input("receive-amount", h.receive_amount, h.set_receive_amount),
                 spacing="1",
                 width="100%",

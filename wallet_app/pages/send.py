@@ -5,19 +5,15 @@ import reflex as rx
 from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import amount_input, error_callout, form_skeleton
+from wallet_app.components.ui import amount_input, error_callout, field_label, form_skeleton
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.state.send import SendState
 
 
-def _label(key: str, html_for: str) -> rx.Component:
-    return rx.el.label(t(key), html_for=html_for, style={"font-weight": "500", "font-size": "14px"})
-
-
 def _select(id_: str, label_key: str, items, value, on_change, placeholder_key: str, **props) -> rx.Component:
     return rx.vstack(
-        _label(label_key, id_),
+        field_label(label_key, id_),
         rx.select.root(
             rx.select.trigger(id=id_, aria_label=t(label_key), placeholder=t(placeholder_key), width="100%"),
             rx.select.content(rx.foreach(items, lambda item: rx.select.item(item[1], value=item[0]))),
@@ -50,7 +46,7 @@ def _form() -> rx.Component:
                 rx.text(t("send_no_tokens"), size="2", color_scheme="gray"),
             ),
             rx.vstack(
-                _label("send_recipient", "send-recipient"),
+                field_label("send_recipient", "send-recipient"),
                 rx.hstack(
                     rx.input(
                         id="send-recipient",
@@ -90,7 +86,7 @@ def _form() -> rx.Component:
                 width="100%",
             ),
             rx.vstack(
-                _label("send_amount", "send-amount"),
+                field_label("send_amount", "send-amount"),
                 amount_input("send-amount", s.amount, s.set_amount, aria_label=t("send_amount")),
                 spacing="1",
                 width="100%",
