@@ -5,21 +5,14 @@ up, e.g. by a hanging node, leave the other routes their threads and status read
 
 import asyncio
 import threading
-import time
 
+from tests.waits import wait_until
 from wallet_app.core import threads
 from wallet_app.core.config import get_settings
 from wallet_app.services import payments
 
 PARAMS = {"chain_id": "31337", "token_address": "0x" + "11" * 20, "amount": "1"}
 QUOTE = {"available": True, "transaction": None, "verifying_contract": "0x" + "22" * 20, "payment_id": "0x" + "33" * 32}
-
-
-def wait_for(cond, what: str) -> None:
-    deadline = time.monotonic() + 10
-    while not cond():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.01)  # polling interval, not a fixed wait
 
 
 def test_payment_work_waits_for_its_own_threads_and_leaves_the_others_free(monkeypatch, settings_env, client, login):
@@ -46,13 +39,13 @@ def test_payment_work_waits_for_its_own_threads_and_leaves_the_others_free(monke
     try:
         for quote in quotes:
             quote.start()
-        wait_for(
+        wait_until(
             lambda: (
                 len(inside) == 1
                 and "payment" in threads._limiters.get(loop, {})
                 and threads._limiters[loop]["payment"].statistics().tasks_waiting == 1
             ),
-            "one quote in the one payment thread, the other waiting for it",
+            what="one quote in the one payment thread, the other waiting for it",
         )
         assert client.get("/api/v1/chains").status_code == 200  # a sync route of the shared pool meanwhile
         # Status reads have threads of their own (an unknown payment: read, and refused, at once).

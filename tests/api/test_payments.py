@@ -19,6 +19,7 @@ from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import _deploy_contract, deploy, fund
+from tests.waits import wait_until
 from wallet_app import relayer as relayer_loop
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.core.db import get_engine, get_session
@@ -114,13 +115,6 @@ def wait_status(client, pid, timeout=30.0, want=("ok", "failed"), drive=True) ->
             relayer_loop.run_once()
         else:
             time.sleep(0.05)  # poll interval
-
-
-def wait_until(condition, timeout: float, what: str) -> None:
-    end = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < end, what
-        time.sleep(0.01)
 
 
 def send_queued(chain) -> None:

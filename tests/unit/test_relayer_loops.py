@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from tests.waits import wait_until
 from wallet_app import relayer as loops
 from wallet_app.core.config import get_settings
 from wallet_app.services import chain as chains
@@ -15,13 +16,6 @@ from wallet_app.services import relayer
 
 NOTHING_FOLLOWED = dict(ok=0, failed=0, resent=0, replaced=0, pending=0)
 IDLE_SECOND = 1.0  # the loops before passed 20 times in it at this test's interval of 0.05 s
-
-
-def wait_for(condition, seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "not within the time"
-        time.sleep(0.01)
 
 
 @pytest.fixture
@@ -53,7 +47,7 @@ def passes(settings_env, monkeypatch):
     stop = threading.Event()
     thread = threading.Thread(target=loops.run, args=(stop, 0.05), daemon=True)
     thread.start()
-    wait_for(lambda: state.sends and state.follows)
+    wait_until(lambda: state.sends and state.follows)
     yield state
     stop.set()
     thread.join(5)
@@ -68,9 +62,9 @@ def test_idle_loops_do_not_pass_again_until_woken(passes):
 def test_a_queued_payment_wakes_the_sending_loop_and_its_send_the_following_loop(passes):
     passes.send_answers.append({"sent": 1, "failed": 0})
     passes.queued.set()
-    wait_for(lambda: len(passes.sends) >= 2 and len(passes.follows) >= 2)
+    wait_until(lambda: len(passes.sends) >= 2 and len(passes.follows) >= 2)
     # After a send the sending loop passes again at its interval, then idles.
-    wait_for(lambda: len(passes.sends) >= 3)
+    wait_until(lambda: len(passes.sends) >= 3)
     time.sleep(IDLE_SECOND)
     assert (len(passes.sends), len(passes.follows)) == (3, 2)
 
@@ -81,9 +75,9 @@ def test_a_settled_payment_wakes_the_sending_loop(passes):
     passes.send_answers.append({"sent": 1, "failed": 0})
     passes.follow_answers += [dict(NOTHING_FOLLOWED, pending=1), dict(NOTHING_FOLLOWED, ok=1)]
     passes.queued.set()
-    wait_for(lambda: len(passes.follows) >= 3)
+    wait_until(lambda: len(passes.follows) >= 3)
     settled_at = passes.follows[2]
-    wait_for(lambda: passes.sends[-1] > settled_at)
+    wait_until(lambda: passes.sends[-1] > settled_at)
 
 
 def test_the_relayer_process_runs_at_cpythons_recursion_limit(settings_env, monkeypatch):

@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import psutil
 import pytest
 
+from tests.waits import wait_until
 from wallet_app import serve
 from wallet_app.core.config import REPO_ROOT
 
@@ -120,14 +120,6 @@ def _pids(path) -> list[int]:
     return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
-def _wait_for(condition, timeout: float = 20.0):
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-    return found
-
-
 def _gone(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -140,11 +132,11 @@ def test_a_supervised_process_killed_is_started_again_and_stopped_with_the_serve
     monkeypatch.setattr(serve, "RESTART_DELAYS", (0.1,))
     pids = tmp_path / "pids"
     with serve.supervised("child", [sys.executable, "-c", CHILD, str(pids)]) as watcher:
-        first = _wait_for(lambda: _pids(pids))[0]
+        first = wait_until(lambda: _pids(pids), 20)[0]
         os.kill(first, signal.SIGKILL)  # as the kernel's out-of-memory killer does
-        second = _wait_for(lambda: _pids(pids)[1:])[0]
+        second = wait_until(lambda: _pids(pids)[1:], 20)[0]
         assert watcher.is_alive()
-    assert _wait_for(lambda: _gone(second))  # stopped with the server
+    assert wait_until(lambda: _gone(second), 20)  # stopped with the server
     watcher.join(5)
     assert not watcher.is_alive() and _pids(pids) == [first, second]  # and not started again
 
@@ -156,7 +148,7 @@ def test_a_supervised_process_is_started_again_only_after_a_failure(tmp_path, mo
     pids = tmp_path / "pids"
     with serve.supervised("child", [sys.executable, "-c", CHILD, str(pids), str(status)]) as watcher:
         if started_again:
-            _wait_for(lambda: len(_pids(pids)) >= 3)  # and again, while it keeps failing
+            wait_until(lambda: len(_pids(pids)) >= 3, 20)  # and again, while it keeps failing
         else:
             watcher.join(20)
             assert not watcher.is_alive()  # it gave up on it

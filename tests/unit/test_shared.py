@@ -2,13 +2,13 @@
 API's fast refusals (core.ratelimit) and the spent login attempts (services.google), seen by
 every worker (here: separate clients, as separate processes have)."""
 
-import time
 
 import pytest
 import redis
 
 from tests.conftest import run_async
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
+from tests.waits import wait_until
 from wallet_app.core import ratelimit, shared
 from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
@@ -19,13 +19,6 @@ def use(monkeypatch, **env):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     get_settings.cache_clear()
-
-
-def wait_until(condition, timeout=5.0):
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)  # polling interval, not a fixed wait
 
 
 @pytest.fixture(params=["memory", "redis"])

@@ -8,7 +8,6 @@ end, and each worker on its own while Redis is out. The real server's: tests/e2e
 from __future__ import annotations
 
 import logging
-import time
 import warnings
 
 import pytest
@@ -24,6 +23,7 @@ with warnings.catch_warnings():  # Starlette asks for `httpx2`; the pinned httpx
 
 from tests.conftest import run_async
 from tests.unit.test_config import _start
+from tests.waits import wait_until
 from tools.ports import free_port
 from tools.redisserver import RedisServer
 from wallet_app.api import build_api, in_front_of_reflex
@@ -313,13 +313,6 @@ def places(client: redis.Redis, ip: str) -> dict[str, float]:
 def redis_now_ms(client: redis.Redis) -> float:
     seconds, micros = client.time()
     return seconds * 1000 + micros / 1000
-
-
-def wait_until(condition, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.02)
 
 
 def test_the_cap_counts_the_websockets_of_every_worker(shared_count, caplog):
