@@ -37,6 +37,12 @@ def is_zero(address: str | None) -> bool:
     return isinstance(address, str) and address.lower() == ZERO_ADDRESS
 
 
+def is_hex_address(value: Any) -> bool:
+    """Whether `value` is 0x + 40 hex digits, in any case: the shape alone (parse_address also
+    checks a mixed-case checksum)."""
+    return isinstance(value, str) and _HEX_ADDRESS.fullmatch(value) is not None
+
+
 def parse_address(
     value: Any, *, code: str = "invalid_address", allow_zero: bool = False, empty_is_zero: bool = False
 ) -> str:

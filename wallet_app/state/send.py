@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 
 import reflex as rx
 
@@ -24,13 +23,12 @@ from wallet_app import routes
 from wallet_app.errors import AppError, as_app_error
 from wallet_app.services import activity, payment_uri, tokens, transfers, txlink
 from wallet_app.services.amounts import format_units
-from wallet_app.services.eth import parse_address
+from wallet_app.services.eth import is_hex_address, parse_address
 from wallet_app.state.base import SignedInState
 from wallet_app.state.session import texts_for
 
 log = logging.getLogger(__name__)
 
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 MAX_FIELD = 200  # longer than any address or amount; bounds what a browser can store here
 AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # the amount parser's
 
@@ -168,7 +166,7 @@ class SendState(SignedInState):
     def _note_recipient(self) -> None:
         text = self.recipient.strip()
         tokens = [x["token_address"] for x in self._tokens]
-        risk = activity.recipient_risk(text, self._known, tokens) if _ADDRESS.fullmatch(text) else None
+        risk = activity.recipient_risk(text, self._known, tokens) if is_hex_address(text) else None
         self.recipient_note = activity.RECIPIENT_NOTES[risk] if risk else ""
 
     def _apply_uri(self, text: str) -> None:

@@ -8,6 +8,7 @@ from wallet_app.services.eth import (
     UINT256_MAX,
     ZERO_ADDRESS,
     checksum,
+    is_hex_address,
     is_zero,
     parse_address,
     parse_chain_id,
@@ -50,6 +51,23 @@ def test_address_accepted(value, expected):
 ])
 def test_address_refused_with_the_callers_code(value, code):
     assert _code(parse_address, value, code="invalid_recipient") == code
+
+
+@pytest.mark.parametrize("value,expected", [
+    (CHECKSUMMED, True),
+    (CHECKSUMMED.lower(), True),
+    ("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD", True),  # a bad checksum has the shape still
+    (CHECKSUMMED[:-1], False),  # 39 hex
+    (CHECKSUMMED + "0", False),  # 41 hex
+    (" " + CHECKSUMMED, False),  # as typed: no trimming
+    ("0X" + CHECKSUMMED[2:], False),
+    ("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeg", False),
+    ("", False),
+    (None, False),
+    (12, False),
+])
+def test_hex_address_shape(value, expected):
+    assert is_hex_address(value) is expected
 
 
 def test_zero_address_rules():

@@ -93,3 +93,21 @@ def test_an_unexpected_failure_of_the_submit_leaves_confirm_usable(monkeypatch, 
     page = _Page(ready=True, blocked=False, submitting=False, done=False, pin_open=True, tx={}, replace_id="")
     assert _drive(SignState.signed, page, "0x" + "ab" * 60) == [None, "alert"]
     assert (page.submitting, page.done, page.failed) == (False, False, "internal_error")
+
+
+@pytest.mark.parametrize("typed, note", [
+    (RECIPIENT, "recipient_first_time"),
+    (f"  {RECIPIENT.lower()} ", "recipient_first_time"),  # trimmed, any case
+    (RECIPIENT[:-1] + "D", "recipient_first_time"),  # a bad checksum has the shape (Submit refuses it)
+    (SENDER, ""),  # in the history
+    (TOKEN, "recipient_token_contract"),
+    (RECIPIENT[:-1], ""),  # 39 hex: no note yet
+    ("0x" + RECIPIENT[2:] + "0", ""),
+    ("", ""),
+])
+def test_the_recipient_note_waits_for_an_address_shape(typed, note):
+    from wallet_app.state.send import SendState
+
+    page = SimpleNamespace(recipient=typed, _known=[SENDER.lower()], _tokens=[ERC20], recipient_note="?")
+    SendState._note_recipient(page)
+    assert page.recipient_note == note
