@@ -29,12 +29,15 @@ export async function withUnlocked(owner, pin, fn) {
 }
 
 const DEC_RE = /^(0|[1-9][0-9]*)$/;
+const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 
+/** A built transaction's number (bigOrNull's, a BigInt excepted: JSON has none) or, when not
+ * `required`, absent as 0n; VaultError INVALID_TX otherwise. */
 function dec(value, required) {
   if ((value === undefined || value === null || value === '') && !required) return 0n;
-  const s = typeof value === 'number' && Number.isSafeInteger(value) ? String(value) : value;
-  if (typeof s !== 'string' || !DEC_RE.test(s) || s.length > 78) throw new VaultError('INVALID_TX');
-  return BigInt(s);
+  const n = typeof value === 'bigint' ? null : bigOrNull(value);
+  if (n === null) throw new VaultError('INVALID_TX');
+  return n;
 }
 
 /**
@@ -47,7 +50,7 @@ export function legacyTxRequest(tx) {
   const chainId = dec(tx.chain_id, true);
   const nonce = dec(tx.nonce, true);
   if (chainId === 0n || nonce > BigInt(Number.MAX_SAFE_INTEGER)) throw new VaultError('INVALID_TX');
-  if (typeof tx.to !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(tx.to)) throw new VaultError('INVALID_TX');
+  if (typeof tx.to !== 'string' || !ADDRESS_RE.test(tx.to)) throw new VaultError('INVALID_TX');
   const data = tx.data === undefined || tx.data === null || tx.data === '' ? '0x' : tx.data;
   if (typeof data !== 'string' || !/^0x([0-9a-fA-F]{2})*$/.test(data)) throw new VaultError('INVALID_TX');
   return {
@@ -95,7 +98,6 @@ export async function signTypedData(owner, pin, domain, types, message) {
 // chain id (decimal string) -> {payment_contract, native_symbol, native_decimals}.
 // `expect` is what the page showed: {chainId, merchant, token, units} (units: decimal string).
 
-const ADDRESS_RE = /^0x[0-9a-fA-F]{40}$/;
 const APPROVE_SELECTOR = '0x095ea7b3'; // approve(address,uint256)
 export const PAY_DOMAIN_NAME = 'NewblPayment2';
 export const PAY_DOMAIN_VERSION = '1';

@@ -221,7 +221,7 @@ TX = {"chain_id": "31337", "to": "0x5FbDB2315678afecb367f032d93F642f64180aa3",
 def _eth_account_raw(tx: dict, key: bytes) -> str:
     signed = Account.sign_transaction({
         "chainId": int(tx["chain_id"]), "to": _checksum(tx["to"]),
-        "data": tx["data"], "value": int(tx["value"]), "nonce": int(tx["nonce"]),
+        "data": tx["data"] or "0x", "value": int(tx["value"] or 0), "nonce": int(tx["nonce"]),
         "gas": int(tx["gas_limit"]), "gasPrice": int(tx["gas_price"]),
     }, key)
     return "0x" + signed.raw_transaction.hex().removeprefix("0x")
@@ -236,6 +236,8 @@ def _checksum(addr: str) -> str:
     TX,
     {**TX, "chain_id": "1", "data": "0x", "value": "1000000000000000000", "nonce": "0",
      "to": "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"},
+    {**TX, "chain_id": 31337, "nonce": 7, "gas_limit": 60000, "gas_price": 1875000000, "value": 0},  # JSON numbers
+    {**TX, "value": None, "data": ""},  # absent: 0 and 0x
 ])
 def test_legacy_tx_signature_matches_eth_account(page, tx):
     owner = new_wallet(page)["address"]
@@ -247,6 +249,8 @@ def test_legacy_tx_signature_matches_eth_account(page, tx):
 @pytest.mark.parametrize("patch", [
     {"chain_id": ""}, {"chain_id": "0"}, {"nonce": "-1"}, {"gas_price": "1.5"}, {"gas_limit": None},
     {"to": "0x1234"}, {"data": "0xabc"}, {"value": "0x10"},
+    {"nonce": -1}, {"gas_price": 1.5}, {"gas_limit": 2**53}, {"nonce": "07"}, {"gas_limit": True},
+    {"value": "1" + "0" * 78}, {"chain_id": None}, {"gas_price": " 1"},
 ])
 def test_legacy_tx_rejects_invalid_before_kdf(page, patch):
     r = fails(page, "return nb.keyring.signLegacyTx(a.owner, '000000', a.tx);",
