@@ -17,10 +17,12 @@ browser reported (browser_issues, and the requests that failed).
 from __future__ import annotations
 
 import collections
+import contextlib
 import os
 import re
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -84,6 +86,19 @@ def app_server(tmp_path_factory, app_server_env):
     log_path.unlink(missing_ok=True)
     try:
         with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-app"), log_path, app_server_env) as server:
+            yield server
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
+
+
+@contextlib.contextmanager
+def own_app_server(workdir: Path, name: str, env: dict[str, str] | None = None) -> Iterator[helpers.Server]:
+    """A test module's own app server (helpers.running_wallet_app) in `workdir`, on the port of such
+    servers (helpers.module_server_port), logging to RESULTS_DIR/e2e-<name>-app-server.log. One that
+    does not come up fails the test with its log's tail."""
+    try:
+        with helpers.running_wallet_app(workdir, RESULTS_DIR / f"e2e-{name}-app-server.log", env,
+                                        port=helpers.module_server_port()) as server:
             yield server
     except RuntimeError as e:
         pytest.fail(str(e), pytrace=False)

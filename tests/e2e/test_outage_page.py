@@ -11,7 +11,7 @@ from playwright.sync_api import expect
 
 from tests.db_outage import database_out_of_reach
 from tests.e2e import helpers
-from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, own_app_server
 from tests.e2e.flows import create_wallet, expect_alert, new_email
 
 BUSY = "The wallet is busy right now and could not do this. Please try again in a moment."
@@ -23,12 +23,8 @@ OUTAGE_SHOWN_MS = 20_000  # SQLite's busy timeout (5 s) before the write gives u
 def outage_app(tmp_path_factory):
     """(server, its DATABASE_URL)."""
     workdir = tmp_path_factory.mktemp("e2e-outage")
-    try:
-        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-outage-app-server.log",
-                                        port=helpers.module_server_port()) as server:
-            yield server, helpers.e2e_database_url(workdir)
-    except RuntimeError as e:
-        pytest.fail(str(e), pytrace=False)
+    with own_app_server(workdir, "outage") as server:
+        yield server, helpers.e2e_database_url(workdir)
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from web3 import Web3
 
 from tests.e2e import helpers, vault_py
-from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, own_app_server, save_screenshot
 from tests.e2e.flows import PIN, create_wallet, expect_alert, local_materials, new_email, pin_field
 from tests.e2e.flows_payment import (
     approve_until_pay_pin,
@@ -333,12 +333,8 @@ def late_server(tmp_path_factory):
         "PYTHONPATH": os.pathsep.join(p for p in (str(TAMPER_DIR), os.environ.get("PYTHONPATH")) if p),
         "NB_E2E_TAMPER_FILE": str(workdir / "tamper"),
     }
-    try:
-        with helpers.running_wallet_app(workdir, RESULTS_DIR / "e2e-late-app-server.log", env,
-                                        port=helpers.module_server_port()) as server:
-            yield server
-    except RuntimeError as e:
-        pytest.fail(str(e), pytrace=False)
+    with own_app_server(workdir, "late", env) as server:
+        yield server
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, save_screenshot
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, own_app_server, save_screenshot
 from tests.e2e.flows import answer_popups_until, create_wallet, expect_alert, new_email, sign_in
 
 RATE_LIMITED = "Too many requests. Please wait a moment and try again."
@@ -31,13 +31,8 @@ def limited_server(tmp_path_factory):
         # server on the same database, and the next tests' sign-ins would meet them.
         env["REDIS_URL"] = os.environ["REDIS_URL"].rsplit("/", 1)[0] + "/2"
         redis.Redis.from_url(env["REDIS_URL"]).flushdb()
-    try:
-        with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-limited"),
-                                        RESULTS_DIR / "e2e-limited-app-server.log", env,
-                                        port=helpers.module_server_port()) as server:
-            yield server
-    except RuntimeError as e:
-        pytest.fail(str(e), pytrace=False)
+    with own_app_server(tmp_path_factory.mktemp("e2e-limited"), "limited", env) as server:
+        yield server
 
 
 @pytest.fixture

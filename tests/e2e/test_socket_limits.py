@@ -26,7 +26,7 @@ import websockets
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, RESULTS_DIR, own_app_server
 from tests.e2e.flows import create_wallet, new_email
 from wallet_app.core.config import Settings
 
@@ -58,13 +58,8 @@ def limited_server(tmp_path_factory):
         redis_url = redis_url.rsplit("/", 1)[0] + "/3"
         redis.Redis.from_url(redis_url).flushdb()
     env = {"SOCKET_MAX_PER_IP": str(MAX_PER_IP), "REDIS_URL": redis_url}
-    try:
-        with helpers.running_wallet_app(tmp_path_factory.mktemp("e2e-sockets"),
-                                        RESULTS_DIR / "e2e-sockets-app-server.log", env,
-                                        port=helpers.module_server_port()) as server:
-            yield server
-    except RuntimeError as e:
-        pytest.fail(str(e), pytrace=False)
+    with own_app_server(tmp_path_factory.mktemp("e2e-sockets"), "sockets", env) as server:
+        yield server
 
 
 def run(coroutine):

@@ -17,7 +17,7 @@ import redis
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.conftest import RESULTS_DIR, save_screenshot
+from tests.e2e.conftest import RESULTS_DIR, own_app_server, save_screenshot
 from tests.e2e.flows import create_wallet, expect_alert, new_email
 from tests.e2e.flows_payment import approve_until_pay_pin, enter_pin
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
@@ -26,16 +26,9 @@ from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
 @pytest.fixture(scope="module")
 def app_server(tmp_path_factory, redis_server):  # noqa: F811
     """This module's own app: 2 workers (serve.py's default with REDIS_URL) on a private Redis."""
-    log_path = RESULTS_DIR / "e2e-workers-app-server.log"
-    log_path.unlink(missing_ok=True)
-    try:
-        with helpers.running_wallet_app(
-            tmp_path_factory.mktemp("e2e-workers"), log_path, {"REDIS_URL": redis_server.url},
-            port=helpers.module_server_port(),
-        ) as server:
-            yield server
-    except RuntimeError as e:
-        pytest.fail(str(e), pytrace=False)
+    (RESULTS_DIR / "e2e-workers-app-server.log").unlink(missing_ok=True)
+    with own_app_server(tmp_path_factory.mktemp("e2e-workers"), "workers", {"REDIS_URL": redis_server.url}) as server:
+        yield server
 
 
 def workers(server) -> set[int]:
