@@ -35,6 +35,20 @@ def pin_field(dialog: Locator, label: str = "PIN") -> Locator:
     return field
 
 
+def switch_language(page: Page, label: str, code: str) -> None:
+    """Taps the language `label` on /settings and waits until the browser holds `code` (nb.lang): by
+    then every earlier event of the page (its on_load reads too) has been handled (one client's
+    events are handled in order)."""
+    page.get_by_role("radio", name=label).click()
+    page.wait_for_function("(c) => localStorage.getItem('nb.lang') === c", arg=code)
+
+
+def set_language(page: Page, label: str, code: str) -> None:
+    """switch_language on a new load of /settings."""
+    page.goto("/settings")
+    switch_language(page, label, code)
+
+
 def new_email(prefix: str = "user") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:10]}@example.com"
 

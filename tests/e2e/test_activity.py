@@ -14,10 +14,10 @@ from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import fund
-from tests.e2e.flows import PIN, create_wallet, local_materials, new_email
+from tests.e2e.flows import PIN, create_wallet, local_materials, new_email, set_language
 from tests.e2e.flows_payment import server_env
 from tests.e2e.flows_send import web3_of
-from tests.e2e.test_assets import FAUCET_BALANCE, set_language, wait_for_balance
+from tests.e2e.test_assets import FAUCET_BALANCE, wait_for_balance
 from tests.e2e.vault_py import recover_phrase
 
 Account.enable_unaudited_hdwallet_features()

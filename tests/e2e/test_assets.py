@@ -7,7 +7,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import create_wallet, new_email
+from tests.e2e.flows import create_wallet, new_email, set_language
 
 FAUCET_BALANCE = "1,000"  # 1,000 tUSD/tKRW from the dev faucet, as format_balance shows it
 CHAIN_NAME = "Newbl Dev (anvil)"
@@ -27,12 +27,6 @@ def wait_for_balance(page: Page, symbol: str, text: str) -> None:
         except AssertionError:
             page.reload()
     expect(balance_cell(page, symbol)).to_have_text(text, timeout=5_000)
-
-
-def set_language(page: Page, label: str, code: str) -> None:
-    page.goto("/settings")
-    page.get_by_role("radio", name=label).click()
-    page.wait_for_function("(c) => localStorage.getItem('nb.lang') === c", arg=code)
 
 
 def probe(dialog, address: str, button: str) -> None:

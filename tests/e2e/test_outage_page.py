@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from tests.db_outage import database_out_of_reach
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, own_app_server
-from tests.e2e.flows import create_wallet, expect_alert, new_email
+from tests.e2e.flows import create_wallet, expect_alert, new_email, switch_language
 
 BUSY = "The wallet is busy right now and could not do this. Please try again in a moment."
 BUSY_KO = "지금은 지갑 서버가 바빠서 처리하지 못했습니다. 잠시 후 다시 시도해 주세요."
@@ -31,13 +31,6 @@ def outage_app(tmp_path_factory):
 def outage_page(browser, outage_app):
     with helpers.mobile_page(browser, outage_app[0].base_url, DEFAULT_TIMEOUT_MS) as page:
         yield page
-
-
-def switch_language(page, label: str, code: str) -> None:
-    """A switch that works: once the browser holds the new language, every earlier event of the
-    page (its on_load reads too) has been handled (one client's events are handled in order)."""
-    page.get_by_role("radio", name=label).click()
-    page.wait_for_function("(c) => localStorage.getItem('nb.lang') === c", arg=code)
 
 
 def test_language_switch_while_the_database_is_out_of_reach(outage_page, outage_app):

@@ -16,9 +16,8 @@ from eth_account import Account
 from playwright.sync_api import expect
 from web3 import Web3
 
-from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email
+from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, set_language
 from tests.e2e.flows_send import wait_for_asset, web3_of
-from tests.e2e.test_assets import set_language
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.txlink import encode_tx
 

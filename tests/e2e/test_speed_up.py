@@ -15,10 +15,9 @@ from web3 import Web3
 from web3.exceptions import TransactionNotFound
 
 from tests.anvil_mining import mine, mining_paused
-from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
+from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field, set_language
 from tests.e2e.flows_send import KDF_TIMEOUT_MS, confirm_with_pin, token_balance, wait_for_asset, web3_of
 from tests.e2e.test_activity import submit_transfer
-from tests.e2e.test_assets import set_language
 from tests.e2e.test_keyboard_a11y import tab_to
 from wallet_app.services.amounts import format_balance
 
