@@ -65,6 +65,14 @@ def run_async(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
+def use_env(monkeypatch, **env: object) -> None:
+    """Settings from these environment variables (each value as a string): set for the test, and
+    the cached settings dropped."""
+    for name, value in env.items():
+        monkeypatch.setenv(name, str(value))
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def pg_server():
     """The run's private PostgreSQL server (TEST_DATABASE=pg only)."""

@@ -9,7 +9,7 @@ import time
 
 import redis
 
-from tests.conftest import run_async
+from tests.conftest import run_async, use_env
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
 from wallet_app import crud
 from wallet_app.core.config import get_settings
@@ -18,12 +18,6 @@ from wallet_app.services import sessions
 
 EMAIL = "cache@example.com"
 ADDRESS = "0x" + "ab" * 20
-
-
-def use(monkeypatch, **env):
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    get_settings.cache_clear()
 
 
 def me(client, cookie: str):
@@ -60,7 +54,7 @@ def cached(client, cookie: str) -> None:
 
 
 def test_sign_out_through_this_process_ends_the_session_at_once(monkeypatch, settings_env, client, login):
-    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="60")
     login(EMAIL, "en")
     cookie = client.cookies["nb_session"]
     assert me(client, cookie).status_code == 200
@@ -69,7 +63,7 @@ def test_sign_out_through_this_process_ends_the_session_at_once(monkeypatch, set
 
 
 def test_user_changes_are_served_at_once(monkeypatch, settings_env, client, login):
-    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="60")
     cookie = signed_in(client, login)
     headers = {"Cookie": f"nb_session={cookie}"}
     assert me(client, cookie).json()["address"] is None  # now cached
@@ -80,7 +74,7 @@ def test_user_changes_are_served_at_once(monkeypatch, settings_env, client, logi
 
 
 def test_a_change_this_process_cannot_hear_of_is_seen_within_the_bound(monkeypatch, settings_env, client, login):
-    use(monkeypatch, SESSION_CACHE_SECONDS="1")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="1")
     cookie = signed_in(client, login)
     cached(client, cookie)
     revoked_at = time.monotonic()
@@ -97,7 +91,7 @@ def test_past_its_refresh_point_the_cache_answers_at_once_and_reads_again_behind
     """Entries cached in one burst must not all be read again in one (a stall of every request of
     the worker): past a random point in the bound's second half, a hit still answers from the
     cache, and the database read runs in the background."""
-    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="60")
     monkeypatch.setattr(sessions, "REFRESH_AFTER", (0.0, 0.0))  # refresh on every hit
     cookie = signed_in(client, login)
     cached(client, cookie)
@@ -124,7 +118,7 @@ def test_requests_of_one_session_share_a_read_unless_a_change_came_between(monke
     """On a saturated worker a read in a thread takes long, and every request of the session
     arriving meanwhile started its own: they now share it. A request after a sign-out heard of
     does not join a read begun before it (that read may still find the session live)."""
-    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="60")
     cookie = signed_in(client, login)
     reads: list[list[str]] = []
     release = threading.Event()
@@ -163,7 +157,7 @@ def test_requests_of_one_session_share_a_read_unless_a_change_came_between(monke
 def test_sessions_asked_for_together_are_read_in_one_query(monkeypatch, settings_env, client, login):
     """After a restart or a quiet spell every client comes back at once: their sessions are read
     together, each request still getting its own user."""
-    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="60")
     emails = [f"together{i}@example.com" for i in range(3)]
     cookies = [signed_in(client, login, email) for email in emails]
     reads: list[list[str]] = []
@@ -193,7 +187,7 @@ def refresher_idle() -> None:
 def test_entries_falling_due_together_are_read_again_in_one_query(monkeypatch, settings_env, client, login):
     """One background read per session every few seconds was a sixth of a worker's CPU under a
     payment burst: the hits of one REFRESH_BATCH_SECONDS are read again together."""
-    use(monkeypatch, SESSION_CACHE_SECONDS="60")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="60")
     monkeypatch.setattr(sessions, "REFRESH_AFTER", (0.0, 0.0))  # due on every hit
     monkeypatch.setattr(sessions, "REFRESH_BATCH_SECONDS", 1.0)  # three requests well inside it
     cookies = [signed_in(client, login, f"batch{i}@example.com") for i in range(3)]
@@ -223,7 +217,7 @@ def test_with_redis_a_change_on_another_worker_is_seen_at_once(
     login,
     redis_server,  # noqa: F811
 ):
-    use(monkeypatch, REDIS_URL=redis_server.url, SESSION_CACHE_SECONDS="60")
+    use_env(monkeypatch, REDIS_URL=redis_server.url, SESSION_CACHE_SECONDS="60")
     cookie = signed_in(client, login)
     cached(client, cookie)  # the worker's listener subscribes on its first request
     user_id = revoke_behind_the_cache(cookie)
@@ -245,7 +239,7 @@ def test_with_redis_gone_nothing_is_served_from_the_cache(
     from tools.redisserver import RedisServer
 
     with RedisServer() as server:
-        use(monkeypatch, REDIS_URL=server.url, SESSION_CACHE_SECONDS="60")
+        use_env(monkeypatch, REDIS_URL=server.url, SESSION_CACHE_SECONDS="60")
         cookie = signed_in(client, login)
         cached(client, cookie)
     # Redis stopped: the listener loses its feed and empties the cache; the database answers.
@@ -257,7 +251,7 @@ def test_with_redis_gone_nothing_is_served_from_the_cache(
 
 
 def test_no_cache_with_zero_seconds(monkeypatch, settings_env, client, login):
-    use(monkeypatch, SESSION_CACHE_SECONDS="0")
+    use_env(monkeypatch, SESSION_CACHE_SECONDS="0")
     cookie = signed_in(client, login)
     assert me(client, cookie).status_code == 200
     revoke_behind_the_cache(cookie)

@@ -8,7 +8,7 @@ import pytest
 from limits import RateLimitItemPerMinute, RateLimitItemPerSecond
 from limits.storage import MemoryStorage, RedisStorage, storage_from_string
 
-from tests.conftest import run_async
+from tests.conftest import run_async, use_env
 from wallet_app.core import ratelimit, shared
 from wallet_app.core.config import Settings, get_settings
 from wallet_app.errors import AppError
@@ -19,12 +19,6 @@ def run_redis():
     """This module is about the memory storage: settings_env gives it no REDIS_URL, under
     TEST_REDIS=1 too (with Redis the counters are the workers' shared ones)."""
     return None
-
-
-def use(monkeypatch, **env):
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    get_settings.cache_clear()
 
 
 def default(kind: str) -> str:
@@ -59,7 +53,7 @@ def test_limit_strings(spec, expected):
 
 
 def test_over_the_limit_raises_rate_limited_with_retry_after(settings_env, monkeypatch):
-    use(monkeypatch, RATE_LIMIT_TOKEN_ADD="3/minute")
+    use_env(monkeypatch, RATE_LIMIT_TOKEN_ADD="3/minute")
     for _ in range(3):
         ratelimit.hit("token_add", "user:1")
     with pytest.raises(AppError) as refused:
@@ -73,7 +67,7 @@ def test_over_the_limit_raises_rate_limited_with_retry_after(settings_env, monke
 
 
 def test_the_shortest_window_decides_retry_after(settings_env, monkeypatch):
-    use(monkeypatch, RATE_LIMIT_TX_BUILD="1/second;100/minute")
+    use_env(monkeypatch, RATE_LIMIT_TX_BUILD="1/second;100/minute")
     ratelimit.hit("tx_build", "k")
     with pytest.raises(AppError) as refused:
         ratelimit.hit("tx_build", "k")
@@ -89,7 +83,7 @@ def test_the_shortest_window_decides_retry_after(settings_env, monkeypatch):
 
 
 def test_new_settings_start_fresh_counters(settings_env, monkeypatch):
-    use(monkeypatch, RATE_LIMIT_ADDRESS="1/hour")
+    use_env(monkeypatch, RATE_LIMIT_ADDRESS="1/hour")
     ratelimit.hit("address", "user:1")
     with pytest.raises(AppError):
         ratelimit.hit("address", "user:1")
@@ -100,7 +94,7 @@ def test_new_settings_start_fresh_counters(settings_env, monkeypatch):
 def test_storage_is_memory_unless_redis_url(settings_env, monkeypatch):
     assert ratelimit.storage_uri(settings_env) == "memory://"
     assert isinstance(ratelimit._current().storage, MemoryStorage)
-    use(monkeypatch, REDIS_URL="redis://127.0.0.1:6399/2")
+    use_env(monkeypatch, REDIS_URL="redis://127.0.0.1:6399/2")
     assert ratelimit.storage_uri(get_settings()) == "redis://127.0.0.1:6399/2"
     assert isinstance(storage_from_string(ratelimit.storage_uri(get_settings())), RedisStorage)
 
@@ -108,7 +102,7 @@ def test_storage_is_memory_unless_redis_url(settings_env, monkeypatch):
 def test_unreachable_redis_counts_in_this_process(settings_env, monkeypatch):
     # Nothing listens on this port: the first action goes through (logged), and the limit still
     # holds, counted in this process's memory until Redis answers again.
-    use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="1/minute")
+    use_env(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="1/minute")
     ratelimit.hit("sign_in", "127.0.0.1")
     with pytest.raises(AppError) as refused:
         ratelimit.hit("sign_in", "127.0.0.1")
@@ -120,7 +114,7 @@ def test_a_redis_outage_is_logged_once_and_asked_again_only_after_a_while(settin
     """Each ask of a Redis that is out waits out its timeout and logged a traceback: per limited
     request, while it lasted. Now: one traceback when it begins, REDIS_RETRY_SECONDS without asking,
     one line when it answers again."""
-    use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="100/minute")
+    use_env(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0", RATE_LIMIT_SIGN_IN="100/minute")
     monkeypatch.setattr(ratelimit._limits_outage, "down", None)
     asked = []
     limiter = ratelimit._current()
@@ -152,7 +146,7 @@ def test_an_outage_of_the_refusals_storage_is_logged_once_and_asked_again_only_a
     """The fast refusals (api.RefuseWhileLimited) looked Redis up on every limited request and
     logged a traceback every REDIS_RETRY_SECONDS, and every refusal remembered while it was out
     logged one more. Now as the counters: one traceback, then one line when it answers again."""
-    use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0")
+    use_env(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0")
     monkeypatch.setattr(ratelimit._refusals_outage, "down", None)
     asked = []
     for name in ("left_async", "mark_async"):
@@ -190,7 +184,7 @@ def test_the_memory_storage_cleans_up_at_most_once_a_second_and_still_limits(mon
     """limits' own clean-up ran every 10 ms after a hit, each time in a new thread walking every
     key: a growing share of a loaded worker. Once a second frees the memory as well; the window
     never needed it (it counts only the events inside it)."""
-    use(monkeypatch, RATE_LIMIT_TOKEN_ADD="2/second")
+    use_env(monkeypatch, RATE_LIMIT_TOKEN_ADD="2/second")
     store = ratelimit._current().storage
     assert isinstance(store, ratelimit.MemoryStorage)
     passes: list[float] = []

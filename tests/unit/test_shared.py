@@ -6,19 +6,12 @@ every worker (here: separate clients, as separate processes have)."""
 import pytest
 import redis
 
-from tests.conftest import run_async
+from tests.conftest import run_async, use_env
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
 from tests.waits import wait_until
 from wallet_app.core import ratelimit, shared
-from wallet_app.core.config import get_settings
 from wallet_app.errors import AppError
 from wallet_app.services import google
-
-
-def use(monkeypatch, **env):
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    get_settings.cache_clear()
 
 
 @pytest.fixture(params=["memory", "redis"])
@@ -27,9 +20,9 @@ def store_env(request, settings_env, monkeypatch):
     if request.param == "redis":
         server = request.getfixturevalue("redis_server")
         redis.Redis.from_url(server.url).flushdb()
-        use(monkeypatch, REDIS_URL=server.url)
+        use_env(monkeypatch, REDIS_URL=server.url)
     else:
-        use(monkeypatch, REDIS_URL="")
+        use_env(monkeypatch, REDIS_URL="")
     return request.param
 
 
@@ -86,7 +79,7 @@ def test_memory_store_stays_bounded(monkeypatch):
 
 
 def test_redis_keys_are_seen_by_another_worker(redis_server, settings_env, monkeypatch):  # noqa: F811
-    use(monkeypatch, REDIS_URL=redis_server.url)
+    use_env(monkeypatch, REDIS_URL=redis_server.url)
     other = shared.RedisMarks(redis_server.url, "refused", redis.Redis.from_url(redis_server.url))
     run_async(ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30))
     assert 29 < other.left("GET /api/v1/me 10.0.0.1") <= 30
@@ -101,7 +94,7 @@ def test_the_app_s_redis_clients_skip_client_setinfo(redis_server, settings_env,
     command clients (sync and asyncio) and the rate limiter's connect without them. Seen in the
     server's statistics: Debian's Redis 7.0 refuses the command (two ERR each connection), a
     newer one counts it."""
-    use(monkeypatch, REDIS_URL=redis_server.url)
+    use_env(monkeypatch, REDIS_URL=redis_server.url)
 
     def setinfos(stats: redis.Redis) -> int:
         errors = stats.info("errorstats").get("errorstat_ERR", {}).get("count", 0)
@@ -122,7 +115,7 @@ def test_the_app_s_redis_clients_skip_client_setinfo(redis_server, settings_env,
 
 
 def test_a_login_attempt_spent_on_one_worker_is_refused_on_another(redis_server, settings_env, monkeypatch):  # noqa: F811
-    use(monkeypatch, REDIS_URL=redis_server.url)
+    use_env(monkeypatch, REDIS_URL=redis_server.url)
     attempt = google.new_login_attempt()
     assert run_async(google.require_login_attempt(attempt)) == attempt
     other = shared.RedisMarks(redis_server.url, "spent_login", redis.Redis.from_url(redis_server.url))
@@ -137,7 +130,7 @@ def test_a_login_attempt_spent_on_one_worker_is_refused_on_another(redis_server,
 
 
 def test_unreachable_redis_refuses_sign_in_but_not_the_api(settings_env, monkeypatch):
-    use(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0")  # nothing listens there
+    use_env(monkeypatch, REDIS_URL="redis://127.0.0.1:9/0")  # nothing listens there
     attempt = google.new_login_attempt()
     for call in (google.require_login_attempt, google.spend_login_attempt):
         with pytest.raises(AppError) as refused:

@@ -21,7 +21,7 @@ with warnings.catch_warnings():  # Starlette asks for `httpx2`; the pinned httpx
     warnings.simplefilter("ignore", UserWarning)
     from starlette.testclient import TestClient
 
-from tests.conftest import run_async
+from tests.conftest import run_async, use_env
 from tests.unit.test_config import _start
 from tests.waits import wait_until
 from tools.ports import free_port
@@ -33,9 +33,7 @@ from wallet_app.core.sockets import OpenSockets, SharedOpenSockets, SocketLimits
 
 
 def use(monkeypatch, **env: str) -> None:
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
-    get_settings.cache_clear()
+    use_env(monkeypatch, **env)
     monkeypatch.setattr(sockets, "_warned", {})  # each test's warnings are its own
     monkeypatch.setattr(sockets._shared_outage, "down", None)
     monkeypatch.setattr(ratelimit._limits_outage, "down", None)
