@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import re
@@ -22,6 +23,19 @@ KDF_TIMEOUT_MS = 60_000  # Argon2id with 256 MiB in the browser
 ERC20_BALANCE_ABI = [{"name": "balanceOf", "type": "function", "stateMutability": "view",
                       "inputs": [{"name": "owner", "type": "address"}],
                       "outputs": [{"name": "", "type": "uint256"}]}]
+
+
+def sign_link(tx: dict) -> str:
+    """/sign?tx= with `tx` as the page reads it (base64url JSON, unpadded), unchecked: a test's
+    link may be malformed on purpose (services.txlink.encode_tx checks and normalises it first)."""
+    return "/sign?tx=" + base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
+
+
+def call_link(to: str, nonce: int = 0) -> str:
+    """A /sign link of a call of `to` (0xdeadbeef) with 5 wei; `nonce`: the account's next (the
+    page refuses any other)."""
+    return sign_link({"chain_id": "31337", "to": to, "data": "0xdeadbeef", "value": "5", "nonce": str(nonce),
+                      "gas_limit": "21000", "gas_price": "1"})
 
 
 def chains_of(app_server) -> list[dict]:

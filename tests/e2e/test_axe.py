@@ -10,8 +10,6 @@ lists every violation seen by that test: where, language, theme, rule id, impact
 
 from __future__ import annotations
 
-import base64
-import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,7 +31,7 @@ from tests.e2e.flows_payment import (
     wait_for_balance,
     wait_for_chain_balance,
 )
-from tests.e2e.flows_send import pick
+from tests.e2e.flows_send import call_link, pick
 from tests.e2e.test_activity import OUTSIDER_KEY, lookalike_of, send_from_outsider, submit_transfer, wait_for_entries
 from tests.e2e.test_assets import deploy_copycat
 from wallet_app.i18n import CATALOGUES
@@ -225,20 +223,6 @@ def ensure_wallet(a: Auditor) -> str:
     return a.address
 
 
-def tx_link(to: str, nonce: int = 0) -> str:
-    """A /sign link; `nonce`: the account's next (the page refuses any other)."""
-    tx = {
-        "chain_id": "31337",
-        "to": to,
-        "data": "0xdeadbeef",
-        "value": "5",
-        "nonce": str(nonce),
-        "gas_limit": "21000",
-        "gas_price": "1",
-    }
-    return base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
-
-
 def test_auditor_reports_violations(auditor: Auditor):
     """The check itself fails where it must: content outside the landmarks, an unreadable
     disabled button, a wrong document language, a page wider than the zoomed screen."""
@@ -349,7 +333,7 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor, app_server):
             a.goto(path, heading)
             a.check(name)
         nonce = chain_web3(app_server).eth.get_transaction_count(Web3.to_checksum_address(address), "pending")
-        a.goto(f"/sign?tx={tx_link(Account.create().address, nonce)}", "sign_title")
+        a.goto(call_link(Account.create().address, nonce), "sign_title")
         a.check("sign")
         page.get_by_role("button", name=a.t("sign_details")).click()
         expect(page.locator("#sign-data")).to_be_visible()

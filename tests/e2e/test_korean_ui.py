@@ -7,8 +7,6 @@ names from the chains file); addresses and hashes are taken out first."""
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 
 from eth_account import Account
@@ -16,7 +14,7 @@ from playwright.sync_api import Page, expect
 
 from tests.e2e.flows import create_wallet, new_email
 from tests.e2e.flows_payment import merchant_link, token_address
-from tests.e2e.flows_send import chains_of
+from tests.e2e.flows_send import call_link, chains_of
 from wallet_app.i18n import CATALOGUES
 
 # Product and provider names, units, and "English": the language picker names each language in itself.
@@ -52,12 +50,6 @@ def settled(page: Page, heading: str) -> None:
     expect(page.locator("[aria-busy=true]")).to_have_count(0, timeout=30_000)
 
 
-def tx_link(to: str) -> str:
-    tx = {"chain_id": "31337", "to": to, "data": "0xdeadbeef", "value": "5", "nonce": "0", "gas_limit": "21000",
-          "gas_price": "1"}
-    return base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
-
-
 def test_korean_ui_has_no_english(page, app_server, screenshot):
     create_wallet(page, new_email("korean"))
     assert page.request.patch("/api/v1/me/locale", data={"locale": "ko"}).ok
@@ -65,7 +57,7 @@ def test_korean_ui_has_no_english(page, app_server, screenshot):
     token = token_address(page, "tUSD")
     pages = [
         ("/home", "지갑"), ("/send", "보내기"), ("/activity", "활동"), ("/card", "카드"), ("/settings", "설정"),
-        (f"/sign?tx={tx_link(Account.create().address)}", "서명 요청"),
+        (call_link(Account.create().address), "서명 요청"),
         (merchant_link(Account.create().address, token, "1.5", lang="ko"), "결제"),
     ]
     found = {}

@@ -4,8 +4,6 @@ mined transaction has exactly them)."""
 
 from __future__ import annotations
 
-import base64
-import json
 import re
 
 from eth_account import Account
@@ -13,13 +11,9 @@ from playwright.sync_api import expect
 from web3 import Web3
 
 from tests.e2e.flows import PIN, create_wallet, new_email
-from tests.e2e.flows_send import wait_for_asset, web3_of
+from tests.e2e.flows_send import sign_link, wait_for_asset, web3_of
 
 VALUE_WEI = 1_234_000_000_000_000  # 0.001234 ETH
-
-
-def sign_link(tx: dict) -> str:
-    return "/sign?tx=" + base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
 
 
 def test_sign_pin_dialog_shows_what_it_signs(page, app_server, screenshot, browser_issues):

@@ -15,6 +15,7 @@ from tests.e2e.flows_send import (
     confirm_with_pin,
     fill_send,
     page_with_camera,
+    sign_link,
     token_balance,
     wait_for_asset,
     web3_of,
@@ -109,10 +110,6 @@ def test_send_validation_messages(page, screenshot, browser_issues):
     browser_issues.assert_clean()
 
 
-def _link(tx: dict) -> str:
-    return base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
-
-
 def test_sign_refuses_bad_links(page):
     create_wallet(page, new_email("badlink"))
     page.goto("/sign?tx=not-a-transaction")
@@ -120,19 +117,19 @@ def test_sign_refuses_bad_links(page):
     expect_alert(page, "invalid transaction")
 
     # Decodes, but a required field is empty.
-    page.goto("/sign?tx=" + _link({"chain_id": "31337", "to": "0x" + "11" * 20, "nonce": "", "gas_limit": "21000",
+    page.goto(sign_link({"chain_id": "31337", "to": "0x" + "11" * 20, "nonce": "", "gas_limit": "21000",
                                    "gas_price": "1"}))
     page.wait_for_url("**/home")
     expect_alert(page, "invalid transaction")
 
-    page.goto("/sign?tx=" + _link({"chain_id": "999999", "to": "0x" + "11" * 20, "data": "0x", "value": "0",
+    page.goto(sign_link({"chain_id": "999999", "to": "0x" + "11" * 20, "data": "0x", "value": "0",
                                    "nonce": "0", "gas_limit": "21000", "gas_price": "1"}))
     page.wait_for_url("**/home")
     expect_alert(page, "unsupported chain")
 
     # A valid call that is not a token transfer: 'other' with the target address.
     target = Account.create().address
-    page.goto("/sign?tx=" + _link({"chain_id": "31337", "to": target, "data": "0xdeadbeef", "value": "5",
+    page.goto(sign_link({"chain_id": "31337", "to": target, "data": "0xdeadbeef", "value": "5",
                                    "nonce": "0", "gas_limit": "21000", "gas_price": "1"}))
     expect(page.locator("#sign-kind")).to_have_text("other")
     expect(page.locator("#sign-target")).to_have_text(target)
