@@ -123,6 +123,13 @@ export function decodeMaterials(m, errorCode = 'MATERIALS_INVALID') {
   throw new VaultError(errorCode);
 }
 
+/** A backup bundle's seven fields, decoded: VaultError UNSUPPORTED_VERSION unless it is version 1,
+ * BUNDLE_INVALID when a field is missing or malformed. */
+function decodeBundle(bundle) {
+  if (!bundle || bundle.version !== 1) throw new VaultError('UNSUPPORTED_VERSION');
+  return decodeMaterials(bundle, 'BUNDLE_INVALID');
+}
+
 function canonicalMaterials(m) {
   const out = {};
   for (const name of MATERIAL_NAMES) out[name] = m[name];
@@ -261,8 +268,7 @@ export function exportBundle(owner) {
 export async function encryptBackup(pin, owner, bundle, opts = {}) {
   const pinBytes = checkPin(pin);
   const ownerLc = normalizeOwner(owner);
-  if (!bundle || bundle.version !== 1) throw new VaultError('UNSUPPORTED_VERSION');
-  decodeMaterials(bundle, 'BUNDLE_INVALID');
+  decodeBundle(bundle);
   const params = checkKdfParams(opts.params || SPEC_KDF_PARAMS);
   const saltRec = randomBytes(16);
   const iv = randomBytes(12);
@@ -352,8 +358,7 @@ export async function decryptBackup(pin, fileBytes, activeOwner, opts = {}) {
     } catch (e) {
       throw new VaultError('BUNDLE_INVALID');
     }
-    if (!bundle || bundle.version !== 1) throw new VaultError('UNSUPPORTED_VERSION');
-    decodeMaterials(bundle, 'BUNDLE_INVALID');
+    decodeBundle(bundle);
     return { version: 1, ...canonicalMaterials(bundle) };
   } finally {
     wipe(pinBytes, key, plain);
@@ -366,8 +371,7 @@ export async function decryptBackup(pin, fileBytes, activeOwner, opts = {}) {
  */
 export async function restoreBundle(pin, bundle, activeOwner, opts = {}) {
   const owner = normalizeOwner(activeOwner);
-  if (!bundle || bundle.version !== 1) throw new VaultError('UNSUPPORTED_VERSION');
-  checkBackupKdf(decodeMaterials(bundle, 'BUNDLE_INVALID').params, opts.params); // the local wrap's too
+  checkBackupKdf(decodeBundle(bundle).params, opts.params); // the local wrap's too
   const materials = canonicalMaterials(bundle);
   const words = await unwrapMnemonic(pin, materials);
   const address = addressFromMnemonic(words);

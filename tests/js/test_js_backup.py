@@ -127,6 +127,24 @@ def test_unsupported_bundle_version(page):
     assert (r["code"], r["message"]) == ("UNSUPPORTED_VERSION", "Unsupported bundle version")
 
 
+@pytest.mark.parametrize("call", [
+    "return nb.vault.encryptBackup('123456', a.owner, a.bundle, {params: a.params});",
+    "return nb.vault.restoreBundle('123456', a.bundle, a.owner, {params: a.params});",
+])
+@pytest.mark.parametrize("change, code", [
+    ({"version": 2}, "UNSUPPORTED_VERSION"),
+    ({"version": None}, "UNSUPPORTED_VERSION"),
+    ({"ciphertext": None}, "BUNDLE_INVALID"),
+    ({"devSecret": "AAAA"}, "BUNDLE_INVALID"),  # 3 bytes, not 32
+])
+def test_backup_and_restore_check_a_bundle_alike(page, call, change, code):
+    owner = address(ABANDON)
+    bundle = {"version": 1, **wrap("123456", ABANDON, SMALL), **change}
+    r = fails(page, call, {"owner": owner, "bundle": bundle, "params": SMALL})
+    assert r["code"] == code
+    assert ok(page, "return nb.vault.loadMaterials(a.owner);", {"owner": owner}) is None  # nothing written
+
+
 def test_restore_address_mismatch_writes_nothing(page):
     # The header names the active owner but the bundle holds another wallet.
     owner = address(ABANDON)
