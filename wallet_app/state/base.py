@@ -1,4 +1,5 @@
-"""The base of every signed-in page state: the session check, the error alert and notices.
+"""The base of every signed-in page state: the error alert and notices (the session check,
+_require_user, is SessionState's: the language switch of every page makes it too).
 
 A page state subclasses SignedInState (a substate of SessionState), so the session's vars and
 these helpers are its own. They are underscore-named: Reflex makes every public state method
@@ -7,24 +8,13 @@ an event any browser can call.
 
 from __future__ import annotations
 
-import asyncio
-
 import reflex as rx
 
 from wallet_app.errors import AppError
-from wallet_app.models import User
 from wallet_app.state.session import SessionState
 
 
 class SignedInState(SessionState):
-    async def _require_user(self) -> User | None:
-        """The signed-in user, read off the event loop. None when the session has expired:
-        the 401 behaviour is applied, and the caller returns `self._to_login()`."""
-        user = await asyncio.to_thread(self._lookup_user)
-        if user is None:
-            self._apply(None)
-        return user
-
     def _fail(self, error: AppError, title: str | None = None, redirect_to: str = "", prefix: str = ""):
         """The shared alert with the code's registry text (its params filled in) and title;
         `prefix`: a catalogue key put before it ('amount format error: ' + the parser's text).

@@ -23,6 +23,7 @@ from wallet_app import routes
 from wallet_app.core.config import get_settings
 from wallet_app.errors import REGISTRY, AppError, logged_code
 from wallet_app.i18n import AREA_OF, CATALOGUES, CORE_AREA, LANGUAGES, lang_from_accept_language, normalize_lang
+from wallet_app.models import User, stored_id
 from wallet_app.services import accounts, backups, google, sessions
 from wallet_app.services.eth import short_address
 
@@ -115,6 +116,14 @@ class SessionState(rx.State):
 
     def _lookup_user(self):
         return sessions.user_from_socket_cookie(self.router.headers.cookie or "")
+
+    async def _require_user(self) -> User | None:
+        """The signed-in user, read off the event loop. None when the session has expired:
+        the 401 behaviour is applied, and the caller returns `self._to_login()`."""
+        user = await asyncio.to_thread(self._lookup_user)
+        if user is None:
+            self._apply(None)
+        return user
 
     def _apply(self, user) -> None:
         self.logged_in = user is not None
@@ -220,12 +229,12 @@ class SessionState(rx.State):
         if code is None or code == self.lang or self.busy:
             return None
         if self.logged_in:
-            user = await asyncio.to_thread(self._lookup_user)
+            user = await self._require_user()
             if user is None:
                 return self._to_login()
             self.busy = True
             try:
-                await asyncio.to_thread(accounts.set_locale, user.id, code)
+                await asyncio.to_thread(accounts.set_locale, stored_id(user), code)
             finally:
                 self.busy = False
         self.lang = code

@@ -132,3 +132,42 @@ def test_a_pages_error_is_logged_by_its_name_alone(caplog, report, name):
     browser_error_logged(Exception(report))
     assert [r.getMessage() for r in caplog.records] == [f"a page reported an uncaught {name} (its text is not logged)"]
 
+
+
+class _Session:
+    """What SessionState.set_language reads of its state, with the session check of page states."""
+
+    def __init__(self, user, logged_in=True):
+        self.user, self.logged_in, self.busy, self.lang, self.stored_lang = user, logged_in, False, "en", "en"
+        self.applied: list = []
+
+    def _lookup_user(self):
+        return self.user
+
+    def _apply(self, user):
+        self.applied.append(user)
+
+    def _to_login(self):
+        self._apply(None)
+        return "to login"
+
+
+@pytest.mark.parametrize("user, logged_in, answer, lang, locale_saved", [
+    (None, True, "to login", "en", False),  # the session ended meanwhile: the 401 behaviour, nothing saved
+    ("user", True, None, "ko", True),
+    (None, False, None, "ko", False),  # signed out (/): the browser's choice alone
+])
+def test_a_language_switch_checks_the_session_as_page_states_do(monkeypatch, user, logged_in, answer, lang,
+                                                                locale_saved):
+    from tests.conftest import run_async
+    from wallet_app.services import accounts
+    from wallet_app.state.base import SignedInState
+    from wallet_app.state.session import SessionState
+
+    saved = []
+    monkeypatch.setattr(accounts, "set_locale", lambda user_id, code: saved.append((user_id, code)))
+    state = _Session(None if user is None else type("U", (), {"id": 7})(), logged_in)
+    state._require_user = SignedInState._require_user.__get__(state)  # type: ignore[attr-defined]
+    assert run_async(SessionState.set_language.fn(state, "ko")) == answer
+    assert (state.lang, state.stored_lang) == (lang, lang)
+    assert saved == ([(7, "ko")] if locale_saved else [])
