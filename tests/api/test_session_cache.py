@@ -11,6 +11,7 @@ import redis
 
 from tests.conftest import run_async, use_env
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
+from tests.waits import wait_until
 from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
@@ -108,10 +109,8 @@ def test_past_its_refresh_point_the_cache_answers_at_once_and_reads_again_behind
     assert me(client, cookie).status_code == 200  # answered while its read is held
     assert reading.wait(5), "no background read started"
     release.set()
-    deadline = time.monotonic() + 5
-    while me(client, cookie).status_code != 401:  # well within the 60 s bound
-        assert time.monotonic() < deadline, "the background read did not replace the entry"
-        time.sleep(0.02)  # polling interval, not a fixed wait
+    # well within the 60 s bound
+    wait_until(lambda: me(client, cookie).status_code == 401, 5, "the background read did not replace the entry")
 
 
 def test_requests_of_one_session_share_a_read_unless_a_change_came_between(monkeypatch, settings_env, client, login):
@@ -178,10 +177,7 @@ def test_sessions_asked_for_together_are_read_in_one_query(monkeypatch, settings
 
 
 def refresher_idle() -> None:
-    deadline = time.monotonic() + 5
-    while sessions._refresher is not None and not sessions._refresher.done():
-        assert time.monotonic() < deadline, "the background reads never ended"
-        time.sleep(0.02)  # polling interval, not a fixed wait
+    wait_until(lambda: sessions._refresher is None or sessions._refresher.done(), 5, "the background reads never ended")
 
 
 def test_entries_falling_due_together_are_read_again_in_one_query(monkeypatch, settings_env, client, login):
@@ -244,10 +240,8 @@ def test_with_redis_gone_nothing_is_served_from_the_cache(
         cached(client, cookie)
     # Redis stopped: the listener loses its feed and empties the cache; the database answers.
     revoke_behind_the_cache(cookie)
-    deadline = time.monotonic() + 2
-    while me(client, cookie).status_code != 401:
-        assert time.monotonic() < deadline, "a revoked session still served with the change feed gone"
-        time.sleep(0.02)  # polling interval, not a fixed wait
+    wait_until(lambda: me(client, cookie).status_code == 401, 2,
+               "a revoked session still served with the change feed gone")
 
 
 def test_no_cache_with_zero_seconds(monkeypatch, settings_env, client, login):

@@ -3,14 +3,13 @@ PING_AFTER_IDLE_SECONDS (a burst reuses connections without the extra round trip
 found by that ping is replaced without the caller seeing an error, and one that died right after
 its last use fails one statement and renews the pool."""
 
-import time
-
 import psycopg
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import OperationalError
 
 from tests.conftest import needs_pg
+from tests.waits import wait_until
 from wallet_app.core import db as db_module
 
 pytestmark = needs_pg
@@ -61,9 +60,8 @@ def _end_from_outside(engine, pid: int) -> None:
     url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
     with psycopg.connect(url, autocommit=True) as other:
         other.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        deadline = time.monotonic() + 10
-        while other.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone() != (0,):
-            assert time.monotonic() < deadline, "the backend did not end"
+        count = "SELECT count(*) FROM pg_stat_activity WHERE pid = %s"
+        wait_until(lambda: other.execute(count, (pid,)).fetchone() == (0,), 10, "the backend did not end")
 
 
 def test_an_idle_connection_the_server_ended_is_replaced_unseen(db, pings):

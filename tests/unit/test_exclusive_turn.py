@@ -5,11 +5,11 @@ when the block raised. core.db.lock_until_commit: a second transaction taking th
 writing, as its callers do) waits until the first has committed."""
 
 import threading
-import time
 
 import pytest
 from sqlalchemy import event, text
 
+from tests.waits import wait_until
 from wallet_app.core.db import exclusive_turn, get_engine, get_session, lock_until_commit
 
 NO_ROW_WRITE = text("UPDATE users SET id = id WHERE id = -1")  # SQLite: takes the write lock all the same
@@ -69,10 +69,7 @@ def test_lock_until_commit_holds_the_next_writer_until_the_first_commits(db):
         first.execute(NO_ROW_WRITE)
         thread = threading.Thread(target=second)
         thread.start()
-        deadline = time.monotonic() + 10
-        while not second_waits():
-            assert time.monotonic() < deadline, "the second transaction never came to the lock"
-            time.sleep(0.01)  # polling interval, not a fixed wait
+        wait_until(second_waits, 10, "the second transaction never came to the lock")
         order.append("first commits")
         first.commit()
     thread.join(10)

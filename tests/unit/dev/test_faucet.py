@@ -5,13 +5,13 @@ import logging
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 from eth_account import Account
 from web3 import Web3
 
 from contracts.deploy import deploy
+from tests.waits import wait_until
 from wallet_app.core.config import REPO_ROOT
 from wallet_app.dev import faucet
 from wallet_app.dev.anvil import Anvil
@@ -40,10 +40,7 @@ def test_stop_cancels_the_sends_not_started(url, caplog, tmp_path):
             stopped: list[bool] = []
             stopper = threading.Thread(target=lambda: stopped.append(faucet.stop(10)))
             stopper.start()
-            deadline = time.monotonic() + 10
-            while not faucet._stopping.is_set():
-                assert time.monotonic() < deadline, "stop() did not start"
-                time.sleep(0.01)
+            wait_until(faucet._stopping.is_set, 10, "stop() did not start")
         stopper.join(10)
     assert stopped == [True] and not any(w.is_alive() for w in workers)
     assert caplog.records == []  # none of them tried the stopped node

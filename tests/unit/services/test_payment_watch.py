@@ -4,13 +4,13 @@ the watch's own query."""
 
 import socket
 import threading
-import time
 
 import pytest
 from sqlalchemy import update
 
 from tests.conftest import run_async
 from tests.redis_fixture import redis_server  # noqa: F401 (fixture)
+from tests.waits import wait_until
 from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session
@@ -43,10 +43,8 @@ def _settle(announce: bool, status: str = "ok", reason: str | None = None) -> No
     """What the relayer does once the waiter is there and has read the row (pending): the row made
     final, then announced. (Settled between the waiter's start and its read, the read itself
     would find it final: a loaded machine did that now and then.)"""
-    deadline = time.monotonic() + 10
-    while not (READS and any(PID in w.waiters for w in list(payment_watch._watches.values()))):
-        assert time.monotonic() < deadline, "nobody waits"
-        time.sleep(0.01)
+    wait_until(lambda: READS and any(PID in w.waiters for w in list(payment_watch._watches.values())), 10,
+               "nobody waits")
     with get_session() as s:
         s.execute(update(Payment).where(Payment.payment_id == PID).values(status=status, reason=reason))
         s.commit()
