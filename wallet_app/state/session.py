@@ -278,7 +278,7 @@ class SessionState(rx.State):
         in"): a tab left open after a sign-out elsewhere (another tab, another device, a session that
         expired) kept showing the account's address, balances and activity to whoever picked the
         device up next; it now goes to /."""
-        user = await asyncio.to_thread(self._lookup_user)
+        user = await self._require_user()
         if user is None:
             return self._to_login()
         if status == "backed_up" and self.address and not self.has_backup:
