@@ -1370,3 +1370,31 @@ def test_a_pay_that_would_revert_is_refused_at_execute_and_failed_in_the_queue_w
     (row,) = rows()
     assert (row.nonce, row.settled) == (None, True)
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # nothing sent, no nonce used
+
+
+def test_a_relayer_out_of_funds_is_told_once_not_on_every_pass(client, payer, deployed, w3, send_tx, chain,
+                                                                monkeypatch, caplog):
+    """The relayer's ETH spent below one send's cost after a payment was queued (another process
+    with the key, a gas price spike): the node refuses the pay() and then its filler for
+    'insufficient funds'. The operator is told once, not five times a second by every
+    reconcile pass re-sending the filler."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    poor = Account.create()
+    send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=2 * 10**16)
+    set_env(monkeypatch, RELAYER_PRIVATE_KEY="0x" + bytes(poor.key).hex())
+    q = get_quote(client, token, 5)
+    body = pay_body(payer, q, merchant, token, 5, int(time.time()) + 300)
+    assert client.post(f"{API}/payment/execute", json=body).status_code == 200
+    w3.provider.make_request("anvil_setBalance", [poor.address, hex(10**9)])
+    with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
+        assert relayer.send_queued(chain) == {"sent": 0, "failed": 1}
+        for _ in range(10):
+            relayer.reconcile(chain)
+    refusal = "{'code': -32003, 'message': 'Insufficient funds for gas * price + value'}"
+    assert [r.getMessage() for r in caplog.records] == [
+        f"payment {q['payment_id']} failed: chain 31337 refused relayer {poor.address}'s send (nonce 0): {refusal}",
+        f"re-send of payment {q['payment_id']} (nonce 0) gave rejected: {refusal}",
+    ]
+    assert wait_status(client, q["payment_id"], drive=False) == {"status": "failed",
+                                                                 "reason": f"relay_rejected: {refusal}"}

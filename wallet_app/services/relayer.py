@@ -335,12 +335,13 @@ def _chain_lock(chain: ChainConfig, relayer: str) -> threading.Lock:
 
 
 def forget_process_state() -> None:
-    """What a restart loses: the locks, the known estimates and the budget warnings (tests use it to
+    """What a restart loses: the locks, the known estimates and the warnings given (tests use it to
     simulate a restart)."""
     with _state_lock:
         _chain_locks.clear()
         _estimates.clear()
         _budget_warned.clear()
+        _warned.clear()
 
 
 # ---------------------------------------------------------------- sending
@@ -882,6 +883,16 @@ def _refused(
         _set_activity(db, row)
         db.add(row)
         db.commit()
+    # The operator's only word of it: an underfunded relayer's refusals ("insufficient funds")
+    # pass its balance floor's check, which counts no gas price.
+    log.warning(
+        "payment %s failed: chain %s refused relayer %s's send (nonce %s): %s",
+        row.payment_id,
+        chain.chain_id,
+        acct.address,
+        nonce,
+        msg,
+    )
     announce_final([row])
     return True
 
@@ -1094,8 +1105,8 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
                         ):
                             counts["replaced"] += 1
                         else:
-                            log.warning(
-                                "re-send of payment %s (nonce %s) gave %s: %s", row.payment_id, row.nonce, outcome, msg
+                            _warn_changed(
+                                row.payment_id, "re-send of payment %s (nonce %s) gave %s: %s", row.nonce, outcome, msg
                             )
                     elif (
                         (
@@ -1223,6 +1234,24 @@ def _vanished_for(payment_id: str, seconds: float) -> bool:
     return time.monotonic() - _vanished.setdefault(payment_id, time.monotonic()) >= seconds
 
 
+_warned: dict[str, str] = {}  # payment id -> the last warning logged about it by reconcile()
+
+
+def _warn_changed(payment_id: str, message: str, *args: object) -> None:
+    """A warning about one payment's transaction (`message`'s first %s is its id), logged only when
+    it differs from the last one logged about that payment in this process: reconcile() meets the
+    same refusal on every pass (five a second while one is unsettled), and an operator needs its
+    first line and its changes, not a line per pass."""
+    line = message % (payment_id, *args)
+    with _state_lock:
+        if _warned.get(payment_id) == line:
+            return
+        if len(_warned) >= 10_000:
+            _warned.clear()
+        _warned[payment_id] = line
+    log.warning("%s", line)
+
+
 def _followed(row: Payment) -> tuple:
     """What reconcile() may change on a row."""
     return (row.status, row.reason, row.settled, row.tx_hash, row.old_tx_hashes, row.raw_tx, row.gas_price, row.sent_at)
@@ -1252,9 +1281,9 @@ def _replace(
     old_cost = row.gas_cost_wei
     price = bumped_gas_price(int(sent.gas_price), gas_price_now, gas_price_cap(chain, gas_price_now))
     if price is None:
-        log.warning(
-            "payment %s (nonce %s) stuck at gas price %s: the chain's cap leaves no room to re-price",
+        _warn_changed(
             row.payment_id,
+            "payment %s (nonce %s) stuck at gas price %s: the chain's cap leaves no room to re-price",
             row.nonce,
             sent.gas_price,
         )
@@ -1269,7 +1298,7 @@ def _replace(
     if outcome == SendOutcome.SENT:
         row.sent_at = now()
     elif outcome != SendOutcome.UNKNOWN:
-        log.warning("replacement of payment %s (nonce %s) refused: %s", row.payment_id, row.nonce, msg)
+        _warn_changed(row.payment_id, "replacement of payment %s (nonce %s) refused: %s", row.nonce, msg)
         # As it was: the refused one never reached the node's pool (and its hash, kept, would
         # add one to the row at every refused attempt).
         row.raw_tx, row.tx_hash, row.gas_price, row.sent_at = old_raw, old_hash, old_price, now()
