@@ -1398,3 +1398,31 @@ def test_a_relayer_out_of_funds_is_told_once_not_on_every_pass(client, payer, de
     ]
     assert wait_status(client, q["payment_id"], drive=False) == {"status": "failed",
                                                                  "reason": f"relay_rejected: {refusal}"}
+
+
+def test_a_relayer_that_cannot_pay_one_send_at_the_gas_price_refuses_payments(client, payer, deployed, w3, send_tx,
+                                                                              anvil_node, deployments_dir, tmp_path,
+                                                                              monkeypatch, caplog):
+    """A balance above the chain's floor but below what one pay() may cost at the node's gas price
+    (a small floor set for a cheap L2 whose fees then rose): quotes and executes were accepted,
+    and the node refused every send for 'insufficient funds', each payment failed after its payer
+    had signed it (and its merchant ref used for good)."""
+    token = token_of(deployed)
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    chain = chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_min_balance_wei=10**12)
+    poor = Account.create()
+    one_pay = chain.max_pay_gas * w3.eth.gas_price
+    send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=one_pay // 3)
+    set_env(monkeypatch, RELAYER_PRIVATE_KEY="0x" + bytes(poor.key).hex())
+    with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
+        refused_with(quote_resp(client, token, 7), 400, "payments_unavailable")
+    (line,) = [r.getMessage() for r in caplog.records]
+    said = re.fullmatch(rf"payments paused on chain 31337: relayer {poor.address} holds {one_pay // 3} wei, less "
+                        r"than one payment may cost at gas price (\d+) \((\d+)\)", line)
+    assert said and int(said[2]) == chain.max_pay_gas * int(said[1]), line
+    send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=one_pay)
+    q = get_quote(client, token, 7)
+    body = pay_body(payer, q, Account.create().address, token, 7, int(time.time()) + 300)
+    assert client.post(f"{API}/payment/execute", json=body).status_code == 200
+    assert relayer.send_queued(chain) == {"sent": 1, "failed": 0}
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}

@@ -216,7 +216,7 @@ def check_budget(chain: ChainConfig, db: Session | None = None, reserved_here: i
 def check_ready(chain: ChainConfig) -> int:
     """Refuses payments (payments_unavailable, with a warning for the operator) while the relayer's
     hourly budget is spent (check_budget), the node's gas price is above the chain's cap or the
-    relayer's balance is below its floor. -> the gas price."""
+    relayer's balance is below its floor or what one pay() may cost at that price. -> the gas price."""
     check_budget(chain)  # first: no chain read for a refusal
     address = relayer_account().address
     price = gas_price(chain)
@@ -240,6 +240,19 @@ def _refuse_unless_ready(chain: ChainConfig, address: str, price: int, funds: Ca
             chain.relayer_min_balance_wei,
         )
         raise AppError("payments_unavailable", "relayer balance below its floor")
+    # The floor counts no gas price: above it, the relayer may still be unable to send one pay()
+    # (a small floor for a cheap L2 whose fees rose), and every payment accepted would fail at its send.
+    one_pay = gas_cost(chain.max_pay_gas, price)
+    if balance < one_pay:
+        log.warning(
+            "payments paused on chain %s: relayer %s holds %s wei, less than one payment may cost at gas price %s (%s)",
+            chain.chain_id,
+            address,
+            balance,
+            price,
+            one_pay,
+        )
+        raise AppError("payments_unavailable", "relayer balance below one payment's gas")
 
 
 def _pay_check(address: str, to: str, call: str, gas: int) -> tuple[str, list]:
