@@ -224,35 +224,53 @@ def check_ready(chain: ChainConfig) -> int:
     return price
 
 
+PAUSED_WARN_SECONDS = 300  # a pause's warning (gas price, balance) again after this long, per process and cause
+_paused_warned: dict[tuple, float] = {}  # (database, chain id, cause) -> time.monotonic() of its last warning
+
+
+def _paused(chain: ChainConfig, cause: str, message: str, *args: object) -> AppError:
+    """payments_unavailable for `cause`, its warning `message` (after the chain's id) logged once per
+    PAUSED_WARN_SECONDS in this process: each refused quote and execute logged it, one line per
+    request for as long as the pause lasted."""
+    key = (get_settings().database_url, chain.chain_id, cause)
+    with _state_lock:
+        last = _paused_warned.get(key)
+        warn = last is None or time.monotonic() - last >= PAUSED_WARN_SECONDS
+        if warn:
+            _paused_warned[key] = time.monotonic()
+    if warn:
+        log.warning("payments paused on chain %s: " + message, chain.chain_id, *args)
+    return AppError("payments_unavailable", cause)
+
+
 def _refuse_unless_ready(chain: ChainConfig, address: str, price: int, funds: Callable[[], int]) -> None:
     if price > chain.max_gas_price_wei:
-        log.warning(
-            "payments paused on chain %s: gas price %s above the cap %s", chain.chain_id, price, chain.max_gas_price_wei
+        raise _paused(
+            chain, "gas price above the relayer's cap", "gas price %s above the cap %s", price, chain.max_gas_price_wei
         )
-        raise AppError("payments_unavailable", "gas price above the relayer's cap")
     balance = funds()
     if balance < chain.relayer_min_balance_wei:
-        log.warning(
-            "payments paused on chain %s: relayer %s holds %s wei, below the floor %s",
-            chain.chain_id,
+        raise _paused(
+            chain,
+            "relayer balance below its floor",
+            "relayer %s holds %s wei, below the floor %s",
             address,
             balance,
             chain.relayer_min_balance_wei,
         )
-        raise AppError("payments_unavailable", "relayer balance below its floor")
     # The floor counts no gas price: above it, the relayer may still be unable to send one pay()
     # (a small floor for a cheap L2 whose fees rose), and every payment accepted would fail at its send.
     one_pay = gas_cost(chain.max_pay_gas, price)
     if balance < one_pay:
-        log.warning(
-            "payments paused on chain %s: relayer %s holds %s wei, less than one payment may cost at gas price %s (%s)",
-            chain.chain_id,
+        raise _paused(
+            chain,
+            "relayer balance below one payment's gas",
+            "relayer %s holds %s wei, less than one payment may cost at gas price %s (%s)",
             address,
             balance,
             price,
             one_pay,
         )
-        raise AppError("payments_unavailable", "relayer balance below one payment's gas")
 
 
 def _pay_check(address: str, to: str, call: str, gas: int) -> tuple[str, list]:
@@ -354,6 +372,7 @@ def forget_process_state() -> None:
         _chain_locks.clear()
         _estimates.clear()
         _budget_warned.clear()
+        _paused_warned.clear()
         _warned.clear()
 
 
