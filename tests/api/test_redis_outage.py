@@ -4,7 +4,9 @@ its documented refusal (503 shared_state_unavailable) within the Redis timeouts,
 
 import asyncio
 import os
+import re
 import signal
+import threading
 import time
 
 import httpx
@@ -97,3 +99,72 @@ def test_a_refused_session_is_remembered_in_redis_by_its_hash_only(signed_in, re
     assert len(keys) == 1
     assert token not in keys[0]
     assert sessions.hash_token(token) in keys[0]
+
+
+def until(condition, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)  # polling interval, not a fixed wait
+
+
+@pytest.fixture
+def attempts(monkeypatch) -> list[str]:
+    """Counts the Redis clients made (each listener makes one per try to subscribe)."""
+    made: list[str] = []
+    for cls in (redis.Redis, redis.asyncio.Redis):
+        real = cls.from_url
+
+        def counted(*args, _real=real, **kwargs):
+            made.append(args[0])
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(cls, "from_url", counted)
+    return made
+
+
+def test_the_lost_change_feed_and_queue_announcements_are_logged_once_each_way(monkeypatch, caplog, attempts):
+    """Redis out: each worker's session-cache listener and the relayer's wake listener try again
+    every second, and each try logged a warning (three lines a second from two workers and the
+    relayer, for as long as Redis was out); its return was not logged at all."""
+    from tools.redisserver import RedisServer
+    from wallet_app import relayer as relayer_loop
+
+    monkeypatch.setattr(sessions, "LISTEN_RETRY_SECONDS", 0.02)
+    monkeypatch.setattr(relayer_loop, "LISTEN_RETRY_SECONDS", 0.02)
+    server = RedisServer().start()
+    stop = threading.Event()
+
+    async def session_listener_through(outage) -> None:
+        task = asyncio.get_running_loop().create_task(sessions._listen(server.url))
+        try:
+            await asyncio.to_thread(until, lambda: sessions._listening_since is not None, "never subscribed")
+            await asyncio.to_thread(outage, lambda: sessions._listening_since is not None)
+        finally:
+            task.cancel()
+
+    def redis_out_and_back(subscribed) -> None:
+        nonlocal server
+        port = server.port
+        server.stop()
+        tried = len(attempts)
+        until(lambda: len(attempts) >= tried + 5, "the listener stopped trying")
+        server = RedisServer(port=port).start()
+        until(subscribed, "never subscribed again")
+
+    try:
+        with caplog.at_level("WARNING"):
+            run_async(session_listener_through(redis_out_and_back))
+            wake = relayer_loop._Wake(stop, server.url)
+            until(lambda: wake.subscribed, "the relayer never subscribed")
+            redis_out_and_back(lambda: wake.subscribed)
+            lines = [re.sub(r"after \d+\.\d s", "after N s", r.getMessage()) for r in caplog.records]
+    finally:
+        stop.set()
+        server.stop()
+    assert lines == [
+        "session cache: the change feed is lost; sessions are read from the database until it is back",
+        "session cache: the change feed is back after N s",
+        "queue announcements lost (Redis); the queue is read every 0.05 s",
+        "queue announcements are back after N s",
+    ]

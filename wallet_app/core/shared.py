@@ -17,6 +17,7 @@ worker's loop; the plain forms are for threads (sync routes, services).
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import time
 import weakref
@@ -196,6 +197,26 @@ async def run_script_async(url: str, script: str, keys: list[str], args: list[st
 async def ping(url: str) -> None:
     """PING `url`'s Redis; redis.RedisError when it does not answer within the timeouts."""
     await _bounded(_async_client(url).ping())
+
+
+class FeedLost:
+    """A Redis subscription (a listener that retries every second while Redis is out) lost and
+    back, each logged once: a warning per retry was three lines a second from a machine's two
+    workers and its relayer for as long as Redis was out, and its return went unlogged."""
+
+    def __init__(self, logger: logging.Logger, lost: str, back: str) -> None:
+        self.log, self.lost_message, self.back_message = logger, lost, back
+        self.since: float | None = None  # time.monotonic() it was lost (None: subscribed, or never yet)
+
+    def lost(self) -> None:
+        if self.since is None:
+            self.since = time.monotonic()
+            self.log.warning(self.lost_message)
+
+    def back(self) -> None:
+        if self.since is not None:
+            self.log.warning("%s after %.1f s", self.back_message, time.monotonic() - self.since)
+            self.since = None
 
 
 # The stores of the current settings, by namespace.

@@ -163,6 +163,7 @@ QUEUE_CHECK_SECONDS = 0.05  # without Redis: how often the queue is looked at be
 # send still wake the loops at once, and what the timer alone finds (a payment held back for its
 # payer's allowance, a node that was down) waits at most this long.
 IDLE_PASS_SECONDS = 2.0
+LISTEN_RETRY_SECONDS = 1.0  # Redis out: how often the announcements' subscription is tried again
 STOP_CHECK_SECONDS = 0.25  # a wait for an announcement sees a stop (SIGTERM) within this
 
 
@@ -193,6 +194,11 @@ class _Wake:
         self.event.set()
 
     def _listen(self, url: str) -> None:
+        feed = shared.FeedLost(
+            log,
+            f"queue announcements lost (Redis); the queue is read every {QUEUE_CHECK_SECONDS} s",
+            "queue announcements are back",
+        )
         while not self.stop.is_set():
             pubsub = redis.Redis.from_url(url, **shared.LISTEN_OPTIONS).pubsub()
             try:
@@ -203,15 +209,16 @@ class _Wake:
                         continue
                     if message["type"] == "subscribe":
                         self.subscribed = True
+                        feed.back()
                     elif message["type"] == "message":
                         self.event.set()
             except (RedisError, OSError):
-                log.warning("queue announcements lost (Redis); the queue is read every %s s", QUEUE_CHECK_SECONDS)
+                feed.lost()  # once until it is back: this retries every LISTEN_RETRY_SECONDS
             finally:
                 self.subscribed = False
                 with contextlib.suppress(Exception):
                     pubsub.close()
-            self.stop.wait(1.0)
+            self.stop.wait(LISTEN_RETRY_SECONDS)
 
 
 _commits = CommitWatch()

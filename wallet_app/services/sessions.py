@@ -155,6 +155,13 @@ def user_changed(user_id: int | None) -> None:
             log.exception("user change not published; other workers may serve the old one for a moment")
 
 
+_feed = shared.FeedLost(
+    log,
+    "session cache: the change feed is lost; sessions are read from the database until it is back",
+    "session cache: the change feed is back",
+)
+
+
 async def _listen(url: str) -> None:
     """Drops the changed users' cache entries as other processes publish them. While not
     subscribed (Redis gone, reconnecting) the cache is empty and unused."""
@@ -167,10 +174,11 @@ async def _listen(url: str) -> None:
             async for message in pubsub.listen():
                 if message["type"] == "subscribe":
                     _listening_since = time.monotonic()
+                    _feed.back()
                 elif message["type"] == "message":
                     _drop(int(message["data"]))
         except (RedisError, OSError, ValueError):
-            log.warning("session cache: the change feed is lost; sessions are read from the database until it is back")
+            _feed.lost()  # once until it is back: this retries every LISTEN_RETRY_SECONDS
         finally:
             _listening_since = None
             with _lock:
