@@ -189,3 +189,18 @@ def test_a_send_answered_with_no_json_rpc_answer_is_unknown_never_rejected(odd_n
     raw = "0x" + "f8" * 60
     assert relayer._send_raw(chain, raw)[0] == relayer.SendOutcome.UNKNOWN
     assert [outcome for outcome, _ in relayer._send_batch(chain, [raw, raw])] == [relayer.SendOutcome.UNKNOWN] * 2
+
+
+def test_a_node_that_timed_out_is_left_alone_then_asked_once_and_trusted_again_when_it_answers(odd_node):
+    provider = RpcOverHttp(f"{odd_node}/hang", 0.3)
+    w3 = Web3(provider)
+    with pytest.raises(RequestTimedOut, match="no answer in time"):
+        w3.eth.get_block_number()
+    with pytest.raises(RequestTimedOut, match=r"not answering; asked again in \d+ s"):
+        w3.eth.get_block_number()  # at once, without a request
+    provider.endpoint_uri = f"{odd_node}/status/200"  # it answers again
+    with pytest.raises(RequestTimedOut, match="not answering"):
+        w3.eth.get_block_number()  # not asked before its quiet spell is over
+    provider._quiet_until = 0.0  # the spell over
+    assert w3.eth.get_block_number() == 1  # asked once, and it answered
+    assert provider._quiet_until is None and w3.eth.get_block_number() == 1

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import re
+import threading
+import time
 from typing import Any, cast
 from urllib.parse import urlsplit
 from urllib.request import getproxies, proxy_bypass
@@ -115,24 +117,56 @@ def pool_for(url: str) -> urllib3.PoolManager:
     return urllib3.ProxyManager(proxy, **options) if proxy else urllib3.PoolManager(**options)
 
 
+# After a request to a node got no answer in time, its next requests fail at once (RequestTimedOut)
+# for this long, and then one goes through to see whether it answers again. A node that hangs
+# (overloaded, a dead backend behind a provider's balancer) otherwise held every thread that asked
+# it for the whole timeout, twice with a read's retry: 40 of them held every API route of the
+# worker, the health check's database read included (which then said the database was gone).
+NODE_QUIET_SECONDS = 10.0
+
+
 class RpcOverHttp(HTTPProvider):
     def __init__(self, url: str, timeout: float) -> None:
         super().__init__(url, exception_retry_configuration=None)
         self._where = url_for_logs(url)  # in error texts: never the path or query, where an API key is
         self._pool = pool_for(url)
         self._timeout = urllib3.Timeout(timeout)
+        self._timeout_seconds = timeout
+        self._lock = threading.Lock()
+        self._quiet_until: float | None = None  # time.monotonic() until which it is not asked (None: it answers)
+
+    def _ask(self) -> bool:
+        """RequestTimedOut at once while the node is left alone; else the request may go. -> whether
+        it is the one let through after a quiet spell (the others fail at once until its outcome)."""
+        with self._lock:
+            if self._quiet_until is None:
+                return False
+            now = time.monotonic()
+            if now < self._quiet_until:
+                raise RequestTimedOut(f"{self._where}: not answering; asked again in {self._quiet_until - now:.0f} s")
+            self._quiet_until = now + self._timeout_seconds
+            return True
+
+    def _quiet(self, quiet: bool) -> None:
+        with self._lock:
+            self._quiet_until = time.monotonic() + NODE_QUIET_SECONDS if quiet else None
 
     def post(self, body: bytes) -> bytes:
+        probing = self._ask()
         try:
             answer = self._pool.request(
                 "POST", str(self.endpoint_uri), body=body, headers=HEADERS, timeout=self._timeout, retries=False
             )
         except urllib3.exceptions.NewConnectionError as e:  # urllib3 files it under its timeouts
+            self._quiet(probing)  # refused at once (no thread waits on it): left alone only if it was
             raise ProviderConnectionError(f"{self._where}: no connection") from e
         except urllib3.exceptions.TimeoutError as e:
+            self._quiet(True)
             raise RequestTimedOut(f"{self._where}: no answer in time") from e
         except urllib3.exceptions.HTTPError as e:
+            self._quiet(probing)
             raise ProviderConnectionError(f"{self._where}: {type(e).__name__}") from e
+        self._quiet(False)
         if not 200 <= answer.status < 300:
             raise ProviderConnectionError(f"{self._where}: HTTP {answer.status}")
         return answer.data
