@@ -3,6 +3,8 @@ answer; 503, naming the part, while one does not; 200 again once it is back. No 
 
 import os
 import signal
+import threading
+import time
 
 import redis
 from starlette.testclient import TestClient
@@ -39,3 +41,36 @@ def test_redis_not_answering_is_named_and_its_return_seen(redis_env, app):
         os.kill(redis_env.proc.pid, signal.SIGCONT)
         redis.Redis.from_url(redis_env.url, socket_timeout=5).ping()
         assert c.get("/api/v1/health").json() == {"database": "ok", "redis": "ok"}
+
+
+def test_every_shared_thread_held_is_no_database_outage(client, login, monkeypatch):
+    """The sync routes' 40 shared threads all waiting (on a node that hangs, say): the check's
+    database read waited for one of them its 5 s, answered 503 'database unavailable', and a
+    balancer took a worker whose database was fine out of rotation."""
+    from wallet_app.services import tokens
+
+    login("health@example.com", "en")
+    inside, release = [], threading.Event()
+
+    def held(_user):
+        inside.append(1)
+        assert release.wait(30), "never released"
+        return []
+
+    monkeypatch.setattr(tokens, "asset_balances", held)
+    holders = [threading.Thread(target=lambda: client.get("/api/v1/assets")) for _ in range(45)]
+    try:
+        for t in holders:
+            t.start()
+        deadline = time.monotonic() + 10
+        while len(inside) < 40:
+            assert time.monotonic() < deadline, f"only {len(inside)} routes hold a thread"
+            time.sleep(0.01)  # polling interval, not a fixed wait
+        t0 = time.monotonic()
+        resp = client.get("/api/v1/health")
+        assert (resp.status_code, resp.json()) == (200, {"database": "ok", "redis": expected_redis()})
+        assert time.monotonic() - t0 < 2.0
+    finally:
+        release.set()
+        for t in holders:
+            t.join()

@@ -41,3 +41,10 @@ async def in_payment_thread(fn: Callable[..., T], *args: Any) -> T:
 async def in_status_thread(fn: Callable[..., T], *args: Any) -> T:
     """fn(*args) (a payment's status read) in one of this worker's status threads."""
     return await _in_thread("status", fn, *args)
+
+
+async def in_health_thread(fn: Callable[..., T], *args: Any) -> T:
+    """fn(*args) (the health check's database read) in threads of its own: with every shared thread
+    held (requests waiting on a node that hangs), the check waited its 5 s for one and answered
+    that the database was unavailable, and a balancer took the worker out of rotation."""
+    return await _in_thread("health", fn, *args)

@@ -8,11 +8,11 @@ import asyncio
 import logging
 
 from sqlalchemy import text
-from starlette.concurrency import run_in_threadpool
 
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import read_session
+from wallet_app.core.threads import in_health_thread
 
 log = logging.getLogger(__name__)
 CHECK_SECONDS = 5.0  # a part slower than this counts as unavailable (a load balancer waits on it)
@@ -35,7 +35,7 @@ async def _part(name: str, check) -> str:
 async def check() -> dict[str, str]:
     """{"database": "ok" | "unavailable", "redis": "ok" | "unavailable" | "unused"}."""
     url = get_settings().redis_url
-    parts = [_part("database", run_in_threadpool(_query_database))]
+    parts = [_part("database", in_health_thread(_query_database))]
     if url:
         parts.append(_part("redis", shared.ping(url)))
     answers = await asyncio.gather(*parts)
