@@ -2,6 +2,7 @@
 answer; 503, naming the part, while one does not; 200 again once it is back. No session needed."""
 
 import os
+import re
 import signal
 import threading
 import time
@@ -32,15 +33,22 @@ def test_the_database_out_of_reach_is_named(client, settings_env):
     assert client.get("/api/v1/health").status_code == 200
 
 
-def test_redis_not_answering_is_named_and_its_return_seen(redis_env, app):
-    with TestClient(app, base_url=ORIGIN) as c:
+def test_redis_not_answering_is_named_and_its_return_seen(redis_env, app, caplog):
+    with TestClient(app, base_url=ORIGIN) as c, caplog.at_level("WARNING", logger="wallet_app.services.health"):
         assert c.get("/api/v1/health").json() == {"database": "ok", "redis": "ok"}
         os.kill(redis_env.proc.pid, signal.SIGSTOP)  # connections accepted, nothing answered
-        resp = c.get("/api/v1/health")
-        assert (resp.status_code, resp.json()) == (503, {"database": "ok", "redis": "unavailable"})
+        for _ in range(3):
+            resp = c.get("/api/v1/health")
+            assert (resp.status_code, resp.json()) == (503, {"database": "ok", "redis": "unavailable"})
         os.kill(redis_env.proc.pid, signal.SIGCONT)
         redis.Redis.from_url(redis_env.url, socket_timeout=5).ping()
-        assert c.get("/api/v1/health").json() == {"database": "ok", "redis": "ok"}
+        for _ in range(2):
+            assert c.get("/api/v1/health").json() == {"database": "ok", "redis": "ok"}
+    # Logged when it went and when it came back, not at every check (a balancer asks every few seconds).
+    assert [re.sub(r"\d+\.\d s", "N s", r.getMessage()) for r in caplog.records] == [
+        "health: redis unavailable (TimeoutError)",
+        "health: redis answers again after N s",
+    ]
 
 
 def test_every_shared_thread_held_is_no_database_outage(client, login, monkeypatch):

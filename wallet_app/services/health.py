@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from sqlalchemy import text
 
@@ -23,12 +24,21 @@ def _query_database() -> None:
         db.execute(text("SELECT 1"))
 
 
+# part -> time.monotonic() this process first found it unavailable: logged when it goes and when it
+# is back, not at every check (a balancer asks every few seconds, each of its nodes each worker).
+_down: dict[str, float] = {}
+
+
 async def _part(name: str, check) -> str:
     try:
         await asyncio.wait_for(check, CHECK_SECONDS)
     except Exception as e:  # noqa: BLE001 (any failure: that part is unavailable)
-        log.warning("health: %s unavailable (%s)", name, type(e).__name__)
+        if name not in _down:
+            _down[name] = time.monotonic()
+            log.warning("health: %s unavailable (%s)", name, type(e).__name__)
         return "unavailable"
+    if (since := _down.pop(name, None)) is not None:
+        log.warning("health: %s answers again after %.1f s", name, time.monotonic() - since)
     return "ok"
 
 
