@@ -239,6 +239,14 @@ def unexpected_code(exc: BaseException) -> str:
     return "internal_error"
 
 
+def database_trouble() -> tuple[type[Exception], ...]:
+    """The exceptions unexpected_code calls database_unavailable by their class alone."""
+    from redis import exceptions as kv
+    from sqlalchemy import exc as db
+
+    return (db.OperationalError, db.InterfaceError, db.TimeoutError, kv.ConnectionError, kv.TimeoutError)
+
+
 def node_trouble() -> tuple[type[Exception], ...]:
     """A chain node's refusal, or an answer that could not be used or did not come. Not
     ContractLogicError (a call that reverted): the node answered, and the app did not expect it."""

@@ -93,3 +93,28 @@ def test_a_request_waiting_on_a_held_lock_fails_in_time_and_the_app_serves_on(sh
     assert (refused.status_code, refused.json()) == (503, {"detail": "database_unavailable"})
     assert waited < HOLD_S  # the lock timeout (1 s here) ended the wait, not the holder
     assert client.patch("/api/v1/me/locale", json={"locale": "ko"}).json()["locale"] == "ko"
+
+
+def test_requests_refused_for_the_database_are_counted_in_a_line_a_minute_not_a_traceback_each(monkeypatch, caplog):
+    """Each went through the server's error middleware, which re-raised it for the server to log
+    with its traceback: about 180 lines per request, thousands for a PostgreSQL restart under
+    ordinary traffic (make run-scale: 6 requests while it was down wrote 1,100 lines)."""
+    import wallet_app.api as api_module
+
+    api = build_api()
+
+    @api.get("/fault/database")
+    def fault() -> None:
+        raise sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(api_module, "_outage_log", api_module._OutageLog())
+    # raise_server_exceptions on: a re-raise for the server's log fails the request here.
+    with TestClient(api) as c, caplog.at_level("WARNING", logger="wallet_app.api"):
+        for _ in range(5):
+            resp = c.get("/fault/database")
+            assert (resp.status_code, resp.json()) == (503, {"detail": "database_unavailable"})
+        api_module._outage_log._next = 0.0  # a minute on
+        assert c.get("/fault/database").status_code == 503
+    line = "GET /fault/database: out of reach (OperationalError); {} request(s) answered 503 database_unavailable " \
+           "since the last such line"
+    assert [r.getMessage() for r in caplog.records] == [line.format(1), line.format(5)]

@@ -2,6 +2,8 @@
 
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +35,7 @@ from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
 from wallet_app.core.sockets import SocketLimits
 from wallet_app.core.startup import restore_recursion_limit
-from wallet_app.errors import AppError, node_trouble, node_trouble_line, unexpected_code
+from wallet_app.errors import AppError, database_trouble, node_trouble, node_trouble_line, unexpected_code
 from wallet_app.services import sessions
 
 log = logging.getLogger(__name__)
@@ -196,6 +198,46 @@ async def unexpected_error_response(request: Request, exc: Exception) -> JSONRes
     return await app_error_response(request, AppError(code))
 
 
+OUTAGE_LOG_SECONDS = 60.0  # while the database is out of reach: at most one line this often per worker
+
+
+class _OutageLog:
+    """The requests answered database_unavailable: one warning line for the first and then at most
+    one every OUTAGE_LOG_SECONDS with how many there were. Through unexpected_error_response each
+    was logged by the server with its traceback (about 180 lines; a PostgreSQL restart under
+    ordinary traffic wrote thousands of them)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next = 0.0  # time.monotonic() from which the next line may be written
+        self._count = 0  # refused since the last line
+
+    def refused(self, request: Request, exc: Exception) -> None:
+        with self._lock:
+            self._count += 1
+            now = time.monotonic()
+            if now < self._next:
+                return
+            count, self._count, self._next = self._count, 0, now + OUTAGE_LOG_SECONDS
+        log.warning(
+            "%s %s: out of reach (%s); %s request(s) answered 503 database_unavailable since the last such line",
+            request.method,
+            request.url.path,
+            type(exc).__name__,
+            count,
+        )
+
+
+_outage_log = _OutageLog()
+
+
+async def database_trouble_response(request: Request, exc: Exception) -> JSONResponse:
+    """The database (or Redis) out of reach: database_unavailable with Retry-After, as
+    unexpected_error_response answers it, logged by _OutageLog instead of a traceback per request."""
+    _outage_log.refused(request, exc)
+    return await app_error_response(request, AppError("database_unavailable", retry_after=DATABASE_RETRY_SECONDS))
+
+
 async def node_trouble_response(request: Request, exc: Exception) -> JSONResponse:
     """A chain node's trouble that no service turned into rpc_unavailable (a refusal no route
     expected, such as a provider's quota): that code, and one log line instead of the traceback
@@ -230,6 +272,8 @@ def build_api() -> FastAPI:
     app.add_exception_handler(HTTPException, http_error_response)
     for trouble in node_trouble():
         app.add_exception_handler(trouble, node_trouble_response)
+    for trouble in database_trouble():
+        app.add_exception_handler(trouble, database_trouble_response)
     app.add_exception_handler(Exception, unexpected_error_response)
     for module in (auth, me, backup, payment, merchant, health, chains, assets, tokens, tx, activity, docs):
         add_routes(app, module.router)
