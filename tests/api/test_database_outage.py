@@ -118,3 +118,32 @@ def test_requests_refused_for_the_database_are_counted_in_a_line_a_minute_not_a_
     line = "GET /fault/database: out of reach (OperationalError); {} request(s) answered 503 database_unavailable " \
            "since the last such line"
     assert [r.getMessage() for r in caplog.records] == [line.format(1), line.format(5)]
+
+
+@needs_pg
+def test_a_database_server_that_stops_answering_fails_requests_in_time(client, login, settings_env, monkeypatch):
+    """A server that answers nothing (paused VM, stalled disk, an old primary gone silent) cannot
+    enforce its own timeouts: a request waited for its answer until the server came back."""
+    import psutil
+
+    from tools.pgserver import shared_temp_server
+
+    login("frozen@example.com", "en")
+    monkeypatch.setattr(db_module._AnswerBounded, "answer_timeout", 1.0)
+    postmaster = psutil.Process(shared_temp_server().proc.pid)
+    server = [postmaster, *postmaster.children(recursive=True)]
+    for proc in server:
+        proc.suspend()
+    resume = threading.Timer(HOLD_S, lambda: [proc.resume() for proc in server])  # without a bound: waits until then
+    try:
+        resume.start()
+        t0 = time.monotonic()
+        refused = client.patch("/api/v1/me/locale", json={"locale": "ko"})
+        waited = time.monotonic() - t0
+    finally:
+        resume.cancel()
+        for proc in server:
+            proc.resume()
+    assert (refused.status_code, refused.json()) == (503, {"detail": "database_unavailable"})
+    assert waited < HOLD_S
+    assert client.patch("/api/v1/me/locale", json={"locale": "ko"}).json()["locale"] == "ko"

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
+import psycopg
 from sqlalchemy import Engine, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, create_engine
@@ -36,6 +37,29 @@ PG_STATEMENT_TIMEOUT_MS = 30_000
 # database_unavailable, as any statement the restart cut off), which replaces the whole pool, as
 # a failed ping does.
 PING_AFTER_IDLE_SECONDS = 1.0
+# No answer at all (the server frozen: a paused VM, a disk that stopped answering; a failover whose
+# old primary went silent): the server's own timeouts cannot fire, and a request waited for its
+# answer without end (make run-scale, PostgreSQL stopped with SIGSTOP: over a minute, until it
+# resumed). Each wait for the server's answer gives up after this long on our side, past the
+# statement timeout; the connection is closed (the pool replaces it) and the request answers 503.
+PG_ANSWER_TIMEOUT_SECONDS = PG_STATEMENT_TIMEOUT_MS / 1000 + 5
+
+
+class _AnswerBounded(psycopg.Connection):
+    """A psycopg connection whose every wait for the server gives up after `answer_timeout` s
+    (None: waits as long as it takes, for migrations), closing itself: SQLAlchemy then takes it
+    for a disconnect and replaces it."""
+
+    answer_timeout: float | None = PG_ANSWER_TIMEOUT_SECONDS
+
+    def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+        try:
+            return super().wait(gen, interval, self.answer_timeout if timeout is None else timeout)
+        except psycopg.OperationalError as e:
+            if type(e).__name__ != "_WaitTimeout":  # psycopg's own name for its wait's timeout
+                raise
+            self.close()
+            raise psycopg.OperationalError(f"no answer from the server in {self.answer_timeout} s") from e
 
 
 def _forget_pools_in_child() -> None:
@@ -71,6 +95,10 @@ def _engine_for(url: str) -> Engine:
                 f"SET lock_timeout = {int(PG_LOCK_TIMEOUT_MS)}; SET statement_timeout = {int(PG_STATEMENT_TIMEOUT_MS)}"
             )
             dbapi_conn.autocommit = autocommit
+
+        @event.listens_for(engine, "do_connect")
+        def _bounded(_dialect, _record, cargs, cparams):
+            return _AnswerBounded.connect(*cargs, **cparams)
 
         _ping_after_idle(engine)
         return engine
@@ -281,6 +309,9 @@ def upgrade_schema(engine: Engine | None = None) -> None:
             if connection.dialect.name == "postgresql":
                 # A migration may wait for another process's, and rewrite a large table: no timeouts.
                 connection.execute(text("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0"))
+                bounded = cast(_AnswerBounded, connection.connection.driver_connection)
+                bounded.answer_timeout = None
+                stack.callback(setattr, bounded, "answer_timeout", PG_ANSWER_TIMEOUT_SECONDS)
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
             cfg = alembic_config()
             # env.py uses this connection instead of building its own engine.
