@@ -115,8 +115,8 @@ def test_requests_refused_for_the_database_are_counted_in_a_line_a_minute_not_a_
             assert (resp.status_code, resp.json()) == (503, {"detail": "database_unavailable"})
         api_module._outage_log._next = 0.0  # a minute on
         assert c.get("/fault/database").status_code == 503
-    line = "GET /fault/database: out of reach (OperationalError); {} request(s) answered 503 database_unavailable " \
-           "since the last such line"
+    line = "GET /fault/database: out of reach (OperationalError: connection refused); {} request(s) answered 503 " \
+           "database_unavailable since the last such line"
     assert [r.getMessage() for r in caplog.records] == [line.format(1), line.format(5)]
 
 

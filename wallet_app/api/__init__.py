@@ -223,9 +223,17 @@ class _OutageLog:
             "%s %s: out of reach (%s); %s request(s) answered 503 database_unavailable since the last such line",
             request.method,
             request.url.path,
-            type(exc).__name__,
+            outage_line(exc),
             count,
         )
+
+
+def outage_line(exc: Exception) -> str:
+    """The exception's kind and its driver's first line ("database or disk is full", "connection
+    refused"): what tells an operator one outage from another. Not SQLAlchemy's own text, which
+    quotes the statement and its parameters."""
+    said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return f"{type(exc).__name__}: {said[0][:200]}" if said else type(exc).__name__
 
 
 _outage_log = _OutageLog()
