@@ -14,7 +14,7 @@ import logging
 import reflex as rx
 
 from wallet_app import routes
-from wallet_app.errors import AppError
+from wallet_app.errors import AppError, unexpected_code
 from wallet_app.i18n import CATALOGUES, LANGUAGES
 from wallet_app.services import activity, pending, transfers, txlink
 from wallet_app.services.amounts import format_balance
@@ -89,11 +89,17 @@ def entry_view(entry: dict, known: list[str] | None = None) -> dict[str, str]:
     return view
 
 
-def _load(user) -> list[dict[str, str]]:
+def _load(user) -> list[dict[str, str]] | None:
+    """The entries' views; None while the database is out of reach (a restart, a failover): the
+    entries shown stay, and a pending one is polled on. An empty list there read as "No activity
+    yet." and ended the polling: a pending send vanished from the page, inviting a second one."""
     try:
         known = activity.known_counterparties(user)
         return [entry_view(e, known) for e in activity.activities(user)]
-    except Exception:  # noqa: BLE001 - a failed load shows the empty state, not a broken page
+    except Exception as e:  # noqa: BLE001 - a failed load shows the empty state, not a broken page
+        if unexpected_code(e) == "database_unavailable":
+            log.warning("activity load: the database is out of reach (%s)", type(e).__name__)
+            return None
         log.exception("activity load failed")
         return []
 
@@ -121,9 +127,11 @@ class ActivityState(SignedInState):
             async with self:
                 if seq != self._load_seq:
                     return None  # a newer load took over
-                self.entries = entries
+                if entries is not None:  # None: the database out of reach, the entries shown stay
+                    self.entries = entries
                 self.loading = False
-            if not any(e["status"] == "submitted" for e in entries):
+                shown = self.entries
+            if not any(e["status"] == "submitted" for e in shown):
                 return None
             await asyncio.sleep(POLL_INTERVAL_S)
         return None

@@ -16,7 +16,7 @@ import logging
 
 import reflex as rx
 
-from wallet_app.errors import AppError
+from wallet_app.errors import AppError, unexpected_code
 from wallet_app.services import tokens
 from wallet_app.services.amounts import format_balance, format_units, parse_units
 from wallet_app.services.eth import is_zero
@@ -50,8 +50,8 @@ def balance_rows(items: list[dict]) -> list[dict[str, str]]:
 
 
 def _load_rows(user) -> list[dict[str, str]] | None:
-    """The token list's rows; None when the user's balance reads are over their rate limit (the
-    rows shown stay)."""
+    """The token list's rows; None when the user's balance reads are over their rate limit or the
+    database is out of reach for now (the rows shown stay: an empty list reads as no tokens)."""
     try:
         return balance_rows(tokens.asset_balances(user))
     except AppError as e:
@@ -59,7 +59,10 @@ def _load_rows(user) -> list[dict[str, str]] | None:
             return None
         log.exception("token list load failed")
         return []
-    except Exception:  # noqa: BLE001 - any failure: an empty list, never a broken page
+    except Exception as e:  # noqa: BLE001 - any failure: an empty list, never a broken page
+        if unexpected_code(e) == "database_unavailable":
+            log.warning("token list load: the database is out of reach (%s)", type(e).__name__)
+            return None
         log.exception("token list load failed")
         return []
 

@@ -235,3 +235,57 @@ def test_add_token_dialog_adds_only_what_its_probe_showed(monkeypatch):
     assert added == [{**meta, "warned": False}]
     assert (state.probed, state.meta_symbol, state.add_open) == (False, "", True)
     assert state.add_error["en"] == CATALOGUES["en"]["err_token_changed"]
+
+
+def test_a_database_out_of_reach_keeps_the_lists_shown_and_a_pending_send_polled(monkeypatch):
+    """A database restart while /activity polls a pending send: its load failed, the list became
+    "No activity yet." and the polling ended, the pending send gone from the page (a second
+    send invited); the token list read as no tokens."""
+    from types import SimpleNamespace
+
+    from sqlalchemy.exc import OperationalError
+
+    from tests.conftest import run_async
+    from wallet_app.services import tokens
+    from wallet_app.state import activity as activity_state
+    from wallet_app.state.activity import ActivityState
+    from wallet_app.state.home import _load_rows
+
+    def out_of_reach(*_args):
+        raise OperationalError("SELECT", {}, Exception("server closed the connection unexpectedly"))
+
+    monkeypatch.setattr(tokens, "asset_balances", out_of_reach)
+    assert _load_rows(1) is None  # the rows shown stay
+
+    entry = {"id": 7, "type": "transfer", "status": "submitted", "tx_hash": "0x" + "ab" * 32, "counterparty": ""}
+    answers = [[entry], "out", "out", [{**entry, "status": "ok"}]]
+    shown: list[list[str]] = []  # what the page showed at each read after the first
+
+    def activities(_user):
+        if len(answers) < 4:
+            shown.append([e["status"] for e in state.entries])
+        answer = answers.pop(0)
+        if answer == "out":
+            out_of_reach()
+        return answer
+
+    async def no_lock(self, *exc):
+        return self
+
+    async def signed_in(self):
+        return SimpleNamespace(id=1)
+
+    async def no_wait(_seconds):
+        return None
+
+    monkeypatch.setattr(activity_state.activity, "known_counterparties", lambda user: [])
+    monkeypatch.setattr(activity_state.activity, "activities", activities)
+    monkeypatch.setattr(ActivityState, "__aenter__", no_lock, raising=False)
+    monkeypatch.setattr(ActivityState, "__aexit__", no_lock, raising=False)
+    monkeypatch.setattr(ActivityState, "_require_user", signed_in)
+    monkeypatch.setattr(activity_state.asyncio, "sleep", no_wait)
+    state = ActivityState(_reflex_internal_init=True)
+    run_async(ActivityState.load.fn(state))
+    assert answers == []  # polled on through the outage until the send was final
+    assert shown == [["submitted"]] * 3  # never emptied meanwhile
+    assert [e["status"] for e in state.entries] == ["ok"]
