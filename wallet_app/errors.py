@@ -247,6 +247,14 @@ def database_trouble() -> tuple[type[Exception], ...]:
     return (db.OperationalError, db.InterfaceError, db.TimeoutError, kv.ConnectionError, kv.TimeoutError)
 
 
+def outage_line(exc: BaseException) -> str:
+    """The exception's kind and its driver's first line ("database or disk is full", "database is
+    locked", "connection refused"): what tells an operator one outage from another. Not
+    SQLAlchemy's own text, which quotes the statement and its parameters."""
+    said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    return f"{type(exc).__name__}: {said[0][:200]}" if said else type(exc).__name__
+
+
 def node_trouble() -> tuple[type[Exception], ...]:
     """A chain node's refusal, or an answer that could not be used or did not come. Not
     ContractLogicError (a call that reverted): the node answered, and the app did not expect it."""

@@ -35,7 +35,14 @@ from wallet_app.core import ratelimit
 from wallet_app.core.proxy import ForwardedFrom
 from wallet_app.core.sockets import SocketLimits
 from wallet_app.core.startup import restore_recursion_limit
-from wallet_app.errors import AppError, database_trouble, node_trouble, node_trouble_line, unexpected_code
+from wallet_app.errors import (
+    AppError,
+    database_trouble,
+    node_trouble,
+    node_trouble_line,
+    outage_line,
+    unexpected_code,
+)
 from wallet_app.services import sessions
 
 log = logging.getLogger(__name__)
@@ -226,14 +233,6 @@ class _OutageLog:
             outage_line(exc),
             count,
         )
-
-
-def outage_line(exc: Exception) -> str:
-    """The exception's kind and its driver's first line ("database or disk is full", "connection
-    refused"): what tells an operator one outage from another. Not SQLAlchemy's own text, which
-    quotes the statement and its parameters."""
-    said = str(getattr(exc, "orig", None) or exc).strip().splitlines()
-    return f"{type(exc).__name__}: {said[0][:200]}" if said else type(exc).__name__
 
 
 _outage_log = _OutageLog()

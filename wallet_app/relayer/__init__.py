@@ -32,7 +32,7 @@ from wallet_app import crud
 from wallet_app.core import shared
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import CommitWatch, get_session
-from wallet_app.errors import unexpected_code
+from wallet_app.errors import outage_line, unexpected_code
 from wallet_app.services import chain as chains
 from wallet_app.services import indexer, payment_watch, relayer
 from wallet_app.services.chain import ChainConfig
@@ -146,7 +146,7 @@ class _DatabaseOutage:
             return False
         if self.since is None:
             self.since = time.monotonic()
-            log.warning("the database is out of reach (%s); relaying waits for it", type(error).__name__)
+            log.warning("the database is out of reach (%s); relaying waits for it", outage_line(error))
         return True
 
     def passed(self) -> None:
