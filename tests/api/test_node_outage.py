@@ -11,6 +11,7 @@ import pytest
 
 from wallet_app.core.config import REPO_ROOT, get_settings
 from wallet_app.services import chain as chain_svc
+from wallet_app.services import tokens
 
 ADDRESS = "0x" + "ab" * 20
 TIMEOUT_S = 3.0  # the node's timeout here (15 s in the app)
@@ -77,17 +78,25 @@ def timed(call):
     return answer, time.monotonic() - t0
 
 
-def test_a_node_that_let_a_request_time_out_is_left_alone_for_a_while(hanging_chain, with_address):
+def test_a_node_that_let_a_request_time_out_is_left_alone_for_a_while(hanging_chain, with_address, monkeypatch,
+                                                                     caplog):
     """Each read waited the whole timeout, and again for its retry: a worker's 40 threads were all
     waiting on the node within seconds of ordinary traffic, and every route of the worker with them."""
     client = with_address
+    monkeypatch.setattr(tokens, "_unavailable_logged", {})
     answer, seconds = timed(lambda: client.get("/api/v1/assets"))
     assert answer.status_code == 200 and seconds < 2 * TIMEOUT_S  # the retry does not wait again
     asked = len(hanging_chain.held)
-    for _ in range(20):
-        answer, seconds = timed(lambda: client.get("/api/v1/assets"))
-        assert (answer.status_code, answer.json()) == (200, []) and seconds < TIMEOUT_S  # no wait on the node
+    said = [r.getMessage() for r in caplog.records if "balances of chain" in r.getMessage()]
+    assert said == ["balances of chain 31337 unavailable: rpc_unavailable: RPC not reachable: RequestTimedOut"]
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="wallet_app.services.tokens"):
+        for _ in range(20):
+            answer, seconds = timed(lambda: client.get("/api/v1/assets"))
+            assert (answer.status_code, answer.json()) == (200, []) and seconds < TIMEOUT_S  # no wait on the node
     assert len(hanging_chain.held) == asked  # not asked again during its quiet spell
+    # Nor a line per request: the chain's trouble was logged at the first, and is again a minute on.
+    assert [r.getMessage() for r in caplog.records if "balances of chain" in r.getMessage()] == []
     for w3 in chain_svc._clients.values():  # the spell over: the next request asks it again
         w3.provider._quiet_until = time.monotonic()
     assert client.get("/api/v1/assets").status_code == 200

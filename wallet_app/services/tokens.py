@@ -10,6 +10,8 @@ anything), return JSON-ready dicts with the keys of the specification, and raise
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -29,6 +31,22 @@ from wallet_app.services.chain import ChainConfig, TokenInfo
 from wallet_app.services.eth import checksum, parse_address, parse_chain_id
 
 log = logging.getLogger(__name__)
+
+UNAVAILABLE_LOG_SECONDS = 60.0  # a chain's "balances unavailable" line at most this often per process
+_unavailable_logged: dict[int, float] = {}  # chain id -> time.monotonic() of its last such line
+_unavailable_lock = threading.Lock()
+
+
+def _log_unavailable(chain_id: int, error: AppError) -> None:
+    """A chain's balances could not be read: logged at most once every UNAVAILABLE_LOG_SECONDS, not
+    once per GET /assets and Home load for as long as its node is out (a line per user's request)."""
+    now = time.monotonic()
+    with _unavailable_lock:
+        last = _unavailable_logged.get(chain_id)
+        if last is not None and now - last < UNAVAILABLE_LOG_SECONDS:
+            return
+        _unavailable_logged[chain_id] = now
+    log.warning("balances of chain %s unavailable: %s", chain_id, error)
 
 
 def get_chain(chain_id: Any) -> ChainConfig:
@@ -255,7 +273,7 @@ def asset_balances(user: User | int) -> list[dict]:
         try:
             found = chain_svc.balances(c, owner, [t.token_address for t in tokens])
         except AppError as e:
-            log.warning("balances of chain %s unavailable: %s", c.chain_id, e)
+            _log_unavailable(c.chain_id, e)
             return []
         return [
             {**_token_dict(c, t), "balance": str(found[t.token_address])} for t in tokens if t.token_address in found
