@@ -72,6 +72,7 @@ from wallet_app.services.eth import (
     parse_chain_id,
     parse_uint256,
 )
+from wallet_app.services.merchant_links import parse_ref as parse_payment_id  # a payment's id is its ref
 
 UINT48_MAX = 2**48 - 1
 PERMIT_DEADLINE_SECONDS = 300  # the quote's permit: as short as the Pay deadline (specification section 9)
@@ -101,12 +102,6 @@ DOMAIN_TYPES = [
 
 
 # ---------------------------------------------------------------- pure parsing
-
-
-def parse_payment_id(value: object) -> str:
-    if not isinstance(value, str) or not re.fullmatch(r"0x[0-9a-fA-F]{64}", value.strip()):
-        raise AppError("invalid_payment_id", "payment_id must be 0x and 64 hex digits")
-    return value.strip().lower()
 
 
 def parse_signature(value: object, code: str = "invalid_signature") -> bytes:
