@@ -19,6 +19,8 @@ from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import _deploy_contract, deploy, fund
+from tests.anvil_mining import mining_paused
+from tests.conftest import use_env
 from tests.waits import wait_until
 from wallet_app import relayer as relayer_loop
 from wallet_app.core.config import REPO_ROOT, get_settings
@@ -138,16 +140,13 @@ def rows() -> list[Payment]:
 def sent_unmined(client, w3_, chain, payer, q, merchant, token, amount):
     """The payment executed and sent by the relayer with anvil's automine off (on again at the
     end): its row, its transaction in the node's pool and not mined."""
-    w3_.provider.make_request("evm_setAutomine", [False])
-    try:
+    with mining_paused(w3_):
         r = client.post(f"{API}/payment/execute",
                         json=pay_body(payer, q, merchant, token, amount, int(time.time()) + 300))
         assert r.status_code == 200, r.text
         send_queued(chain)
         (row,) = rows()
         yield row
-    finally:
-        w3_.provider.make_request("evm_setAutomine", [True])
 
 
 # ---------------------------------------------------------------- the flow
@@ -652,12 +651,6 @@ def chains_with(monkeypatch, tmp_path, rpc_url, deployments_path, **fields):
     return chain_svc.get_chain(31337)
 
 
-def set_env(monkeypatch, **values):
-    for k, v in values.items():
-        monkeypatch.setenv(k, str(v))
-    get_settings.cache_clear()
-
-
 def all_rows() -> list[Payment]:
     with get_session() as s:
         return list(s.exec(select(Payment)))
@@ -741,7 +734,7 @@ def test_re_pricing_a_stuck_transaction_stays_under_the_caps(client, payer, depl
     q = get_quote(client, token, 88)
     with sent_unmined(client, w3, chain_svc.get_chain(31337), payer, q, merchant, token, 88) as first:
         old = int(first.gas_price)
-        set_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
+        use_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
         # An absolute cap 5% above the stuck price: no room for the +10% nodes require.
         chain = chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
                             max_gas_price_wei=old * 105 // 100)
@@ -782,7 +775,7 @@ def test_deadline_between_a_minute_and_an_hour_ahead(client, payer, deployed, w3
 
 
 def test_quote_quota_counts_new_quotes_not_polls(client, payer, deployed, monkeypatch):
-    set_env(monkeypatch, PAYMENT_QUOTES_PER_HOUR=3)
+    use_env(monkeypatch, PAYMENT_QUOTES_PER_HOUR=3)
     token = token_of(deployed)
     ids = [get_quote(client, token, a)["payment_id"] for a in (1, 2, 3)]
     for _ in range(5):  # the 1 s polls after an approve: the same open quote, not a new one
@@ -795,7 +788,7 @@ def test_quote_quota_counts_new_quotes_not_polls(client, payer, deployed, monkey
 
 
 def test_open_quote_cap(client, payer, deployed, w3, send_tx, monkeypatch):
-    set_env(monkeypatch, PAYMENT_OPEN_QUOTES_MAX=2)
+    use_env(monkeypatch, PAYMENT_OPEN_QUOTES_MAX=2)
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     q1, _q2 = get_quote(client, token, 1), get_quote(client, token, 2)
@@ -835,7 +828,7 @@ def paid_an_hour_ago(client, quote, body) -> int:
 
 
 def test_execute_quota(client, payer, deployed, w3, send_tx, monkeypatch):
-    set_env(monkeypatch, PAYMENT_EXECUTES_PER_HOUR=2)
+    use_env(monkeypatch, PAYMENT_EXECUTES_PER_HOUR=2)
     token, merchant, quotes, bodies = quoted_payments(client, payer, deployed, send_tx, (1, 2, 3))
     for body in bodies[:2]:
         assert client.post(f"{API}/payment/execute", json=body).status_code == 200
@@ -864,7 +857,7 @@ def held_at_a_barrier(monkeypatch, module, name: str, parties: int) -> None:
 
 
 def test_concurrent_executes_keep_to_the_quota(client, payer, deployed, w3, send_tx, monkeypatch):
-    set_env(monkeypatch, PAYMENT_EXECUTES_PER_HOUR=2)
+    use_env(monkeypatch, PAYMENT_EXECUTES_PER_HOUR=2)
     token, merchant = token_of(deployed), Account.create().address
     approve_directly(send_tx, payer, token, deployed["payment"])
     amounts = (1, 2, 3, 4)
@@ -886,7 +879,7 @@ def test_concurrent_executes_keep_to_the_quota(client, payer, deployed, w3, send
 
 
 def test_concurrent_quotes_keep_to_the_quota(client, payer, deployed, monkeypatch):
-    set_env(monkeypatch, PAYMENT_QUOTES_PER_HOUR=2)
+    use_env(monkeypatch, PAYMENT_QUOTES_PER_HOUR=2)
     token = token_of(deployed)
     held_at_a_barrier(monkeypatch, relayer, "check_ready", 4)  # after the early check, before the write
     with ThreadPoolExecutor(4) as pool:
@@ -904,7 +897,7 @@ def test_concurrent_executes_keep_to_the_relayer_budget(client, payer, deployed,
     reserved = paid_an_hour_ago(client, quotes[0], bodies[0])
     # Room for two claims (the second starts under the budget), not three: 1.5 reservations, all
     # of it this one user's to spend (test_one_user_may_spend_a_share_of_the_budget).
-    set_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=100)
+    use_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=100)
     chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
                 relayer_max_spend_wei_per_hour=reserved * 3 // 2)
     held_at_a_barrier(monkeypatch, payments, "_payable_token_info", 4)  # every budget check passed, no claim yet
@@ -926,7 +919,7 @@ def test_one_user_may_spend_a_share_of_the_budget(client, payer, deployed, w3, s
     reserved = paid_an_hour_ago(client, quotes[0], bodies[0])
     # A budget of ten reservations and a share of 1 %: a tenth of one, under what a mined payment costs
     # (the relayer brings a reservation down to the real cost: about a quarter of it).
-    set_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=1)
+    use_env(monkeypatch, PAYMENT_USER_BUDGET_PERCENT=1)
     chain = chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir,
                         relayer_max_spend_wei_per_hour=reserved * 10)
     assert client.post(f"{API}/payment/execute", json=bodies[1]).status_code == 200
@@ -945,7 +938,7 @@ def test_relayer_below_its_balance_floor_refuses_payments(client, payer, deploye
     poor = Account.create()
     send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=10**15)  # 0.001 ETH, under the default floor of 0.01 ETH
     key_hex = "0x" + bytes(poor.key).hex()
-    set_env(monkeypatch, RELAYER_PRIVATE_KEY=key_hex)
+    use_env(monkeypatch, RELAYER_PRIVATE_KEY=key_hex)
     with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
         refused_with(quote_resp(client, token, 7), 400, "payments_unavailable")
         body = pay_body(payer, q, Account.create().address, token, 7, int(time.time()) + 300)
@@ -1102,7 +1095,7 @@ def test_a_queued_payment_someone_else_got_mined_first_is_ok_not_failed_replayed
     transaction of the relayer's own that the row no longer holds): its check reverts Replayed,
     and the payment was failed 'replayed', no hash and no webhook, while the merchant was paid."""
     token, merchant, amount = token_of(deployed), Account.create().address, 6_000
-    set_env(monkeypatch, MERCHANT_WEBHOOK_URL="http://127.0.0.1:9/hooks", MERCHANT_WEBHOOK_SECRET="s" * 32,
+    use_env(monkeypatch, MERCHANT_WEBHOOK_URL="http://127.0.0.1:9/hooks", MERCHANT_WEBHOOK_SECRET="s" * 32,
             MERCHANT_WEBHOOK_MERCHANTS=merchant)
     approve_directly(send_tx, payer, token, deployed["payment"])
     q = get_quote(client, token, amount)
@@ -1387,7 +1380,7 @@ def test_a_relayer_out_of_funds_is_told_once_not_on_every_pass(client, payer, de
     approve_directly(send_tx, payer, token, deployed["payment"])
     poor = Account.create()
     send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=2 * 10**16)
-    set_env(monkeypatch, RELAYER_PRIVATE_KEY="0x" + bytes(poor.key).hex())
+    use_env(monkeypatch, RELAYER_PRIVATE_KEY="0x" + bytes(poor.key).hex())
     q = get_quote(client, token, 5)
     body = pay_body(payer, q, merchant, token, 5, int(time.time()) + 300)
     assert client.post(f"{API}/payment/execute", json=body).status_code == 200
@@ -1418,7 +1411,7 @@ def test_a_relayer_that_cannot_pay_one_send_at_the_gas_price_refuses_payments(cl
     poor = Account.create()
     one_pay = chain.max_pay_gas * w3.eth.gas_price
     send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=one_pay // 3)
-    set_env(monkeypatch, RELAYER_PRIVATE_KEY="0x" + bytes(poor.key).hex())
+    use_env(monkeypatch, RELAYER_PRIVATE_KEY="0x" + bytes(poor.key).hex())
     with caplog.at_level("WARNING", logger="wallet_app.services.relayer"):
         refused_with(quote_resp(client, token, 7), 400, "payments_unavailable")
     (line,) = [r.getMessage() for r in caplog.records]

@@ -12,6 +12,7 @@ import time
 from eth_account import Account
 from web3 import Web3
 
+from tests.anvil_mining import mining_paused
 from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
     API,
     RELAYER,
@@ -23,11 +24,11 @@ from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
     payer,
     rows,
     send_queued,
-    set_env,
     token_of,
     wait_status,
     wait_until,
 )
+from tests.conftest import use_env
 from wallet_app import crud
 from wallet_app.core.db import exclusive_turn, get_session
 from wallet_app.dev import faucet
@@ -71,11 +72,8 @@ def gas_price_raised(w3, multiple: int):
 @contextlib.contextmanager
 def automine_off(w3):
     assert faucet.wait_idle()  # its sends mined before (see base_fee_restored)
-    rpc(w3, "evm_setAutomine", False)
-    try:
+    with mining_paused(w3):
         yield
-    finally:
-        rpc(w3, "evm_setAutomine", True)
 
 
 def known(w3, tx_hash: str) -> bool:
@@ -413,7 +411,7 @@ def test_only_the_nonce_the_chain_waits_for_is_re_priced_for_waiting(client, pay
         send_queued(chain)
         a, b = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
         assert (a.nonce, b.nonce) == (start_nonce, start_nonce + 1)
-        set_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
+        use_env(monkeypatch, RELAYER_STUCK_SECONDS=0)
         assert relayer.reconcile(chain)["replaced"] == 1
         a2, b2 = (next(r for r in rows() if r.payment_id == p) for p in (pa, pb))
         assert (a2.old_tx_hashes, b2.old_tx_hashes, b2.tx_hash) == (a.tx_hash, None, b.tx_hash)
@@ -461,7 +459,7 @@ def test_payments_sent_with_a_replaced_relayer_key_are_followed(client, payer, d
         send_queued(chain)
         mined, lost = rows()
         rpc(w3, "anvil_dropTransaction", lost.tx_hash)  # it will never be mined
-        set_env(monkeypatch, RELAYER_PRIVATE_KEY=Account.create().key.hex())
+        use_env(monkeypatch, RELAYER_PRIVATE_KEY=Account.create().key.hex())
         assert relayer.relayer_account().address != RELAYER.address
         assert relayer.reconcile(chain) == {"ok": 0, "failed": 0, "resent": 0, "replaced": 0, "pending": 2}
         assert not known(w3, lost.tx_hash)  # not re-sent: the new key does not own that nonce
