@@ -162,3 +162,16 @@ def decode_qr_png(png: bytes) -> str | None:
     out = subprocess.run(["node", "-e", script], input=header + img.tobytes(), capture_output=True, timeout=30,
                          check=True)
     return out.stdout.decode() or None
+
+
+def assert_within_screen(locator: Locator) -> None:
+    """The element is shown whole inside the page's width: it starts and ends on the screen and
+    nothing in it is cut (its content no wider than its box)."""
+    expect(locator).to_be_visible()
+    shown = locator.evaluate(
+        """e => { const r = e.getBoundingClientRect();
+                  return {left: r.left, right: r.right, screen: document.documentElement.clientWidth,
+                          content: e.scrollWidth, box: e.clientWidth}; }"""
+    )
+    assert 0 <= shown["left"] and shown["right"] <= shown["screen"], shown
+    assert shown["content"] <= shown["box"], shown

@@ -22,7 +22,15 @@ from web3 import Web3
 
 from tests.e2e import helpers, vault_py
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, own_app_server, save_screenshot
-from tests.e2e.flows import PIN, create_wallet, expect_alert, local_materials, new_email, pin_field
+from tests.e2e.flows import (
+    PIN,
+    assert_within_screen,
+    create_wallet,
+    expect_alert,
+    local_materials,
+    new_email,
+    pin_field,
+)
 from tests.e2e.flows_payment import (
     approve_until_pay_pin,
     chain_web3,
@@ -205,6 +213,25 @@ def test_link_validation_and_language(page, app_server, screenshot, browser_issu
     # An unknown language is ignored: the user's own.
     page.goto(merchant_link(merchant, token, "2", lang="fr"))
     expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
+    browser_issues.assert_clean()
+
+
+def test_a_long_amount_is_shown_whole(page, app_server, browser_issues):
+    """A link's amount is read whole on a 390 px screen, wrapped: centred on one line, a long one ran
+    past both edges, and 12,345,678.123456 read "2,345,678.123456"."""
+    create_wallet(page, new_email("longpay"))
+    token = token_address(page, "tUSD")
+    merchant = Account.create().address
+    for amount, shown in (
+        ("12345678.123456", "12,345,678.123456"),
+        ("1" * 60 + ".5", ",".join(["111"] * 20) + ".5"),
+    ):
+        page.goto(merchant_link(merchant, token, amount))
+        expect(page.locator("#pay-amount")).to_have_text(shown)
+        expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
+        for element in ("#pay-amount", "#pay-amount-symbol", "#pay-merchant", "#pay-network", "#pay-token"):
+            assert_within_screen(page.locator(element))
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390
     browser_issues.assert_clean()
 
 

@@ -9,7 +9,7 @@ from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e import helpers
-from tests.e2e.flows import create_wallet, expect_alert, new_email
+from tests.e2e.flows import assert_within_screen, create_wallet, expect_alert, new_email
 from tests.e2e.flows_send import (
     bad_checksum,
     confirm_with_pin,
@@ -204,3 +204,19 @@ def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):
         expect(field).to_have_value(address, timeout=10_000)
         expect(page.get_by_role("dialog")).to_have_count(0)  # closed after the scan
         screenshot("send-scanned", page)
+
+
+def test_a_long_amount_on_sign_is_shown_whole(page):
+    """A link's amount is read whole on a 390 px screen: on one line, a long one ran past the card's
+    edge and was cut there."""
+    create_wallet(page, new_email("longsign"))
+    token = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
+    recipient = Account.create().address
+    units = 123_456_789_012_345_678_901_234
+    data = "0xa9059cbb" + recipient[2:].lower().rjust(64, "0") + hex(units)[2:].rjust(64, "0")
+    page.goto("/sign?tx=" + _link({"chain_id": "31337", "to": token["token_address"], "data": data, "value": "0",
+                                   "nonce": "0", "gas_limit": "100000", "gas_price": "1000000000"}))
+    amount = page.locator("#sign-amount")
+    expect(amount).to_have_text("123,456,789,012,345,678.901234 tUSD")
+    assert_within_screen(amount)
+    assert_within_screen(page.locator("#sign-recipient"))

@@ -67,17 +67,23 @@ def payment_page() -> rx.Component:
         rx.vstack(
             rx.vstack(
                 rx.text(t("pay_amount"), size="2", color_scheme="gray"),
+                # Wrapped, never cut: centred and one line, a long amount overflowed both edges of a
+                # 390 px screen, and "12,345,678.123456" read "2,345,678.123456".
                 rx.hstack(
                     rx.text(
                         _dash(s.amount_display),
                         size="8",
                         weight="bold",
                         id="pay-amount",
-                        style={"font_variant_numeric": "tabular-nums"},
+                        text_align="center",
+                        style={"font_variant_numeric": "tabular-nums", "overflow_wrap": "anywhere", "min_width": "0"},
                     ),
-                    rx.text(s.token_symbol, size="5", color_scheme="gray"),
+                    rx.text(s.token_symbol, size="5", color_scheme="gray", id="pay-amount-symbol"),
                     align="baseline",
+                    justify="center",
                     spacing="2",
+                    wrap="wrap",
+                    max_width="100%",
                 ),
                 align="center",
                 spacing="1",
@@ -115,7 +121,10 @@ def payment_page() -> rx.Component:
                 padding_y="4px",
             ),
             _row("pay_network", rx.text(_dash(s.chain_name), size="3", id="pay-network")),
-            _row("pay_token", rx.text(_dash(s.token_symbol), size="3", id="pay-token")),
+            _row(
+                "pay_token",
+                rx.text(_dash(s.token_symbol), size="3", id="pay-token", text_align="right", overflow_wrap="anywhere"),
+            ),
             spacing="2",
             width="100%",
         ),

@@ -35,10 +35,11 @@ def _transfer_summary() -> rx.Component:
         rx.vstack(
             rx.text(t("sign_asset"), size="1", color_scheme="gray"),
             rx.hstack(
-                rx.text(s["token_symbol"], weight="bold", size="4"),
-                rx.text(s["token_name"], size="2", color_scheme="gray"),
+                rx.text(s["token_symbol"], weight="bold", size="4", overflow_wrap="anywhere"),
+                rx.text(s["token_name"], size="2", color_scheme="gray", overflow_wrap="anywhere"),
                 align="baseline",
                 spacing="2",
+                wrap="wrap",
             ),
             spacing="0",
         ),
@@ -72,7 +73,8 @@ def _transfer_summary() -> rx.Component:
                 size="6",
                 weight="bold",
                 id="sign-amount",
-                style={"font-variant-numeric": "tabular-nums"},
+                # Wrapped, never cut at the card's edge: the amount must be read whole.
+                style={"font-variant-numeric": "tabular-nums", "overflow-wrap": "anywhere"},
             ),
             spacing="0",
         ),
