@@ -194,11 +194,15 @@ def test_link_validation_and_language(page, app_server, screenshot, browser_issu
         (merchant_link(merchant, token, None), "Please enter the amount."),
         (merchant_link(merchant, None, "1"), "Please select a token."),
         (merchant_link(merchant, token, "1", chain_id=None), "Please select a network."),
+        # Not an amount: never shown as one, in the page's largest letters.
+        (merchant_link(merchant, token, "Locked! Call +1 800 555 0100 \u202e"), "Invalid amount format."),
     ]
     for link, message in cases:
         page.goto(link)
         expect(error).to_have_text(message)
         expect(pay).to_be_disabled()
+        # Only an amount read from the link is shown.
+        expect(page.locator("#pay-amount")).to_have_text("—")
     screenshot("payment-invalid")
     # lang=ko shows this page in Korean; a valid link enables the button.
     page.goto(merchant_link(merchant, token, "2", lang="ko"))

@@ -296,10 +296,12 @@ class PaymentState(SignedInState):
         self.token_symbol = info.token_symbol if info else short_address(link.token)
         self.token_decimals = info.token_decimals if info else 0
         self.units = str(units) if units else ""
+        # Only an amount read from the link is shown: its own text, when it is none, could be any 100
+        # characters (a phone number to call, a bidi override) in the page's largest letters.
         self.amount_display = (
             amounts.format_balance(units, info.token_decimals, max_decimals=info.token_decimals)
             if info and units
-            else link.amount.strip()
+            else ""
         )
         self.problem = problem
         self._units = units
