@@ -8,7 +8,8 @@ build_transfer_uri(token, chain_id, to, units)
 parse_transfer_uri(text) -> TransferRequest
     What the Send scanner and a pasted URI fill in. The EIP-681 grammar this reads:
         "ethereum:" ["pay-"] <0x address> ["@" <chain id>] ["/" <function>] ["?" key=value ("&" key=value)*]
-    - the scheme and "pay-" in any case (QR codes in alphanumeric mode are upper case);
+    - the scheme, "pay-" and the target's "0x" in any case (QR codes in alphanumeric mode are upper
+      case: "ETHEREUM:0X5AAEB6…");
     - no function and no value (or value=0): the address alone, as many wallets' Receive QR codes
       write it ("ethereum:0x..."): the recipient, token None (the sender picks the token);
     - no function with a value: a native coin send: refused with native_blocked, as the Send form does;
@@ -107,7 +108,7 @@ def parse_transfer_uri(text: Any) -> TransferRequest:
     m = _URI.fullmatch(text.strip())
     if m is None:
         raise _invalid("not an EIP-681 URI with a 0x address")
-    target = parse_address(m["target"], code="uri_invalid", allow_zero=True)
+    target = parse_address("0x" + m["target"][2:], code="uri_invalid", allow_zero=True)  # "0X" too
     chain_id = parse_chain_id(m["chain"], code="uri_invalid") if m["chain"] is not None else None
     params = _params(m["query"])
     function = m["function"]

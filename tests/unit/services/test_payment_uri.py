@@ -58,6 +58,7 @@ TRANSFER = f"ethereum:{TOKEN}@31337/transfer?address={TO}&uint256=1500000"
     (f"  {TRANSFER}\n", TransferRequest(TOKEN, TO, 31337, 1_500_000)),
     (f"ethereum:pay-{TOKEN}@1/transfer?address={TO}&uint256=1e6", TransferRequest(TOKEN, TO, 1, 10**6)),
     (f"ETHEREUM:PAY-{TOKEN}@1/transfer?address={TO}&uint256=1", TransferRequest(TOKEN, TO, 1, 1)),
+    (f"ETHEREUM:{TOKEN.upper()}@1/transfer?address={TO}&uint256=1", TransferRequest(TOKEN, TO, 1, 1)),
     # lowercase (no checksum) addresses are accepted and checksummed
     (f"ethereum:{TOKEN.lower()}@8453/transfer?address={TO.lower()}&uint256=2.014e18",
      TransferRequest(TOKEN, TO, 8453, 2_014_000_000_000_000_000)),
@@ -79,6 +80,9 @@ def test_parse_transfer_uri(text, expected):
     (f"ethereum:{TO.lower()}@31337", TransferRequest(None, TO, 31337, None)),
     (f"ethereum:pay-{TO}@1?value=0&label=Alice", TransferRequest(None, TO, 1, None)),
     (f"ethereum:{TO}/", TransferRequest(None, TO, None, None)),
+    # a QR code in alphanumeric mode: all upper case, "0X" too
+    (f"ETHEREUM:{TO.upper()}", TransferRequest(None, TO, None, None)),
+    (f"ETHEREUM:PAY-{TO.upper()}@31337", TransferRequest(None, TO, 31337, None)),
 ])
 def test_an_address_alone_names_the_recipient_only(text, expected):
     assert parse_transfer_uri(text) == expected
