@@ -36,7 +36,8 @@ AMOUNT_CODES = ("amount_empty", "invalid_amount", "max_decimals")  # the amount 
 def fields_from_uri(text: str, chains: list[dict[str, str]], user_tokens: list[dict], selected: str) -> dict[str, str]:
     """The Send form's fields an EIP-681 URI fills: {chain_id, token_address, recipient, amount}
     for a token transfer; for an address alone only the recipient, and the network with its
-    first token when the URI names another network. Or AppError: the URI's own
+    first token and an empty amount when the URI names another network (an amount typed for one
+    token is never left under another that a scanned code chose). Or AppError: the URI's own
     (services.payment_uri), uri_unsupported_chain, or uri_unsupported_token when the token is
     not in the user's list on that network. `chains` are the form's ({chain_id, chain_name}
     strings), `user_tokens` services.tokens.user_tokens'. A URI without a chain id is for the
@@ -51,7 +52,8 @@ def fields_from_uri(text: str, chains: list[dict[str, str]], user_tokens: list[d
         if chain_id == selected:
             return {"recipient": request.recipient}
         first = [x["token_address"] for x in user_tokens if str(x["chain_id"]) == chain_id]
-        return {"chain_id": chain_id, "token_address": first[0] if first else "", "recipient": request.recipient}
+        token = first[0] if first else ""
+        return {"chain_id": chain_id, "token_address": token, "recipient": request.recipient, "amount": ""}
     for x in user_tokens:
         if str(x["chain_id"]) == chain_id and str(x["token_address"]).lower() == request.token.lower():
             amount = "" if request.units is None else format_units(request.units, int(x["token_decimals"]))

@@ -50,9 +50,10 @@ def test_fields_from_uri(uri, selected, fields):
     # an address alone (wallets' Receive QR codes): the recipient; the token and amount stay as chosen
     (f"ethereum:{ME.lower()}", "31337", {"recipient": ME}),
     (f"ethereum:{ME}@31337", "31337", {"recipient": ME}),
-    # another network named: that network and its first token, as choosing it in the form does
-    (f"ethereum:{ME}@84532", "31337", {"chain_id": "84532", "token_address": OTHER, "recipient": ME}),
-    (f"ethereum:{ME}@31337", "", {"chain_id": "31337", "token_address": TUSD, "recipient": ME}),
+    # another network named: that network and its first token, as choosing it in the form does, and
+    # no amount: one typed for the token before is not left under another the code chose
+    (f"ethereum:{ME}@84532", "31337", {"chain_id": "84532", "token_address": OTHER, "recipient": ME, "amount": ""}),
+    (f"ethereum:{ME}@31337", "", {"chain_id": "31337", "token_address": TUSD, "recipient": ME, "amount": ""}),
 ])
 def test_an_address_uri_fills_the_recipient(uri, selected, fields):
     assert fields_from_uri(uri, CHAINS, TOKENS, selected) == fields
