@@ -1,6 +1,6 @@
 // QR-scan button for the Send page's recipient field: a camera dialog that decodes with
-// jsQR and hands onScan an EIP-681 "ethereum:" URI whole, else the recipient (first
-// 0x + 40 hex, else the trimmed text).
+// jsQR and hands onScan an EIP-681 "ethereum:" URI or a merchant link to this wallet's
+// /payment whole, else the recipient (first 0x + 40 hex, else the trimmed text).
 // jsqr is imported only when the dialog opens, so /send stays light.
 import { useEffect, useRef, useState } from "react";
 import { Button, Dialog, Flex, IconButton, Text } from "@radix-ui/themes";
@@ -90,7 +90,7 @@ export function QrScanButton({ messages, errors, onScan, onError }) {
           if (!code || !code.data) return;
           end();
           setOpen(false);
-          props.current.onScan && props.current.onScan(recipientFromScan(code.data));
+          props.current.onScan && props.current.onScan(recipientFromScan(code.data, window.location.origin));
         }, SCAN_INTERVAL_MS);
       })
       .catch(fail);

@@ -11,11 +11,26 @@ const ADDRESS = /0x[0-9a-fA-F]{40}/;
 // server to read (wallet_app/services/payment_uri.py): its first address is the token's.
 const PAYMENT_URI = /^ethereum:/i;
 
-// What to hand the Send page from a scanned QR text: a payment URI as it is, else the
-// recipient, e.g. "pay 0xAbC… now" -> "0xAbC…"; with no address in it, the trimmed text.
-export function recipientFromScan(text) {
+// A merchant link to this wallet's own payment page (`origin` + "/payment?…"): handed over
+// whole, trimmed, for the Send page to open it (wallet_app/services/merchant_links.py,
+// own_payment_path). Its first address is the merchant's, or the token contract's in another
+// order of its parameters: as a bare recipient it lost the amount and the order's ref.
+function isOwnPaymentLink(text, origin) {
+  if (!origin) return false;
+  try {
+    const url = new URL(text);
+    return url.origin === origin && url.pathname.replace(/\/+$/, "") === "/payment" && url.search.length > 1;
+  } catch (e) {
+    return false;
+  }
+}
+
+// What to hand the Send page from a scanned QR text: a payment URI or a merchant link to this
+// wallet (`origin`, the page's own) as it is, else the recipient, e.g. "pay 0xAbC… now" ->
+// "0xAbC…"; with no address in it, the trimmed text.
+export function recipientFromScan(text, origin = "") {
   const s = text == null ? "" : String(text);
-  if (PAYMENT_URI.test(s.trim())) return s.trim();
+  if (PAYMENT_URI.test(s.trim()) || isOwnPaymentLink(s.trim(), origin)) return s.trim();
   const m = ADDRESS.exec(s);
   return m ? m[0] : s.trim();
 }

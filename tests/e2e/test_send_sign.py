@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.flows import assert_within_screen, create_wallet, expect_alert, new_email
+from tests.e2e.flows_payment import deployed_token
 from tests.e2e.flows_send import (
     bad_checksum,
     confirm_with_pin,
@@ -204,6 +205,24 @@ def test_qr_scan_fills_recipient(pw, app_server, tmp_path, screenshot):
         expect(field).to_have_value(address, timeout=10_000)
         expect(page.get_by_role("dialog")).to_have_count(0)  # closed after the scan
         screenshot("send-scanned", page)
+
+
+def test_a_scanned_payment_link_of_this_wallet_opens_the_payment_page(pw, app_server, tmp_path):
+    """A merchant's QR code of its link to this wallet, scanned on Send, opens the payment page (its
+    amount, merchant and Pay), instead of filling its first address as a bare recipient: here the
+    token's (the merchant's in the usual order), without the amount or the order's ref."""
+    token = deployed_token(app_server, "tUSD")
+    merchant = Account.create().address
+    link = f"{app_server.base_url}/payment?token={token}&merchant={merchant}&chain_id=31337&amount=1.5&lang=en"
+    with page_with_camera(pw, app_server, link, tmp_path) as page:
+        create_wallet(page, new_email("scanlink"))
+        page.goto("/send")
+        page.get_by_role("button", name="Scan QR code").click()
+        page.wait_for_url("**/payment?**", timeout=10_000)
+        expect(page.locator("#pay-amount")).to_have_text("1.5")
+        expect(page.locator("#pay-merchant")).to_have_text(merchant)
+        expect(page.locator("#pay-token")).to_have_text("tUSD")
+        expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
 
 
 def test_a_long_amount_on_sign_is_shown_whole(page):

@@ -160,6 +160,33 @@ def test_recipient_from_scan_table(browser, qr_site):
         context.close()
 
 
+ORIGIN = "https://wallet.example.com"
+OWN_LINK = f"{ORIGIN}/payment?merchant={ADDRESS}&chain_id=31337&token=0x{HEX40}&amount=1.5"
+OWN_LINK_CASES = [
+    # a merchant link to this wallet: whole (trimmed), for Send to open it, not its first address
+    (f" {OWN_LINK}\n", ORIGIN, OWN_LINK),
+    (f"{ORIGIN}/payment/?token=0x{HEX40}&merchant={ADDRESS}", ORIGIN,
+     f"{ORIGIN}/payment/?token=0x{HEX40}&merchant={ADDRESS}"),
+    # another site's, another page, no query, or no origin given: the scanner's rule as before
+    (OWN_LINK.replace(ORIGIN, "https://evil.example"), ORIGIN, ADDRESS),
+    (OWN_LINK.replace(ORIGIN, "http://wallet.example.com"), ORIGIN, ADDRESS),
+    (OWN_LINK.replace("/payment", "/sign"), ORIGIN, ADDRESS),
+    (f"{ORIGIN}/payment", ORIGIN, f"{ORIGIN}/payment"),
+    (f"see {OWN_LINK}", ORIGIN, ADDRESS),
+    (OWN_LINK, "", ADDRESS),
+]
+
+
+def test_recipient_from_scan_keeps_a_link_to_this_wallet_whole(browser, qr_site):
+    context, page, _, _ = _open(browser, qr_site)
+    try:
+        got = page.evaluate("(cases) => cases.map(([t, o]) => window.qr.recipientFromScan(t, o))",
+                            [[c[0], c[1]] for c in OWN_LINK_CASES])
+        assert got == [c[2] for c in OWN_LINK_CASES]
+    finally:
+        context.close()
+
+
 def test_camera_error_code_table(browser, qr_site):
     context, page, _, _ = _open(browser, qr_site)
     try:

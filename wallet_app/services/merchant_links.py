@@ -13,13 +13,16 @@
 
 The app's own reader is wallet_app.state.payment.read_link; tests/unit/services/
 test_merchant_links.py checks that it accepts what payment_link builds.
+
+own_payment_path(text, origin): such a link to this wallet (`origin`, the page's own) as scanned
+by Send's QR button: the path it opens ("/payment?<query>"), None for any other text.
 """
 
 from __future__ import annotations
 
 import re
 from decimal import Decimal
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 from eth_utils import keccak
 
@@ -83,3 +86,30 @@ def payment_link(
             raise AppError("invalid_locale", "lang must be ko or en")
         params["lang"] = lang
     return f"{base_url.rstrip('/')}{routes.PAYMENT}?{urlencode(params)}"
+
+
+def own_payment_path(text: object, origin: str) -> str | None:
+    """A merchant link to this wallet's /payment (scheme and host as `origin`, e.g.
+    "https://wallet.example.com") -> "/payment?<its query>"; None for any other text. Send's
+    scanner opens it: read as a plain text, its first address (the merchant's, or in another
+    order of the parameters the token contract's) became a bare recipient, without the amount
+    and the order's ref (a transfer the merchant cannot match, or tokens sent to the token)."""
+    if not isinstance(text, str) or not origin or len(text) > 2000:
+        return None
+    try:
+        url, mine = urlsplit(text.strip()), urlsplit(origin)
+        ports = (url.port, mine.port)  # a malformed port raises
+    except ValueError:
+        return None
+    scheme = url.scheme.lower()
+    if scheme not in ("http", "https") or not url.hostname or url.username or url.password:
+        return None
+    default = {"http": 80, "https": 443}[scheme]
+    same = (
+        scheme == mine.scheme.lower()
+        and url.hostname == mine.hostname
+        and (ports[0] or default) == (ports[1] or default)
+    )
+    if not same or routes.normalize_path(url.path) != routes.PAYMENT or not url.query:
+        return None
+    return f"{routes.PAYMENT}?{url.query}"

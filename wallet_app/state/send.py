@@ -1,6 +1,7 @@
 """/send: network, token (filtered by network), recipient, amount.
 
-An EIP-681 payment URI ("ethereum:<token>@<chain>/transfer?address=<to>&uint256=<units>", issue 14
+A scanned merchant link to this wallet's /payment opens that page (services.merchant_links.
+own_payment_path). An EIP-681 payment URI ("ethereum:<token>@<chain>/transfer?address=<to>&uint256=<units>", issue 14
 item 5), scanned or pasted into the recipient field, fills network, token, recipient and amount
 (services.payment_uri reads it; the token must be in the user's list on that network). A scanned
 one that cannot be used shows its reason in the alert, a pasted one under the field.
@@ -21,7 +22,7 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.errors import AppError, as_app_error
-from wallet_app.services import activity, payment_uri, tokens, transfers, txlink
+from wallet_app.services import activity, merchant_links, payment_uri, tokens, transfers, txlink
 from wallet_app.services.amounts import format_units
 from wallet_app.services.eth import is_hex_address, parse_address
 from wallet_app.state.base import SignedInState
@@ -187,10 +188,13 @@ class SendState(SignedInState):
 
     @rx.event
     def scanned(self, text: str):
-        """The QR scanner's result: a payment URI as scanned, else the first 0x + 40 hex, else
-        the trimmed text."""
+        """The QR scanner's result: a merchant link to this wallet's /payment is opened there; a
+        payment URI as scanned; else the first 0x + 40 hex, else the trimmed text."""
         if not isinstance(text, str):
             return None
+        link = merchant_links.own_payment_path(text, self.router.url.origin)
+        if link is not None:
+            return rx.redirect(link)
         self.uri_error = {}
         if payment_uri.is_payment_uri(text):
             try:

@@ -10,7 +10,7 @@ import pytest
 
 from wallet_app.errors import AppError
 from wallet_app.services.chain import ChainConfig
-from wallet_app.services.merchant_links import order_ref, parse_ref, payment_link
+from wallet_app.services.merchant_links import order_ref, own_payment_path, parse_ref, payment_link
 from wallet_app.state.payment import read_link
 
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
@@ -100,3 +100,36 @@ def test_order_ref():
     assert order_ref("order-42") == "0x33222b0f2ac2490b557ba3ca8e9af1c7dfc0cf797bcc6397ee1b22d87d07825f"
     with pytest.raises(AppError):
         order_ref(" ")
+
+
+ORIGIN = "https://wallet.example.com"
+QUERY = f"merchant={MERCHANT}&chain_id=31337&token={TOKEN}&amount=1.5&ref={REF}"
+
+
+@pytest.mark.parametrize("text, origin, path", [
+    # a merchant link to this wallet, as payment_link builds it: opened on /payment, query and all
+    (payment_link(ORIGIN, MERCHANT, 31337, TOKEN, "1.5", ref=REF), ORIGIN, f"/payment?{QUERY}"),
+    (f"  https://WALLET.example.com:443/payment/?{QUERY}\n", ORIGIN, f"/payment?{QUERY}"),
+    (f"http://localhost:3000/payment?token={TOKEN}&merchant={MERCHANT}", "http://localhost:3000",
+     f"/payment?token={TOKEN}&merchant={MERCHANT}"),
+    # anything else keeps the scanner's rule (its first address, or the text)
+    (f"https://evil.example.com/payment?{QUERY}", ORIGIN, None),
+    (f"https://wallet.example.com.evil.example/payment?{QUERY}", ORIGIN, None),
+    (f"https://wallet.example.com@evil.example/payment?{QUERY}", ORIGIN, None),
+    (f"https://user@wallet.example.com/payment?{QUERY}", ORIGIN, None),
+    (f"http://wallet.example.com/payment?{QUERY}", ORIGIN, None),
+    (f"https://wallet.example.com:8443/payment?{QUERY}", ORIGIN, None),
+    (f"https://wallet.example.com:x/payment?{QUERY}", ORIGIN, None),
+    (f"https://wallet.example.com/sign?{QUERY}", ORIGIN, None),
+    (f"https://wallet.example.com/payments?{QUERY}", ORIGIN, None),
+    ("https://wallet.example.com/payment", ORIGIN, None),
+    (f"javascript:alert(1)//{ORIGIN}/payment?{QUERY}", ORIGIN, None),
+    (f"see {ORIGIN}/payment?{QUERY}", ORIGIN, None),
+    (f"ethereum:{TOKEN}@31337/transfer?address={MERCHANT}", ORIGIN, None),
+    (MERCHANT, ORIGIN, None),
+    (f"{ORIGIN}/payment?{QUERY}", "", None),
+    (f"{ORIGIN}/payment?" + "a" * 2000, ORIGIN, None),
+    (None, ORIGIN, None),
+])
+def test_own_payment_path(text, origin, path):
+    assert own_payment_path(text, origin) == path
