@@ -196,6 +196,9 @@ def test_link_validation_and_language(page, app_server, screenshot, browser_issu
         (merchant_link(merchant, token, "1", chain_id=None), "Please select a network."),
         # Not an amount: never shown as one, in the page's largest letters.
         (merchant_link(merchant, token, "Locked! Call +1 800 555 0100 \u202e"), "Invalid amount format."),
+        # A value given twice: readers disagree on which one counts (JavaScript's the first).
+        (merchant_link(merchant, token, "1") + f"&merchant={Account.create().address}",
+         "This payment link gives one of its values twice, so it cannot be paid."),
     ]
     for link, message in cases:
         page.goto(link)

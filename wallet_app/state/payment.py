@@ -22,6 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
+from urllib.parse import parse_qsl
 
 import reflex as rx
 
@@ -97,6 +98,16 @@ class Link:
     amount: str = ""  # as written in the link (bounded)
     ref: str = ""  # the merchant's paymentRef (0x + 64 lowercase hex), "" when the link has none
     problem: str = ""  # catalogue key of the first problem, "" when the link reads well
+
+
+def link_params(query: str) -> tuple[dict[str, str], str]:
+    """The link's parameters from its query string, and "pay_link_repeated" when a key is given
+    twice ("" when not). Which one counts differs between readers (the page's took the last,
+    JavaScript's URLSearchParams.get the first): "merchant=A&...&merchant=B" read as A by a
+    merchant's own check or a link preview was paid to B."""
+    pairs = parse_qsl(query or "", keep_blank_values=True)
+    params = dict(pairs)
+    return params, ("pay_link_repeated" if len(params) != len(pairs) else "")
 
 
 def read_link(params: Mapping[str, str], configured: list[ChainConfig], owner: str = "") -> Link:
@@ -250,7 +261,7 @@ class PaymentState(SignedInState):
         user = await self._require_user()
         if user is None:
             return self._to_login()
-        params: Mapping[str, str] = self.router.url.query_parameters
+        params, repeated = link_params(self.router.url.query)
         # The link's language is this page's only: the stored locale stays (the next page
         # load applies the user's own language again).
         lang = normalize_lang(params.get("lang", "").strip())
@@ -271,6 +282,8 @@ class PaymentState(SignedInState):
         except AppError:
             configured = []
         link = read_link(params, configured, user.address or "")
+        if repeated:
+            link = replace(link, problem=repeated)
         info, units, problem = None, 0, link.problem
         if not problem and link.chain is not None:
             try:

@@ -11,7 +11,7 @@ import pytest
 from wallet_app.errors import AppError
 from wallet_app.services.chain import ChainConfig
 from wallet_app.services.merchant_links import order_ref, own_payment_path, parse_ref, payment_link
-from wallet_app.state.payment import read_link
+from wallet_app.state.payment import link_params, read_link
 
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
 TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3"
@@ -133,3 +133,19 @@ QUERY = f"merchant={MERCHANT}&chain_id=31337&token={TOKEN}&amount=1.5&ref={REF}"
 ])
 def test_own_payment_path(text, origin, path):
     assert own_payment_path(text, origin) == path
+
+
+@pytest.mark.parametrize("query, params, problem", [
+    (QUERY, {"merchant": MERCHANT, "chain_id": "31337", "token": TOKEN, "amount": "1.5", "ref": REF}, ""),
+    ("merchant=0xA&amount=1+2&lang=", {"merchant": "0xA", "amount": "1 2", "lang": ""}, ""),
+    ("", {}, ""),
+    # a key given twice: readers disagree on which one counts (JavaScript's URLSearchParams.get the
+    # first, this page the last), so the link is refused whatever the values
+    (f"{QUERY}&merchant={RELAYER}", {"merchant": RELAYER, "chain_id": "31337", "token": TOKEN, "amount": "1.5",
+                                      "ref": REF}, "pay_link_repeated"),
+    ("amount=1&amount=1", {"amount": "1"}, "pay_link_repeated"),
+    ("amount=&amount=5", {"amount": "5"}, "pay_link_repeated"),
+    ("lang=ko&lang=en", {"lang": "en"}, "pay_link_repeated"),
+])
+def test_link_params(query, params, problem):
+    assert link_params(query) == (params, problem)

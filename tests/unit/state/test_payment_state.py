@@ -6,6 +6,7 @@ import dataclasses
 import json
 import time
 from types import SimpleNamespace
+from urllib.parse import urlencode
 
 import pytest
 from eth_account import Account
@@ -162,7 +163,7 @@ def flow(monkeypatch):
     monkeypatch.setattr(PaymentState, "__aexit__", leave, raising=False)
     monkeypatch.setattr(PaymentState, "_require_user", signed_in)
     monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
-        url=SimpleNamespace(path="/payment", query_parameters={}))), raising=False)
+        url=SimpleNamespace(path="/payment", query_parameters={}, query=""))), raising=False)
     monkeypatch.setattr(payment_state.accounts, "hit", lambda *a: None)
     s = PaymentState(_reflex_internal_init=True)
     s.address, s._units, s.chain_id, s.token, s.merchant, s.loaded = USER.address, 5, 31337, TOKEN, MERCHANT, True
@@ -222,7 +223,7 @@ def test_a_links_token_read_from_the_chain_counts_as_a_metadata_lookup(flow, mon
     monkeypatch.setattr(payment_state.tokens, "token_info", lambda user, c, address: None)
     params = {"merchant": MERCHANT, "chain_id": "31337", "token": token, "amount": "1"}
     monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
-        url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
+        url=SimpleNamespace(path="/payment", query_parameters=params, query=urlencode(params)))), raising=False)
     run_async(PaymentState.load.fn(flow))
     assert hits == counted
 
@@ -252,7 +253,7 @@ def test_a_links_token_not_listed_is_named_by_its_address(flow, monkeypatch, tok
     monkeypatch.setattr(payment_state.tokens, "user_tokens", lambda user: [{"chain_id": 31337, "token_address": OWN}])
     params = {"merchant": MERCHANT, "chain_id": "31337", "token": token, "amount": "1"}
     monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
-        url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
+        url=SimpleNamespace(path="/payment", query_parameters=params, query=urlencode(params)))), raising=False)
     run_async(PaymentState.load.fn(flow))
     assert (flow.token_symbol, flow.token_decimals, flow.units) == (shown, 6, "1000000")
 
@@ -304,7 +305,7 @@ def tab(flow, monkeypatch):
     """The flow fixture whose page loads (open_link) read TAB_LINK: a tab opening links."""
     params = TAB_LINK
     monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
-        url=SimpleNamespace(path="/payment", query_parameters=params))), raising=False)
+        url=SimpleNamespace(path="/payment", query_parameters=params, query=urlencode(params)))), raising=False)
     monkeypatch.setattr(payment_state.chains, "get_chains", lambda: [TUSD])
     monkeypatch.setattr(payment_state.tokens, "token_info", lambda user, c, address: TUSD.tokens[0])
     monkeypatch.setattr(payment_state.payments, "quote", lambda *a: dict(QUOTE))

@@ -15,6 +15,7 @@ EN: dict[str, str] = {
     "pay_enter_amount": "Please enter the amount.",
     "pay_decimals_missing": "Token decimals not available.",
     "pay_invalid_amount": "Invalid amount format.",
+    "pay_link_repeated": "This payment link gives one of its values twice, so it cannot be paid.",
     # Progress (the processing overlay and the in-progress message state).
     "pay_quoting": "Checking the payment…",
     "pay_approving": "Approval sent. Waiting for it to be confirmed…",
@@ -46,6 +47,7 @@ KO: dict[str, str] = {
     "pay_enter_amount": "금액을 입력해 주세요.",
     "pay_decimals_missing": "토큰 소수점 정보를 확인할 수 없습니다.",
     "pay_invalid_amount": "금액 형식이 올바르지 않습니다.",
+    "pay_link_repeated": "이 결제 링크에는 같은 항목이 두 번 들어 있어 결제할 수 없습니다.",
     "pay_quoting": "결제를 확인하는 중…",
     "pay_approving": "승인을 보냈습니다. 확인을 기다리는 중…",
     "pay_approve_sent": "승인 트랜잭션: ",
