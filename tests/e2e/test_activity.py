@@ -14,7 +14,7 @@ from web3 import Web3
 
 from contracts.artifacts import artifact
 from contracts.deploy import fund
-from tests.e2e.flows import PIN, create_wallet, local_materials, new_email, set_language
+from tests.e2e.flows import PIN, assert_within_screen, create_wallet, local_materials, new_email, set_language
 from tests.e2e.flows_payment import server_env
 from tests.e2e.flows_send import web3_of
 from tests.e2e.test_assets import FAUCET_BALANCE, wait_for_balance
@@ -173,4 +173,29 @@ def test_dust_from_a_lookalike_of_a_recipient_is_called_out(page: Page, app_serv
         "이 주소로는 절대 보내지 마세요."])
     expect(received.locator(".activity-warning")).to_have_count(1)
     screenshot("activity_poisoning_ko")
+    browser_issues.assert_clean()
+
+
+def test_a_long_amount_is_shown_whole(page: Page, app_server, browser_issues):
+    """An entry's amount wraps inside the 390 px screen: on one line, a long one was cut at the
+    card's edge (here a send of far more than the balance, which failed: /tx/build cannot
+    estimate it, so it is built here)."""
+    address = create_wallet(page, new_email("activity-long"))
+    wait_for_balance(page, "tUSD", FAUCET_BALANCE)  # the faucet's gas has landed too
+    tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
+    phrase = recover_phrase(local_materials(page, address), PIN)
+    account = Account.from_mnemonic(phrase, account_path="m/44'/60'/0'/0/0")
+    data = "0xa9059cbb" + RECIPIENT[2:].rjust(64, "0") + "f" * 64  # transfer(RECIPIENT, 2**256 - 1)
+    signed = account.sign_transaction({
+        "chainId": 31337, "to": tusd["token_address"], "data": data, "value": 0, "nonce": 0, "gas": 100_000,
+        "gasPrice": web3_of(app_server).eth.gas_price * 2})
+    submitted = page.request.post("/api/v1/tx/submit", data={"raw_tx": "0x" + signed.raw_transaction.hex()
+                                                             .removeprefix("0x")})
+    assert submitted.ok, submitted.text()
+
+    page.goto("/activity")
+    summary = page.locator(".activity-entry .activity-summary")
+    amount = "115,792,089,237,316,195,423,570,985,008,687,907,853,269,984,665,640,564,039,457,584,007,913,129.639935"
+    expect(summary).to_have_text(f"Sent {amount} tUSD to {RECIPIENT[:6]}…{RECIPIENT[-4:]}")
+    assert_within_screen(summary)
     browser_issues.assert_clean()

@@ -79,7 +79,8 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
                 _localized(item, "summary"),
                 size="3",
                 class_name="activity-summary",
-                style={"font_variant_numeric": "tabular-nums"},
+                # Wrapped, never cut at the card's edge: an entry states its whole amount.
+                style={"font_variant_numeric": "tabular-nums", "overflow_wrap": "anywhere"},
             ),
             rx.cond(
                 item["warning_en"] != "",
