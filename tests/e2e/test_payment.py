@@ -45,6 +45,7 @@ from tests.e2e.flows_payment import (
     wait_for_balance,
     wait_for_chain_balance,
 )
+from tests.e2e.test_activity import lookalike_of, submit_transfer
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tEUR or tUSD (6 decimals)
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"  # anvil #1, the dev relayer key
@@ -239,6 +240,32 @@ def test_a_long_amount_is_shown_whole(page, app_server, browser_issues):
         for element in ("#pay-amount", "#pay-amount-symbol", "#pay-merchant", "#pay-network", "#pay-token"):
             assert_within_screen(page.locator(element))
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    browser_issues.assert_clean()
+
+
+def test_a_merchant_that_imitates_an_address_paid_before_is_called_out(page, app_server, browser_issues):
+    """Address poisoning on /payment: a merchant with the first and last 4 hex digits of an address
+    the user sent to gets the warning Send and /sign give; so does a token's contract."""
+    address = create_wallet(page, new_email("poisonpay"))
+    wait_for_balance(page, "tUSD", 1_000_000)  # the faucet's tokens and gas
+    tusd = next(t for t in page.request.get("/api/v1/tokens").json() if t["token_symbol"] == "tUSD")
+    paid = Account.create().address
+    submit_transfer(page, address, tusd, 1_000_000, to=paid)
+    note = page.locator("#pay-merchant-note")
+
+    page.goto(merchant_link(lookalike_of(paid), tusd["token_address"], "1"))
+    expect(page.locator("#pay-merchant")).to_have_text(lookalike_of(paid))
+    expect(note).to_have_text("This address looks like one you used before, but it is different.")
+    page.goto(merchant_link(tusd["token_address"], tusd["token_address"], "1"))
+    expect(page.locator("#pay-merchant")).to_have_text(tusd["token_address"])
+    expect(note).to_have_text("This is a token's contract address: tokens sent to it are usually lost for good.")
+    # The address itself, or a new one: no note.
+    for merchant in (paid, Account.create().address):
+        page.goto(merchant_link(merchant, tusd["token_address"], "1"))
+        expect(page.locator("#pay-merchant")).to_have_text(merchant)
+        expect(note).to_have_count(0)
+    page.goto(merchant_link(lookalike_of(paid), tusd["token_address"], "1", lang="ko"))
+    expect(note).to_have_text("이 주소는 전에 사용한 주소와 비슷해 보이지만 다른 주소입니다.")
     browser_issues.assert_clean()
 
 

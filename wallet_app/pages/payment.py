@@ -116,6 +116,18 @@ def payment_page() -> rx.Component:
                     spacing="2",
                     width="100%",
                 ),
+                # A look-alike of an address paid before, or a token's contract (state.payment.merchant_note_key).
+                rx.cond(
+                    s.merchant_note != "",
+                    rx.callout.root(
+                        rx.callout.icon(rx.icon("triangle-alert")),
+                        rx.callout.text(t_var(s.merchant_note), id="pay-merchant-note"),
+                        color_scheme="orange",
+                        size="1",
+                        role="status",
+                        width="100%",
+                    ),
+                ),
                 spacing="1",
                 width="100%",
                 padding_y="4px",

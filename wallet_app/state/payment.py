@@ -8,6 +8,8 @@ each poll held until the payment is final (payment_watch).
 Gasless (issue 14): when the quote offers a Permit (the token has EIP-2612), the PIN dialog signs
 the Permit and the Pay message with one PIN entry, both with this page's deadline, and execute
 carries the permit: no approve transaction, no native coin needed.
+A merchant that imitates an address the user sent or paid to (address poisoning), or that is a
+token's contract, gets the warning Send and /sign give (merchant_note_key).
 Only public values pass through here: the built approve transaction, the signed raw transaction
 and the Pay signature. The PIN and keys stay in the PIN dialog's JS.
 """
@@ -30,7 +32,7 @@ from wallet_app import routes
 from wallet_app.core.threads import in_payment_thread
 from wallet_app.errors import AppError, as_app_error
 from wallet_app.i18n import normalize_lang
-from wallet_app.services import accounts, amounts, merchant_links, payments, tokens, transfers, txpreview
+from wallet_app.services import accounts, activity, amounts, merchant_links, payments, tokens, transfers, txpreview
 from wallet_app.services import chain as chains
 from wallet_app.services.chain import ChainConfig
 from wallet_app.services.eth import checksum, parse_address, parse_chain_id, short_address
@@ -140,6 +142,15 @@ def read_link(params: Mapping[str, str], configured: list[ChainConfig], owner: s
     return link
 
 
+def merchant_note_key(merchant: str, known: list[str], tokens: list[str]) -> str:
+    """The note under the merchant (catalogue key, "" for none), services.activity.recipient_risk's
+    as Send and /sign give it: a look-alike of an address the user sent or paid to (address
+    poisoning), or a token's contract (tokens sent there are lost for good). Not "first time":
+    most merchants are paid once."""
+    risk = activity.recipient_risk(merchant, known, tokens) if merchant else None
+    return activity.RECIPIENT_NOTES[risk] if risk in ("lookalike", "token_contract") else ""
+
+
 def link_key(params: Mapping[str, str]) -> str:
     """Which link a page load is for: its query without the language (the same link in another
     language is the same payment)."""
@@ -215,6 +226,7 @@ class PaymentState(SignedInState):
     units: str = ""  # the amount in smallest units, what the PIN dialog checks the payload against
     amount_display: rx.Field[str] = rx.field("")
     problem: rx.Field[str] = rx.field("")  # catalogue key of the link's problem
+    merchant_note: rx.Field[str] = rx.field("")  # catalogue key of the merchant's warning (merchant_note_key)
     loaded: bool = False
     # This tab's last payment of the shown link is over (paid, or executed and still pending):
     # Pay is not offered again for that link; its outcome is shown instead.
@@ -302,6 +314,16 @@ class PaymentState(SignedInState):
                 info, problem = None, e.spec.key
             if not problem:
                 units, problem = amount_units(link.amount, info.token_decimals if info else None)
+        note = ""
+        if link.merchant and link.chain is not None:
+            try:
+                known = await asyncio.to_thread(activity.known_counterparties, user)
+                own = await asyncio.to_thread(tokens.user_tokens, user)
+            except AppError:
+                known, own = [], []
+            contracts = [x["token_address"] for x in own] + [t.token_address for t in link.chain.tokens]
+            note = merchant_note_key(link.merchant, known, [*contracts, *link.chain.payment_tokens, link.token])
+        self.merchant_note = note
         self.merchant = link.merchant
         self.chain_id = link.chain.chain_id if link.chain else 0
         self.chain_name = link.chain.chain_name if link.chain else ""

@@ -37,6 +37,13 @@ MERCHANT = "0x90F79bf6EB2c4f870365E785982E1f101E93b906"
 CHAIN = ChainConfig(31337, "Anvil", "http://127.0.0.1:1", "0x" + "11" * 20, RELAYER, "ETH", "Ether", 18, None, ())
 
 
+@pytest.fixture(autouse=True)
+def no_history(monkeypatch):
+    """The page load's reads for the merchant's note (no database here): no history, no tokens."""
+    monkeypatch.setattr(payment_state.activity, "known_counterparties", lambda user: [])
+    monkeypatch.setattr(payment_state.tokens, "user_tokens", lambda user: [])
+
+
 def link(**fields):
     base = {"merchant": MERCHANT, "chain_id": "31337", "token": TOKEN, "amount": "1.5"}
     return {k: v for k, v in {**base, **fields}.items() if v is not None}
@@ -397,3 +404,19 @@ def test_a_failed_payment_may_be_tried_again(tab, monkeypatch):
     assert not tab.finished
     run_async(PaymentState.submit.fn(tab))
     assert tab.running
+
+
+LOOKALIKE = "0x90F7" + "0" * 32 + "b906"  # MERCHANT's first and last 4 hex digits
+
+
+@pytest.mark.parametrize("merchant, known, tokens, note", [
+    (MERCHANT, [], [], ""),  # a first payment to a merchant: no note (most are paid once)
+    (MERCHANT, [MERCHANT.lower()], [], ""),
+    (LOOKALIKE, [MERCHANT.lower(), None], [], "recipient_lookalike"),  # address poisoning
+    (LOOKALIKE.upper().replace("0X", "0x"), [MERCHANT], [], "recipient_lookalike"),
+    (TOKEN, [], [TOKEN.lower()], "recipient_token_contract"),  # tokens sent to a token are lost
+    (TOKEN.lower(), [TOKEN], [TOKEN], "recipient_token_contract"),
+    ("", [MERCHANT], [TOKEN], ""),
+])
+def test_merchant_note_key(merchant, known, tokens, note):
+    assert payment_state.merchant_note_key(merchant, known, tokens) == note
