@@ -233,7 +233,7 @@ def test_a_long_amount_on_sign_is_shown_whole(page):
     recipient = Account.create().address
     units = 123_456_789_012_345_678_901_234
     data = "0xa9059cbb" + recipient[2:].lower().rjust(64, "0") + hex(units)[2:].rjust(64, "0")
-    page.goto("/sign?tx=" + _link({"chain_id": "31337", "to": token["token_address"], "data": data, "value": "0",
+    page.goto(sign_link({"chain_id": "31337", "to": token["token_address"], "data": data, "value": "0",
                                    "nonce": "0", "gas_limit": "100000", "gas_price": "1000000000"}))
     amount = page.locator("#sign-amount")
     expect(amount).to_have_text("123,456,789,012,345,678.901234 tUSD")
