@@ -1,7 +1,7 @@
 // Wallet UI units whose inputs are secret: the PIN never leaves this file's closures.
 // Results handed to Python (addresses, raw transactions, signatures, status codes) are public.
 // vault.js/keyring.js (ethers, argon2) and qrcode load on demand, so / stays light.
-import { useEffect, useRef, useState } from "react";
+import { useEffect, useId, useRef, useState } from "react";
 import { Button, Checkbox, Dialog, Flex, Grid, Text } from "@radix-ui/themes";
 
 import { ClientError, errorText, errorTextOf, fillText } from "./errors.js";
@@ -251,7 +251,9 @@ const ACTIONS = {
 // the live region. A text field outside any form and named nothing password-like: password
 // managers offer to save type=password fields (and forms holding one), and a PIN must never be
 // stored or synced by them. Enter confirms (what the form's implicit submission did).
-export function PinInput({ inputRef, pinRef, label, disabled, onLength, onEnter }) {
+// `errorId`: the id of the error shown under it (a wrong PIN), which then describes it and marks
+// it invalid: a screen reader back in the emptied field hears why, not only "PIN, edit text".
+export function PinInput({ inputRef, pinRef, label, disabled, errorId, onLength, onEnter }) {
   useEffect(() => {
     const el = inputRef.current;
     if (!el) return undefined;
@@ -279,6 +281,7 @@ export function PinInput({ inputRef, pinRef, label, disabled, onLength, onEnter 
   return (
     <input ref={inputRef} type="text" inputMode="numeric" autoComplete="off" autoCorrect="off"
       autoCapitalize="off" spellCheck={false} maxLength={PIN_LENGTH} aria-label={label}
+      aria-invalid={errorId ? true : undefined} aria-describedby={errorId || undefined}
       disabled={disabled} data-autofocus="" data-testid="pin-input"
       onInput={(e) => {
         // Only an edit that beforeinput could not cancel gets here: keep the bullets, take new digits.
@@ -319,6 +322,7 @@ export function usePin() {
 export function PinModal({ open, busy, ready = true, working, title, description, hint, summary, error, testId,
                            pin, messages, onConfirm, onClose }) {
   const canConfirm = !busy && pin.length === PIN_LENGTH && ready;
+  const errorId = useId();
   // Enter pressed before the dialog is ready (its signing code still loading): confirmed once it
   // is, unless the digits change meanwhile. Keyboard and screen-reader users cannot see Confirm
   // turn on, so their Enter must not be lost.
@@ -358,11 +362,12 @@ export function PinModal({ open, busy, ready = true, working, title, description
         ) : null}
         <div>
           <PinInput inputRef={pin.inputRef} pinRef={pin.pinRef} label={messages.pin_label} disabled={busy}
+            errorId={error ? errorId : ""}
             onLength={(n) => { enterWaiting.current = false; pin.setLength(n); }}
             // The digits' ref, not pin.length: an Enter right after the sixth digit comes before the re-render.
             onEnter={enter} />
           <PinProgress count={pin.length} messages={messages} />
-          {error ? <Text as="p" size="2" color="red" role="alert">{error}</Text> : null}
+          {error ? <Text as="p" size="2" color="red" role="alert" id={errorId}>{error}</Text> : null}
           {working ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
           <Flex gap="3" justify="end" mt="3">
             <Button type="button" variant="soft" color="gray" size="3" disabled={busy}

@@ -152,6 +152,7 @@ def test_pin_dialog_by_keyboard_hides_the_digits_and_takes_focus(page, browser_i
     dialog = page.get_by_role("dialog", name="Enter your PIN")
     field = dialog.get_by_label("PIN", exact=True)
     expect(field).to_be_focused()
+    expect(field).not_to_have_attribute("aria-invalid", "true")
     page.keyboard.type(PIN[:3])
     expect_progress(dialog, "3 of 6 digits")
     expect(field).to_have_value(BULLET * 3)
@@ -184,6 +185,9 @@ def test_pin_dialog_by_keyboard_hides_the_digits_and_takes_focus(page, browser_i
     expect(dialog.get_by_role("alert")).to_have_text("Invalid PIN. Please try again.", timeout=KDF_TIMEOUT_MS)
     expect(field).to_be_focused()
     expect(field).to_have_value("")
+    # The error is the field's: a screen reader back in it hears why it was emptied.
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(field).to_have_accessible_description("Invalid PIN. Please try again.")
     page.keyboard.type(PIN)
     page.keyboard.press("Enter")
     alert = page.get_by_role("alertdialog")
