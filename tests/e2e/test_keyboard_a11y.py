@@ -284,6 +284,51 @@ def test_add_token_dialog_with_a_copycat_warning_by_keyboard(page, app_server, b
     browser_issues.assert_clean()
 
 
+def test_a_fields_error_describes_it_and_marks_it_invalid(page, browser_issues):
+    """The error under a field (Add token's address, Send's pasted payment URI, Receive's amount)
+    is the field's description while it shows, and the field is aria-invalid: a screen reader on
+    the field hears why, not only its name; once the input is fixed, both go."""
+    create_wallet(page, new_email("field-errors"))
+
+    def tied(field: Locator, text: str) -> None:
+        expect(field).to_have_attribute("aria-invalid", "true")
+        expect(field).to_have_accessible_description(text)
+
+    def untied(field: Locator) -> None:
+        expect(field).not_to_have_attribute("aria-invalid", "true")
+        expect(field).to_have_accessible_description("")
+
+    page.get_by_role("button", name="Add token").click()
+    dialog = page.get_by_role("dialog", name="Add token")
+    field = dialog.get_by_label("Token address")
+    untied(field)
+    field.fill("0x12")
+    page.keyboard.press("Enter")
+    tied(field, "Invalid address. Enter 0x followed by 40 hex digits.")
+    page.keyboard.press("Escape")
+    expect(dialog).to_have_count(0)
+
+    page.get_by_role("button", name="Receive", exact=True).click()
+    dialog = page.get_by_role("dialog", name="Receive")
+    dialog.get_by_role("combobox", name="Token").click()
+    page.get_by_role("option", name=f"tUSD · {NETWORK}").click()
+    field = dialog.get_by_label("Amount (optional)")
+    field.fill("1.1234567")
+    tied(field, "max 6 decimal places")
+    field.fill("1.5")
+    untied(field)
+    page.keyboard.press("Escape")
+
+    page.goto("/send")
+    field = page.get_by_label("Recipient address")
+    untied(field)
+    field.fill(f"ethereum:{Account.create().address}@1/transfer?address={Account.create().address}")
+    tied(field, "This payment request is for a network this wallet does not support (chain ID 1).")
+    field.fill(Account.create().address)
+    untied(field)
+    browser_issues.assert_clean()
+
+
 def test_reduced_motion_stops_spinners_and_overlays(page):
     create_wallet(page, new_email("motion"))
     # A Radix spinner as every spinner of the app renders (rx.spinner, loading buttons, overlays).

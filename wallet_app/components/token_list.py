@@ -7,7 +7,7 @@ from reflex.vars import ObjectVar
 
 from custom_components.wallet_js.focus import dialog_focus
 from wallet_app.components.dialogs import selector
-from wallet_app.components.ui import error_callout, field_label, label_row
+from wallet_app.components.ui import error_callout, field_label, label_row, tied_to_error
 from wallet_app.i18n import t
 from wallet_app.state.home import TokenListState
 from wallet_app.state.session import SessionState
@@ -124,6 +124,7 @@ def _address_form() -> rx.Component:
                 spell_check=False,
                 auto_capitalize="off",
                 custom_attrs={"data-autofocus": ""},  # the field the dialog is for takes focus when it opens
+                **tied_to_error(s.add_error, "add-token-error"),
             ),
             error_callout(s.add_error, "add-token-error"),
             rx.cond(

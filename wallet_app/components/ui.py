@@ -43,6 +43,14 @@ def error_callout(texts: rx.Var, id_: str, **props) -> rx.Component:
     )
 
 
+def tied_to_error(texts: rx.Var, id_: str) -> dict[str, rx.Var]:
+    """The props of a field whose error_callout(texts, id_) sits under it: while it shows, the
+    field is aria-invalid and described by it (a screen reader on the field hears why); while
+    `texts` is empty, neither attribute is rendered."""
+    shown = texts.length() > 0  # type: ignore[attr-defined]
+    return {"aria_invalid": rx.cond(shown, "true", None), "aria_describedby": rx.cond(shown, id_, None)}
+
+
 def amount_input(id_: str, value: rx.Var | str, on_change, **props) -> rx.Component:
     """A decimal amount field (Send's amount, Receive's requested amount): the numeric keypad,
     no autofill, tabular digits."""

@@ -7,7 +7,7 @@ from custom_components.wallet_js.wallet import receive_qr
 from wallet_app import routes
 from wallet_app.components.layout import page
 from wallet_app.components.token_list import token_list
-from wallet_app.components.ui import amount_input, error_callout, field_label
+from wallet_app.components.ui import amount_input, error_callout, field_label, tied_to_error
 from wallet_app.i18n import error_messages, t
 from wallet_app.routes import NavEntry, Page
 from wallet_app.state.home import ADDRESS_ONLY, HomeState, TokenListState
@@ -48,7 +48,12 @@ def _receive_request() -> rx.Component:
             h.receive_token != ADDRESS_ONLY,
             rx.vstack(
                 field_label("receive_amount", "receive-amount"),
-                amount_input("receive-amount", h.receive_amount, h.set_receive_amount),
+                amount_input(
+                    "receive-amount",
+                    h.receive_amount,
+                    h.set_receive_amount,
+                    **tied_to_error(h.receive_error, "receive-error"),
+                ),
                 spacing="1",
                 width="100%",
             ),

@@ -5,7 +5,7 @@ import reflex as rx
 from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import amount_input, error_callout, field_label, form_skeleton
+from wallet_app.components.ui import amount_input, error_callout, field_label, form_skeleton, tied_to_error
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.state.send import SendState
@@ -60,6 +60,7 @@ def _form() -> rx.Component:
                         font_family="var(--code-font-family)",
                         flex="1",
                         min_width="0",
+                        **tied_to_error(s.uri_error, "send-uri-error"),
                     ),
                     qr_scan_button(messages=messages(), errors=error_messages(), on_scan=s.scanned),
                     width="100%",
