@@ -52,6 +52,9 @@ app = rx.App(
     stylesheets=["/theme.css", "/reduced_motion.css"],
     backend_exception_handler=server_error_event,
     frontend_exception_handler=browser_error_logged,
+    # No toaster: nothing toasts (errors use the shared alert dialog), and Sonner's empty landmark
+    # stayed on every page, named in English ("Notifications alt+T") for screen readers in ko too.
+    toaster=None,
 )
 # engine.io's own limit on one websocket message: a longer one closes the connection, and the page
 # learns the limit in the handshake (Reflex's page then reports a hydrate too big instead of sending it).

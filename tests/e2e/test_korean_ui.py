@@ -44,6 +44,26 @@ def english_on_screen(page: Page, allowed: set[str]) -> list[str]:
     return sorted({w for w in LATIN_WORD.findall(HEX.sub(" ", text)) if w not in allowed | placeholders})
 
 
+def english_for_screen_readers(page: Page, allowed: set[str]) -> list[str]:
+    """Latin words in what a screen reader reads that the screen may not show: the accessible
+    names and descriptions of the accessibility tree (aria-label, title, alt, placeholder,
+    landmarks), each as "role: word"."""
+    cdp = page.context.new_cdp_session(page)
+    try:
+        nodes = cdp.send("Accessibility.getFullAXTree")["nodes"]
+    finally:
+        cdp.detach()
+    found = set()
+    for node in nodes:
+        role = (node.get("role") or {}).get("value")
+        if node.get("ignored") or role in ("StaticText", "InlineTextBox"):  # the text shown: english_on_screen's
+            continue
+        for prop in ("name", "description"):
+            text = str((node.get(prop) or {}).get("value", ""))
+            found |= {f"{role}: {w}" for w in LATIN_WORD.findall(HEX.sub(" ", text)) if w not in allowed}
+    return sorted(found)
+
+
 def settled(page: Page, heading: str) -> None:
     """The page's heading in Korean and nothing still loading."""
     expect(page.get_by_role("heading", level=1)).to_have_text(heading)
@@ -66,7 +86,7 @@ def test_korean_ui_has_no_english(page, app_server, screenshot):
         settled(page, heading)
         if path.startswith("/sign"):
             page.get_by_role("button", name="상세 정보").click()  # the details too
-        found[path] = english_on_screen(page, allowed)
+        found[path] = english_on_screen(page, allowed) + english_for_screen_readers(page, allowed)
     screenshot("korean-sign")
 
     # Error alerts: an invalid /sign link (shown on /home), Send validation, a payment link error.
