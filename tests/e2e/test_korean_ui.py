@@ -125,3 +125,21 @@ def test_korean_ui_has_no_english(page, app_server, screenshot):
     found["payment link error"] = english_on_screen(page, allowed)
 
     assert {where: words for where, words in found.items() if words} == {}
+
+
+def test_a_page_that_never_reaches_the_server_is_korean(page):
+    """The installed app opens /home from the service worker's cache offline: the page never
+    gets its state (SessionState.lang stays "en"), and shows only its spinner and the
+    reconnecting notice. For a Korean user that notice, <html lang> and the title are Korean
+    (the language this browser last had). Reproduced here by refusing the page's websocket."""
+    create_wallet(page, new_email("offline-ko"))
+    assert page.request.patch("/api/v1/me/locale", data={"locale": "ko"}).ok
+    page.goto("/home")
+    settled(page, "지갑")
+    page.wait_for_function("() => localStorage.getItem('nb.lang') === 'ko'")
+
+    page.route_web_socket("**/_event**", lambda ws: ws.close())
+    page.goto("/home")
+    expect(page.locator("#connection-notice-text")).to_have_text("다시 연결하는 중…", timeout=30_000)
+    expect(page.locator("html")).to_have_attribute("lang", "ko")
+    expect(page).to_have_title("지갑 · Newbl 지갑")

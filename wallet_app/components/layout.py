@@ -8,7 +8,7 @@ from custom_components.wallet_js.doc_lang import document_lang
 from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
-from wallet_app.i18n import error_messages, messages, t
+from wallet_app.i18n import error_messages, messages, page_lang, t, t_in
 from wallet_app.routes import NavEntry
 from wallet_app.state.session import SERVER_BUSY_FLAG, SessionState
 
@@ -86,12 +86,13 @@ def _notice(*children: rx.Component, **props) -> rx.Component:
 def connection_notice() -> rx.Component:
     """A short notice in the user's language while the websocket is down (a server restart, a
     network drop). Reflex retries by itself and the notice goes once it is back; it replaces
-    Reflex's own connection overlay, developer text in English (removed in wallet_app.py)."""
+    Reflex's own connection overlay, developer text in English (removed in wallet_app.py). In
+    page_lang(): a page opened offline never gets its state, and SessionState.lang stays "en"."""
     return rx.cond(
         has_connection_errors,
         _notice(
             rx.spinner(size="1"),
-            rx.text(t("reconnecting"), size="2", weight="medium", id="connection-notice-text"),
+            rx.text(t_in("reconnecting", page_lang()), size="2", weight="medium", id="connection-notice-text"),
             id="connection-notice",
             role="status",
             spacing="2",
@@ -137,6 +138,7 @@ def page(
     /onboarding: signed_in=False) carry no navigation, device check or restore prompt, which
     also keeps their JavaScript small."""
     body = [rx.heading(t(title_key), size="6", as_="h1")] if title_key else []
+    lang = page_lang() if gated else SessionState.lang
     content = rx.vstack(*body, *children, spacing="4", width="100%")
     return rx.fragment(
         # The page's one `main` landmark; the navigation and the dialogs sit beside it.
@@ -163,7 +165,9 @@ def page(
         ),
         *(_signed_in_parts() if signed_in else []),
         alert_dialog(),
-        document_lang(lang=SessionState.lang, title=t(title_key) if title_key else "", app_title=t("app_title")),
+        # A gated page shows nothing of its own until it has its state: opened offline (the app's
+        # start page from the service worker's cache) it is named in page_lang(), like its notice.
+        document_lang(lang=lang, title=t_in(title_key, lang) if title_key else "", app_title=t_in("app_title", lang)),
     )
 
 

@@ -125,6 +125,32 @@ def t(key: str) -> rx.Var:
     return t_var(Var.create(key), area)
 
 
+# The language before the server has answered (SessionState.lang is "en" until then): this
+# browser's last one (nb.lang, SessionState.stored_lang), else the browser's own. The installed
+# app opens /home from the service worker's cache offline, where nothing else ever comes.
+# Evaluated in the browser only where it renders nothing into the prerendered HTML (which has
+# no window: "en"), so React's hydration never meets another text.
+BROWSER_LANG_JS = (
+    '(() => { try { const v = window.localStorage.getItem("nb.lang");'
+    ' if (v === "ko" || v === "en") return v;'
+    ' return /^ko\\b/i.test(window.navigator.language || "") ? "ko" : "en"; } catch (e) { return "en"; } })()'
+)
+
+
+def page_lang() -> rx.Var:
+    """SessionState.lang once the page has its state, BROWSER_LANG_JS before."""
+    from wallet_app.state.session import SessionState
+
+    return rx.cond(SessionState.is_hydrated, SessionState.lang, Var(_js_expr=BROWSER_LANG_JS, _var_type=str))
+
+
+def t_in(key: str, lang: rx.Var | str) -> rx.Var:
+    """t(key) in the language `lang` (page_lang(), say) instead of SessionState.lang."""
+    area = AREA_OF[key]
+    table = _table(f"area_{area}.js", "TEXTS", f"TEXTS_{area}")
+    return table[lang].to(ObjectVar, dict[str, str])[key]
+
+
 def t_var(key: rx.Var, area: str | None = None) -> rx.Var:
     """Like t() for a key held in state (validated by the code that sets it); with `area`, the
     key is one of that area's and only its texts are loaded."""
