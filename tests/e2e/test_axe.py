@@ -484,3 +484,36 @@ def test_lookalike_sender_and_copycat_token_warnings(auditor: Auditor, app_serve
         dialog.get_by_role("button", name=a.t("cancel")).click()
         expect(dialog).to_have_count(0)
     a.assert_clean()
+
+
+
+def test_error_and_refusal_states(auditor: Auditor, app_server):
+    """States no other test here opens: the backup PIN dialog, /sign refusing a link (a nonce
+    ahead of the account's), and the PIN dialog after a wrong PIN (its error tied to the field)."""
+    a, page = auditor, auditor.page
+    address = ensure_wallet(a)
+    for lang in LANGS:
+        a.set_locale(lang)
+        a.goto("/settings", "settings_title")
+        page.get_by_role("button", name=a.t("backup_now")).click()
+        dialog = page.get_by_test_id("backup-dialog")
+        expect(dialog.get_by_role("button", name=a.t("confirm"), exact=True)).to_be_disabled()
+        a.check("settings-backup-dialog")
+        page.keyboard.press("Escape")
+        expect(dialog).to_have_count(0)
+
+        nonce = chain_web3(app_server).eth.get_transaction_count(Web3.to_checksum_address(address), "pending")
+        a.goto(f"/sign?tx={tx_link(Account.create().address, nonce + 5)}", "sign_title")
+        expect(page.locator("#sign-refusal")).to_be_visible()
+        a.check("sign-refused")
+        a.goto(f"/sign?tx={tx_link(Account.create().address, nonce)}", "sign_title")
+        page.get_by_role("button", name=a.t("confirm"), exact=True).click()
+        dialog = page.get_by_role("dialog", name=a.t("pin_dialog_title"))
+        field = pin_field(dialog, a.t("pin_label"))
+        field.fill("000000")
+        dialog.get_by_role("button", name=a.t("confirm"), exact=True).click()
+        expect(field).to_have_accessible_description(a.t("err_INVALID_PIN"), timeout=KDF_TIMEOUT_MS)
+        a.check("sign-pin-wrong")
+        dialog.get_by_role("button", name=a.t("cancel")).click()
+        expect(dialog).to_have_count(0)
+    a.assert_clean()
