@@ -283,6 +283,9 @@ def test_payment_pin_dialogs_and_processing_overlay(auditor: Auditor, app_server
     for lang, amount, symbol in (("en", "1.5", "tUSD"), ("ko", "2", "tKRW")):
         a.set_locale(lang)
         a.goto(merchant_link(Account.create().address, plain, amount, lang=lang), "payment_title")
+        # The steps' live region is there, empty, before Pay: text put into it is announced.
+        progress = page.get_by_role("status").and_(page.locator("#pay-status"))
+        expect(progress).to_have_text("")
         page.get_by_role("button", name=a.t("pay_submit"), exact=True).click()
         dialog = page.get_by_role("dialog", name=a.t("pay_pin_approve"))
         expect(dialog).to_be_visible(timeout=30_000)
@@ -291,6 +294,7 @@ def test_payment_pin_dialogs_and_processing_overlay(auditor: Auditor, app_server
             pin_field(dialog, a.t("pin_label")).fill(PIN)
             dialog.get_by_role("button", name=a.t("confirm"), exact=True).click()
             expect(page.locator("#pay-approve-hash")).to_be_visible(timeout=KDF_TIMEOUT_MS)
+            expect(progress).to_have_text(a.t("pay_approving"))
             a.check("payment-overlay")
         mine(w3)
         dialog = page.get_by_role("dialog", name=a.t("pay_pin_sign"))

@@ -5,6 +5,19 @@ import reflex as rx
 from wallet_app.i18n import t
 from wallet_app.state.session import SessionState
 
+# Out of sight, still read by screen readers (a live region that only they need).
+VISUALLY_HIDDEN = {
+    "position": "absolute",
+    "width": "1px",
+    "height": "1px",
+    "padding": "0",
+    "margin": "-1px",
+    "overflow": "hidden",
+    "clip": "rect(0, 0, 0, 0)",
+    "white_space": "nowrap",
+    "border": "0",
+}
+
 
 def label_row(label_key: str, value: rx.Component, **props) -> rx.Component:
     """A gray label on the left and its value on the right, on one line."""

@@ -7,7 +7,7 @@ import reflex as rx
 from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import label_row
+from wallet_app.components.ui import VISUALLY_HIDDEN, label_row
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.services.chain_table import chains_var
@@ -23,8 +23,19 @@ def _dash(value: rx.Var) -> rx.Var:
     return rx.cond(value != "", value, "—")
 
 
+def _progress_region() -> rx.Component:
+    """The overlay's step for screen readers: a polite live region there from the page's start,
+    its text put in as the steps come (a region added along with its text, as the overlay is,
+    is not always announced, and the first step, or the only one, went unheard)."""
+    s = PaymentState
+    return rx.box(
+        rx.cond(s.running & ~s.pin_open, t_var(s.phase), ""), role="status", id="pay-status", style=VISUALLY_HIDDEN
+    )
+
+
 def _overlay() -> rx.Component:
-    """The full-screen processing overlay; it steps aside while the PIN dialog is open."""
+    """The full-screen processing overlay; it steps aside while the PIN dialog is open. Not a
+    live region itself: _progress_region() announces its steps."""
     s = PaymentState
     return rx.cond(
         s.running & ~s.pin_open,
@@ -44,7 +55,6 @@ def _overlay() -> rx.Component:
                     ),
                     align="center",
                     spacing="3",
-                    role="status",
                     padding="24px",
                     text_align="center",
                 ),
@@ -178,6 +188,7 @@ def payment_page() -> rx.Component:
             on_done=PaymentState.pin_done,
             on_close=PaymentState.pin_closed,
         ),
+        _progress_region(),
         _overlay(),
         title_key=PAGE.title_key,
     )
