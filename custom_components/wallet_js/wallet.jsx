@@ -156,7 +156,10 @@ export function CreateWallet({ messages, errors, replaceAddress, onCreated, onEr
       ) : null}
       <PinPad disabled={busy} label={messages.pin_label} deleteLabel={messages.delete} messages={messages}
         submitLabel={messages.continue} canSubmit={!needsConfirm || confirmed} onComplete={create} />
-      {busy ? <Text size="2" role="status" align="center">{messages.creating_wallet}</Text> : null}
+      {/* There, out of sight, before its text: a live region added along with its text is not always announced. */}
+      <Text size="2" role="status" align="center" data-testid="creating-wallet" style={busy ? undefined : VISUALLY_HIDDEN}>
+        {busy ? messages.creating_wallet : ""}
+      </Text>
     </Flex>
   );
 }
@@ -368,7 +371,8 @@ export function PinModal({ open, busy, ready = true, working, title, description
             onEnter={enter} />
           <PinProgress count={pin.length} messages={messages} />
           {error ? <Text as="p" size="2" color="red" role="alert" id={errorId}>{error}</Text> : null}
-          {working ? <Text as="p" size="2" role="status">{messages.working}</Text> : null}
+          {/* Always there (empty while idle): "Working…" put into it after Confirm is announced. */}
+          <Text as="p" size="2" role="status" data-testid="pin-working">{working ? messages.working : ""}</Text>
           <Flex gap="3" justify="end" mt="3">
             <Button type="button" variant="soft" color="gray" size="3" disabled={busy}
               onClick={() => onClose && onClose()}>{messages.cancel}</Button>

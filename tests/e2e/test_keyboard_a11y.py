@@ -98,6 +98,12 @@ def pin_exposures(page: Page, digits: str) -> list[str]:
     return found
 
 
+def expect_quiet_live_region(scope: Locator | Page, region: Locator) -> None:
+    """`region` is a status live region, there and empty before its wait begins: text put into
+    a region that is there is announced, a region added along with its text not always."""
+    expect(scope.get_by_role("status").and_(region)).to_have_text("")
+
+
 def expect_progress(scope: Locator | Page, text: str) -> None:
     """The polite live region says `text` (and is one)."""
     region = scope.get_by_test_id("pin-progress")
@@ -108,6 +114,7 @@ def expect_progress(scope: Locator | Page, text: str) -> None:
 def test_pin_pad_by_keyboard_announces_the_count_never_the_digits(page, browser_issues):
     sign_in_to_onboarding(page, new_email("pad-keys"))
     pad = page.get_by_role("group", name="PIN")
+    expect_quiet_live_region(page, page.get_by_test_id("creating-wallet"))
     # Tab order: the digit keys in reading order, then Delete (enabled once a digit is in).
     page.keyboard.type("1")
     names = focus_names(page, 20)
@@ -147,11 +154,13 @@ def test_pin_dialog_by_keyboard_hides_the_digits_and_takes_focus(page, browser_i
     page.wait_for_url("**/sign?tx=**")
 
     confirm = page.get_by_role("button", name="Confirm")
+    expect_quiet_live_region(page, page.locator("#sign-status"))
     tab_to(page, confirm)
     page.keyboard.press("Enter")
     dialog = page.get_by_role("dialog", name="Enter your PIN")
     field = dialog.get_by_label("PIN", exact=True)
     expect(field).to_be_focused()
+    expect_quiet_live_region(dialog, dialog.get_by_test_id("pin-working"))
     expect(field).not_to_have_attribute("aria-invalid", "true")
     page.keyboard.type(PIN[:3])
     expect_progress(dialog, "3 of 6 digits")
@@ -367,6 +376,7 @@ def test_onboard_send_and_pay_with_the_keyboard_only(page, app_server, browser_i
     # Sign in: Tab to the button, Enter; the provider's popup by keyboard too.
     page.goto("/")
     google = page.get_by_role("button", name="Continue with Google")
+    expect_quiet_live_region(page, page.locator("#full-screen-status"))  # "Signing in…" comes into it
     tab_to(page, google)
     with page.expect_popup() as popup_info:
         page.keyboard.press("Enter")

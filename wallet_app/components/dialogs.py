@@ -3,6 +3,7 @@
 import reflex as rx
 
 from custom_components.wallet_js.focus import dialog_focus
+from wallet_app.components.ui import VISUALLY_HIDDEN
 from wallet_app.i18n import CORE_AREA, t, t_var
 from wallet_app.state.session import SessionState
 
@@ -59,15 +60,20 @@ def alert_dialog() -> rx.Component:
 
 
 def full_screen_spinner(visible: rx.Var, label: rx.Var | str = "") -> rx.Component:
-    """A blocking overlay with a spinner, for the waits the specification names."""
-    return rx.cond(
-        visible,
-        rx.center(
-            rx.vstack(rx.spinner(size="3"), rx.text(label, size="2"), align="center", role="status"),
-            position="fixed",
-            inset="0",
-            z_index="1000",
-            background_color="var(--color-overlay)",
+    """A blocking overlay with a spinner, for the waits the specification names. Its label is
+    announced from a live region that is there before it (one added along with its text, as
+    the overlay is, is not always announced)."""
+    return rx.fragment(
+        rx.box(rx.cond(visible, label, ""), role="status", style=VISUALLY_HIDDEN, id="full-screen-status"),
+        rx.cond(
+            visible,
+            rx.center(
+                rx.vstack(rx.spinner(size="3"), rx.text(label, size="2"), align="center"),
+                position="fixed",
+                inset="0",
+                z_index="1000",
+                background_color="var(--color-overlay)",
+            ),
         ),
     )
 

@@ -5,7 +5,7 @@ import reflex as rx
 from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import form_skeleton
+from wallet_app.components.ui import VISUALLY_HIDDEN, form_skeleton
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.services.chain_table import chains_var
@@ -245,7 +245,9 @@ def _request() -> rx.Component:
                 width="100%",
             ),
         ),
-        rx.cond(s.submitting, rx.hstack(rx.spinner(), rx.text(t("sign_submitting"), size="2"), role="status")),
+        rx.cond(s.submitting, rx.hstack(rx.spinner(), rx.text(t("sign_submitting"), size="2"))),
+        # Its live region, there before it (out of flow: no gap in the stack).
+        rx.box(rx.cond(s.submitting, t("sign_submitting"), ""), role="status", id="sign-status", style=VISUALLY_HIDDEN),
         rx.button(
             rx.icon("pen-line"),
             t("confirm"),
