@@ -10,6 +10,7 @@ lists every violation seen by that test: where, language, theme, rule id, impact
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -431,6 +432,12 @@ def test_speed_up_buttons_sign_page_and_pin_dialog(auditor: Auditor, app_server)
             a.check_sign_pin_dialog("sign-speed-up-pin-dialog")
             a.goto("/activity", "activity_title")
             expect(page.get_by_role("button", name=a.t("activity_cancel_tx"))).to_be_visible()
+            # Each button is described by its entry's summary (which send it replaces).
+            for key in ("activity_speed_up", "activity_cancel_tx"):
+                button = page.get_by_role("button", name=a.t(key))
+                summary = page.locator(".activity-entry").filter(has=button).locator(".activity-summary")
+                expect(summary).to_have_text(re.compile(r"\S"))
+                expect(button).to_have_accessible_description(summary.inner_text())
             a.check("activity-pending")
     mine(w3)
     a.assert_clean()

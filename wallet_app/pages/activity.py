@@ -37,8 +37,14 @@ def _status_badge(status: rx.Var) -> rx.Component:
     )
 
 
+def _summary_id(item: ObjectVar[dict[str, str]]) -> rx.Var:
+    return f"activity-summary-{item['id']}"  # type: ignore[return-value]
+
+
 def _replace_buttons(item: ObjectVar[dict[str, str]]) -> rx.Component:
-    """Speed up / Cancel on a pending send (the newest of its nonce): both go on to /sign."""
+    """Speed up / Cancel on a pending send (the newest of its nonce): both go on to /sign. Each
+    is described by its entry's summary: with two sends pending, a screen reader moving from
+    button to button hears which send each one speeds up or cancels, not "Speed up" twice."""
     return rx.cond(
         item["replaceable"] != "",
         rx.hstack(
@@ -49,6 +55,7 @@ def _replace_buttons(item: ObjectVar[dict[str, str]]) -> rx.Component:
                 variant="soft",
                 on_click=ActivityState.replace_tx(item["id"], "speedup"),  # type: ignore[operator]
                 class_name="activity-speed-up",
+                aria_describedby=_summary_id(item),
             ),
             rx.button(
                 rx.icon("ban", size=16),
@@ -58,6 +65,7 @@ def _replace_buttons(item: ObjectVar[dict[str, str]]) -> rx.Component:
                 color_scheme="gray",
                 on_click=ActivityState.replace_tx(item["id"], "cancel"),  # type: ignore[operator]
                 class_name="activity-cancel",
+                aria_describedby=_summary_id(item),
             ),
             spacing="2",
             width="100%",
@@ -79,6 +87,7 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
                 _localized(item, "summary"),
                 size="3",
                 class_name="activity-summary",
+                id=_summary_id(item),
                 # Wrapped, never cut at the card's edge: an entry states its whole amount.
                 style={"font_variant_numeric": "tabular-nums", "overflow_wrap": "anywhere"},
             ),
