@@ -1,3 +1,4 @@
+import ast
 import json
 import re
 import subprocess
@@ -121,3 +122,63 @@ def test_the_sign_in_page_loads_only_the_core_texts():
     imports = login_page()._get_all_imports()
     tables = {k.removeprefix(CATALOGUE_IMPORT) for k in imports if k.startswith(CATALOGUE_IMPORT)}
     assert tables == {"area_core.js"}
+
+
+# Components whose positional string arguments are text a user sees or a screen reader reads,
+# and the props that are read out (aria-label, title, placeholder, alt).
+_TEXT_CALLS = re.compile(
+    r"rx\.(text|heading|button|badge|link|code|callout(\.text)?|checkbox|skeleton|"
+    r"(alert_)?dialog\.(title|description)|select\.item|segmented_control\.item|el\.[a-z0-9]+)$"
+)
+_READ_PROPS = {"aria_label", "title", "placeholder", "alt", "label", "aria_description", "aria_roledescription"}
+_WORD = re.compile(r"[A-Za-z]{2,}|[\uac00-\ud7a3]+")
+
+
+def _literal_words(node) -> list[str]:
+    """Words in the string constants directly in `node` (a str, or an f-string's literal parts)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return _WORD.findall(node.value)
+    if isinstance(node, ast.JoinedStr):
+        return [w for part in node.values for w in _literal_words(part)]
+    return []
+
+
+def hard_coded_texts(source: str) -> list[str]:
+    """'line: call: text' for every literal word given to a text component or a read-out prop."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = ast.unparse(node.func)
+        texts = list(node.args) if _TEXT_CALLS.search(name) else []
+        texts += [k.value for k in node.keywords if k.arg in _READ_PROPS]
+        found += [f"{node.lineno}: {name}: {w}" for arg in texts for w in _literal_words(arg)]
+    return found
+
+
+@pytest.mark.parametrize(
+    "source, expected",
+    [
+        ('rx.text("Transfer")', ["1: rx.text: Transfer"]),
+        ('rx.skeleton(rx.text("Sent 0"), width="90px")', ["1: rx.text: Sent"]),
+        ('rx.input(placeholder="Token address")', ["1: rx.input: Token", "1: rx.input: address"]),
+        ('rx.icon_button(rx.icon("copy"), aria_label="복사")', ["1: rx.icon_button: 복사"]),
+        ('rx.el.label(f"Amount {x}")', ["1: rx.el.label: Amount"]),
+        ('rx.text(t("send"), "0.0", " · ")', []),
+        ('rx.icon("arrow-up-right")', []),
+        ('rx.input(placeholder="0x…", id="send-recipient")', []),
+        ('rx.text(s.amount, size="2", color_scheme="gray")', []),
+    ],
+)
+def test_hard_coded_texts_finds_literal_words(source, expected):
+    assert hard_coded_texts(source) == expected
+
+
+def test_no_page_or_component_shows_a_hard_coded_text():
+    """Every word a page shows or a screen reader reads comes from the catalogues (t())."""
+    found = {}
+    for folder in ("pages", "components"):
+        for path in sorted((ROOT / "wallet_app" / folder).rglob("*.py")):
+            if hits := hard_coded_texts(path.read_text()):
+                found[str(path.relative_to(ROOT))] = hits
+    assert found == {}

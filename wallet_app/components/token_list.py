@@ -7,7 +7,7 @@ from reflex.vars import ObjectVar
 
 from custom_components.wallet_js.focus import dialog_focus
 from wallet_app.components.dialogs import selector
-from wallet_app.components.ui import error_callout, field_label, label_row, tied_to_error
+from wallet_app.components.ui import NBSP, error_callout, field_label, label_row, tied_to_error
 from wallet_app.i18n import t
 from wallet_app.state.home import TokenListState
 from wallet_app.state.session import SessionState
@@ -17,9 +17,7 @@ from wallet_app.state.session import SessionState
 
 def _skeleton_row() -> rx.Component:
     return rx.hstack(
-        rx.vstack(
-            rx.skeleton(rx.text("tUSD"), width="64px"), rx.skeleton(rx.text("Token name"), width="140px"), spacing="1"
-        ),
+        rx.vstack(rx.skeleton(rx.text(NBSP), width="64px"), rx.skeleton(rx.text(NBSP), width="140px"), spacing="1"),
         rx.skeleton(rx.text("0.00"), width="72px"),
         justify="between",
         align="center",

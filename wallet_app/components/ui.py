@@ -5,6 +5,8 @@ import reflex as rx
 from wallet_app.i18n import t
 from wallet_app.state.session import SessionState
 
+NBSP = "\u00a0"  # a skeleton's placeholder text: a line's height, no words in any language
+
 # Out of sight, still read by screen readers (a live region that only they need).
 VISUALLY_HIDDEN = {
     "position": "absolute",

@@ -7,6 +7,7 @@ from reflex.vars import ObjectVar
 
 from wallet_app import routes
 from wallet_app.components.layout import page
+from wallet_app.components.ui import NBSP
 from wallet_app.i18n import t
 from wallet_app.routes import NavEntry, Page
 from wallet_app.state.activity import ActivityState
@@ -127,8 +128,9 @@ def _entry(item: ObjectVar[dict[str, str]]) -> rx.Component:
 def _skeleton() -> rx.Component:
     return rx.card(
         rx.vstack(
-            rx.skeleton(rx.text("Transfer"), width="90px"),
-            rx.skeleton(rx.text("Sent 0 to 0x0000…0000"), width="220px"),
+            # A line's height, in no language: the skeleton's width is set.
+            rx.skeleton(rx.text(NBSP), width="90px"),
+            rx.skeleton(rx.text(NBSP), width="220px"),
             spacing="2",
         ),
         width="100%",
