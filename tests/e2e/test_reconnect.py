@@ -53,6 +53,8 @@ def test_reconnecting_notice_comes_and_goes(browser, own_server):
             page.goto("/")
             expect(page.get_by_role("button", name=SIGN_IN[lang])).to_be_visible()
             expect(page.locator("#connection-notice")).to_have_count(0)
+            # The notice's live region is there, empty, before the drop: text put into it is announced.
+            expect(page.get_by_role("status").and_(page.locator("#connection-status"))).to_have_text("")
             # Reflex's own overlay is gone: its pulser is always in the page, titled 'Connection Error: …'.
             expect(page.locator("[title^='Connection Error']")).to_have_count(0)
 
@@ -60,8 +62,8 @@ def test_reconnecting_notice_comes_and_goes(browser, own_server):
         stopped = time.monotonic()
         for lang, page in pages.items():
             try:
-                expect(page.get_by_role("status").filter(has=page.locator("#connection-notice-text"))).to_have_text(
-                    NOTICE[lang])
+                expect(page.locator("#connection-notice-text")).to_have_text(NOTICE[lang])
+                expect(page.get_by_role("status").and_(page.locator("#connection-status"))).to_have_text(NOTICE[lang])
             except AssertionError as e:  # rare in CI: say what the page's socket code logged
                 logged = "\n".join(console[lang])
                 raise AssertionError(f"{e}\nstopped at {stopped:.1f}; {lang} console:\n{logged}") from None

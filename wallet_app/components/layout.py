@@ -8,6 +8,7 @@ from custom_components.wallet_js.doc_lang import document_lang
 from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
+from wallet_app.components.ui import VISUALLY_HIDDEN
 from wallet_app.i18n import error_messages, messages, page_lang, t, t_in
 from wallet_app.routes import NavEntry
 from wallet_app.state.session import SERVER_BUSY_FLAG, SessionState
@@ -87,20 +88,25 @@ def connection_notice() -> rx.Component:
     """A short notice in the user's language while the websocket is down (a server restart, a
     network drop). Reflex retries by itself and the notice goes once it is back; it replaces
     Reflex's own connection overlay, developer text in English (removed in wallet_app.py). In
-    page_lang(): a page opened offline never gets its state, and SessionState.lang stays "en"."""
-    return rx.cond(
-        has_connection_errors,
-        _notice(
-            rx.spinner(size="1"),
-            rx.text(t_in("reconnecting", page_lang()), size="2", weight="medium", id="connection-notice-text"),
-            id="connection-notice",
-            role="status",
-            spacing="2",
-            left="50%",
-            transform="translateX(-50%)",
-            padding="6px 14px",
-            border_radius="9999px",
-            z_index="20",
+    page_lang(): a page opened offline never gets its state, and SessionState.lang stays "en".
+    Announced from a live region that is on every page from the start (one added along with its
+    text, as the notice is, is not always announced): the visible notice is not one itself."""
+    text = t_in("reconnecting", page_lang())
+    return rx.fragment(
+        rx.box(rx.cond(has_connection_errors, text, ""), role="status", id="connection-status", style=VISUALLY_HIDDEN),
+        rx.cond(
+            has_connection_errors,
+            _notice(
+                rx.spinner(size="1"),
+                rx.text(text, size="2", weight="medium", id="connection-notice-text"),
+                id="connection-notice",
+                spacing="2",
+                left="50%",
+                transform="translateX(-50%)",
+                padding="6px 14px",
+                border_radius="9999px",
+                z_index="20",
+            ),
         ),
     )
 
