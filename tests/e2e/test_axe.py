@@ -514,10 +514,10 @@ def test_error_and_refusal_states(auditor: Auditor, app_server):
         expect(dialog).to_have_count(0)
 
         nonce = chain_web3(app_server).eth.get_transaction_count(Web3.to_checksum_address(address), "pending")
-        a.goto(f"/sign?tx={tx_link(Account.create().address, nonce + 5)}", "sign_title")
+        a.goto(call_link(Account.create().address, nonce + 5), "sign_title")
         expect(page.locator("#sign-refusal")).to_be_visible()
         a.check("sign-refused")
-        a.goto(f"/sign?tx={tx_link(Account.create().address, nonce)}", "sign_title")
+        a.goto(call_link(Account.create().address, nonce), "sign_title")
         page.get_by_role("button", name=a.t("confirm"), exact=True).click()
         dialog = page.get_by_role("dialog", name=a.t("pin_dialog_title"))
         field = pin_field(dialog, a.t("pin_label"))
