@@ -158,7 +158,7 @@ def test_a_batch_answered_for_other_requests_is_malformed(monkeypatch):
     """Two answers with the same id, the right count: sorted by id, web3 paired the second
     request with the first one's answer."""
     provider = RpcOverHttp("http://127.0.0.1:9", 5)
-    monkeypatch.setattr(provider, "post", lambda body: json.dumps(
+    monkeypatch.setattr(provider, "post", lambda body, quick=False: json.dumps(
         [{"jsonrpc": "2.0", "id": request["id"], "result": "0x1"} for request in [json.loads(body)[0]] * 2]
     ).encode())
     with pytest.raises(MalformedAnswer):
@@ -204,3 +204,18 @@ def test_a_node_that_timed_out_is_left_alone_then_asked_once_and_trusted_again_w
     provider._quiet_until = 0.0  # the spell over
     assert w3.eth.get_block_number() == 1  # asked once, and it answered
     assert provider._quiet_until is None and w3.eth.get_block_number() == 1
+
+
+def test_a_log_search_or_a_send_that_times_out_leaves_the_node_asked(odd_node):
+    """Only a quick read's timeout says the node hangs: a log search over many blocks, a
+    simulation or a send may take the whole timeout from a healthy node, and one of them (a
+    merchant's look-up needs no session) shut every request of the process off the node."""
+    provider = RpcOverHttp(f"{odd_node}/hang", 0.3)
+    w3 = Web3(provider)
+    with pytest.raises(RequestTimedOut, match="no answer in time"):
+        w3.eth.get_logs({"fromBlock": 0, "toBlock": 1})
+    with pytest.raises(RequestTimedOut, match="no answer in time"):
+        provider.make_batch_request([("eth_blockNumber", []), ("eth_sendRawTransaction", ["0x00"])])
+    assert provider._quiet_until is None
+    provider.endpoint_uri = f"{odd_node}/status/200"
+    assert w3.eth.get_block_number() == 1  # asked, not refused at once

@@ -123,6 +123,27 @@ def pool_for(url: str) -> urllib3.PoolManager:
 # it for the whole timeout, twice with a read's retry: 40 of them held every API route of the
 # worker, the health check's database read included (which then said the database was gone).
 NODE_QUIET_SECONDS = 10.0
+# Only these answer quickly from a healthy node, so only their timeout says it hangs: a log search
+# over many blocks, a simulation or a send may take the whole timeout from a node that is fine, and
+# one of them (an unauthenticated merchant look-up's eth_getLogs, the indexer's) must not shut the
+# process off the node for everyone.
+QUICK_METHODS = frozenset(
+    {
+        "eth_blockNumber",
+        "eth_chainId",
+        "net_version",
+        "eth_gasPrice",
+        "eth_maxPriorityFeePerGas",
+        "eth_feeHistory",
+        "eth_getBalance",
+        "eth_getTransactionCount",
+        "eth_getCode",
+        "eth_call",
+        "eth_getTransactionReceipt",
+        "eth_getTransactionByHash",
+        "eth_getBlockByNumber",
+    }
+)
 
 
 class RpcOverHttp(HTTPProvider):
@@ -151,7 +172,8 @@ class RpcOverHttp(HTTPProvider):
         with self._lock:
             self._quiet_until = time.monotonic() + NODE_QUIET_SECONDS if quiet else None
 
-    def post(self, body: bytes) -> bytes:
+    def post(self, body: bytes, quick: bool = False) -> bytes:
+        """`quick`: every call in `body` is of QUICK_METHODS, so a timeout means the node hangs."""
         probing = self._ask()
         try:
             answer = self._pool.request(
@@ -161,7 +183,8 @@ class RpcOverHttp(HTTPProvider):
             self._quiet(probing)  # refused at once (no thread waits on it): left alone only if it was
             raise ProviderConnectionError(f"{self._where}: no connection") from e
         except urllib3.exceptions.TimeoutError as e:
-            self._quiet(True)
+            if quick or probing:  # a slow log search or simulation says nothing of the node's health
+                self._quiet(True)
             raise RequestTimedOut(f"{self._where}: no answer in time") from e
         except urllib3.exceptions.HTTPError as e:
             self._quiet(probing)
@@ -172,7 +195,7 @@ class RpcOverHttp(HTTPProvider):
         return answer.data
 
     def _make_request(self, method: RPCEndpoint, request_data: bytes) -> bytes:
-        return self.post(request_data)
+        return self.post(request_data, quick=method in QUICK_METHODS)
 
     def make_request(self, method: RPCEndpoint, params: Any) -> RPCResponse:
         answer = self._decoded(self._make_request(method, self.encode_rpc_request(method, params)))
@@ -182,7 +205,7 @@ class RpcOverHttp(HTTPProvider):
 
     def make_batch_request(self, batch_requests: list[tuple[RPCEndpoint, Any]]) -> list[RPCResponse] | RPCResponse:
         body = self.encode_batch_rpc_request(batch_requests)
-        response = self._decoded(self.post(body))
+        response = self._decoded(self.post(body, quick=all(m in QUICK_METHODS for m, _ in batch_requests)))
         if not isinstance(response, list):  # the node refused the whole batch: one error object
             if answer_problem("", response) or "error" not in response:
                 raise MalformedAnswer(f"{self._where}: batch: neither answers nor an error")
