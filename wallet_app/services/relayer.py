@@ -1266,21 +1266,23 @@ def _vanished_for(payment_id: str, seconds: float) -> bool:
     return time.monotonic() - _vanished.setdefault(payment_id, time.monotonic()) >= seconds
 
 
-_warned: dict[str, str] = {}  # payment id -> the last warning logged about it by reconcile()
+# (payment id, kind) -> the last warning of that kind logged about it by reconcile()
+_warned: dict[tuple[str, str], str] = {}
 
 
 def _warn_changed(payment_id: str, message: str, *args: object) -> None:
     """A warning about one payment's transaction (`message`'s first %s is its id), logged only when
-    it differs from the last one logged about that payment in this process: reconcile() meets the
-    same refusal on every pass (five a second while one is unsettled), and an operator needs its
-    first line and its changes, not a line per pass."""
+    it differs from the last one of its kind (`message`) logged about that payment in this process:
+    reconcile() meets the same refusal on every pass (five a second while one is unsettled), and an
+    operator needs its first line and its changes, not a line per pass. Per kind: a pass may give
+    two (a re-send refused, then no room to re-price), which alternated would each be new."""
     line = message % (payment_id, *args)
     with _state_lock:
-        if _warned.get(payment_id) == line:
+        if _warned.get((payment_id, message)) == line:
             return
         if len(_warned) >= 10_000:
             _warned.clear()
-        _warned[payment_id] = line
+        _warned[(payment_id, message)] = line
     log.warning("%s", line)
 
 
