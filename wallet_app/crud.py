@@ -327,6 +327,19 @@ def max_relayer_nonce(db: Session, chain_id: int, relayer_address: str) -> int |
     ).one()
 
 
+def payments_unmined(db: Session, chain_id: int) -> int:
+    """Executed payments of the chain not yet mined (pending: queued, or sent and waiting)."""
+    return db.exec(
+        select(func.count())
+        .select_from(Payment)
+        .where(
+            Payment.chain_id == chain_id,
+            Payment.status == "pending",
+            Payment.settled == False,  # noqa: E712 (SQL expression)
+        )
+    ).one()
+
+
 def queued_payments(db: Session, chain_id: int, limit: int) -> list[Payment]:
     """Executed payments waiting for the relayer (pending, no nonce yet), oldest claim first."""
     return list(

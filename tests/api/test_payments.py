@@ -1416,7 +1416,7 @@ def test_a_relayer_that_cannot_pay_one_send_at_the_gas_price_refuses_payments(cl
         refused_with(quote_resp(client, token, 7), 400, "payments_unavailable")
     (line,) = [r.getMessage() for r in caplog.records]
     said = re.fullmatch(rf"payments paused on chain 31337: relayer {poor.address} holds {one_pay // 3} wei, less "
-                        r"than one payment may cost at gas price (\d+) \((\d+)\)", line)
+                        r"than 1 payments may cost at gas price (\d+) \((\d+)\)", line)
     assert said and int(said[2]) == chain.max_pay_gas * int(said[1]), line
     send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=one_pay)
     q = get_quote(client, token, 7)
@@ -1424,3 +1424,26 @@ def test_a_relayer_that_cannot_pay_one_send_at_the_gas_price_refuses_payments(cl
     assert client.post(f"{API}/payment/execute", json=body).status_code == 200
     assert relayer.send_queued(chain) == {"sent": 1, "failed": 0}
     assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+
+
+def test_a_relayer_whose_balance_pays_for_the_payments_in_flight_only_refuses_one_more(
+    client, payer, deployed, w3, send_tx, anvil_node, deployments_dir, tmp_path, monkeypatch
+):
+    """The balance was compared with one pay()'s gas alone: with funds for one and a half, a
+    second payment executed while the first was queued was accepted, and the one the balance could
+    not pay for would fail at its send after its payer signed it. The gas of the payments not yet
+    mined counts too."""
+    token = token_of(deployed)
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    chain = chains_with(monkeypatch, tmp_path, anvil_node.url, deployments_dir, relayer_min_balance_wei=10**12)
+    poor = Account.create()
+    send_tx(Account.from_key(ANVIL_KEY_2), poor.address, value=chain.max_pay_gas * w3.eth.gas_price * 3 // 2)
+    use_env(monkeypatch, RELAYER_PRIVATE_KEY="0x" + bytes(poor.key).hex())
+    merchant = Account.create().address
+    q = get_quote(client, token, 7)
+    body = pay_body(payer, q, merchant, token, 7, int(time.time()) + 300)
+    assert client.post(f"{API}/payment/execute", json=body).status_code == 200
+    refused_with(quote_resp(client, token, 8), 400, "payments_unavailable")  # the first one still queued
+    assert relayer.send_queued(chain) == {"sent": 1, "failed": 0}
+    assert wait_status(client, q["payment_id"]) == {"status": "ok"}
+    assert get_quote(client, token, 8)["payment_id"]  # mined: its gas is spent, and one more is paid for

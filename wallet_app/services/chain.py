@@ -10,7 +10,7 @@ Configuration is a JSON list (settings.chains_file, `chains.dev.json` in develop
      max_gas_price_wei and max_gas_price_multiple (of the node's current price): the ceiling
      of every relayed gas price, re-pricing included (a node price above the absolute cap
      makes payments unavailable), relayer_min_balance_wei: below it (or below max_pay_gas at
-     the node's gas price) payments are unavailable,
+     the node's gas price for each payment not yet mined and one more) payments are unavailable,
      relayer_max_spend_wei_per_hour: the relayer's gas budget (what its transactions cost in the
      last hour, services.relayer.check_budget; default RELAYER_MAX_SPEND_DEFAULT, null: none),
      index_confirmations: how far behind the head incoming transfers are indexed (issue 14;

@@ -258,18 +258,23 @@ def _refuse_unless_ready(chain: ChainConfig, address: str, price: int, funds: Ca
             balance,
             chain.relayer_min_balance_wei,
         )
-    # The floor counts no gas price: above it, the relayer may still be unable to send one pay()
-    # (a small floor for a cheap L2 whose fees rose), and every payment accepted would fail at its send.
+    # The floor counts no gas price: above it, the relayer may still be unable to send the payments
+    # accepted and not yet mined (their gas is not spent from the balance yet) and one more (a small
+    # floor for a cheap L2 whose fees rose, a burst of payments): each one past what the balance
+    # pays for would fail at its send, after its payer signed it.
     one_pay = gas_cost(chain.max_pay_gas, price)
-    if balance < one_pay:
+    with read_session() as db:
+        payments = crud.payments_unmined(db, chain.chain_id) + 1
+    if balance < one_pay * payments:
         raise _paused(
             chain,
-            "relayer balance below one payment's gas",
-            "relayer %s holds %s wei, less than one payment may cost at gas price %s (%s)",
+            "relayer balance below the payments' gas",
+            "relayer %s holds %s wei, less than %s payments may cost at gas price %s (%s)",
             address,
             balance,
+            payments,
             price,
-            one_pay,
+            one_pay * payments,
         )
 
 
