@@ -3,6 +3,7 @@
 import base64
 import json
 import re
+import threading
 
 import httpx
 import pytest
@@ -11,10 +12,12 @@ from joserfc.jwk import RSAKey
 from sqlmodel import select
 
 from tests.api.conftest import start_attempt
+from tests.conftest import needs_pg
 from wallet_app.core.db import get_session
 from wallet_app.dev import idp
-from wallet_app.models import UserSession
-from wallet_app.services import google
+from wallet_app.errors import AppError
+from wallet_app.models import User, UserSession
+from wallet_app.services import accounts, google
 from wallet_app.services.sessions import SESSION_COOKIE
 
 ME = "/api/v1/me"
@@ -318,6 +321,39 @@ def test_address_from_a_page_that_knew_another_wallet_is_refused(client, login):
     assert client.get(ME).json()["address"] == first
     resp = client.post(f"{ME}/address", json={"address": second, "replaces": first})
     assert resp.status_code == 200 and resp.json()["address"] == second
+
+
+@needs_pg
+def test_two_pages_registering_at_once_replace_no_wallet(client, login, monkeypatch):
+    """Two pages that knew no wallet register theirs at the same moment: each read the account
+    before the other wrote, so the second wrote over the first's without the replacement's
+    confirmation. Now one is registered and the other refused with wallet_changed."""
+    login("race@example.com")
+    with get_session() as db:
+        user_id = db.exec(select(User).where(User.email == "race@example.com")).one().id
+    first, second = "0x" + "ab" * 20, "0x" + "cd" * 20
+    real_get_user, outcome = accounts.get_user, {}
+
+    def second_page() -> None:
+        try:
+            accounts.set_address(user_id, second, "")
+            outcome["second"] = "registered"
+        except AppError as e:
+            outcome["second"] = e.code
+
+    def get_user_then_the_other_page(db, uid):
+        user = real_get_user(db, uid)
+        if "thread" not in outcome:  # the first page's read; the second page registers now
+            outcome["thread"] = threading.Thread(target=second_page)
+            outcome["thread"].start()
+            outcome["thread"].join(2)  # held by the first page's lock: it goes on after 2 s
+        return user
+
+    monkeypatch.setattr(accounts, "get_user", get_user_then_the_other_page)
+    accounts.set_address(user_id, first, "")
+    outcome["thread"].join(10)
+    assert outcome["second"] == "wallet_changed"
+    assert client.get(ME).json()["address"] == first
 
 
 def test_address_needs_a_session(client):

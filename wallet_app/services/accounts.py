@@ -8,7 +8,7 @@ from sqlmodel import Session
 
 from wallet_app import crud
 from wallet_app.core import extensions, ratelimit
-from wallet_app.core.db import get_session
+from wallet_app.core.db import get_session, lock_until_commit
 from wallet_app.errors import AppError
 from wallet_app.models import User
 from wallet_app.services import eth, sessions
@@ -94,6 +94,8 @@ def set_address(user_id: int, address: object, replaces: object = None) -> User:
     address = eth.parse_address(address).lower()
     expected = None if replaces is None else (eth.parse_address(replaces).lower() if replaces else "")
     with get_session() as db:
+        # Two tabs registering at once: the second reads the first's address, not the one before it.
+        lock_until_commit(db, f"address:{user_id}")
         user = get_user(db, user_id)
         if expected is not None and (user.address or "") not in (expected, address):
             raise AppError("wallet_changed", "the account's address is not the one the page replaces")
