@@ -8,8 +8,10 @@ build_transfer_uri(token, chain_id, to, units)
 parse_transfer_uri(text) -> TransferRequest
     What the Send scanner and a pasted URI fill in. The EIP-681 grammar this reads:
         "ethereum:" ["pay-"] <0x address> ["@" <chain id>] ["/" <function>] ["?" key=value ("&" key=value)*]
-    - the scheme, "pay-" and the target's "0x" in any case (QR codes in alphanumeric mode are upper
-      case: "ETHEREUM:0X5AAEB6…");
+    - the scheme, "pay-", the target's "0x", the function name, the parameter keys and the
+      `address` parameter's "0x" in any case (QR codes in alphanumeric mode are upper case:
+      "ETHEREUM:0X5AAEB6…/TRANSFER?ADDRESS=0XFB69…&UINT256=1E6" is read as its lower case form,
+      so "?VALUE=1" is refused as "?value=1" is); other values are read as they are;
     - no function and no value (or value=0): the address alone, as many wallets' Receive QR codes
       write it ("ethereum:0x..."): the recipient, token None (the sender picks the token);
     - no function with a value: a native coin send: refused with native_blocked, as the Send form does;
@@ -20,8 +22,9 @@ parse_transfer_uri(text) -> TransferRequest
     - numbers as EIP-681 writes them: digits with an optional fraction and exponent
       ("1e6", "2.014e18"); the result must be a whole number in 1 .. 2**256-1, so a negative,
       fractional ("1.5"), zero or overflowing amount is refused (uri_invalid), never rounded;
-    - a key given twice is refused (wallets disagree on which one wins); other keys (gas,
-      label, ...) are ignored; ENS names are refused (nothing here resolves them).
+    - a key given twice (in any case: "value" and "VALUE") is refused (wallets disagree on which
+      one wins); other keys (gas, label, ...) are ignored; ENS names are refused (nothing here
+      resolves them).
     Errors: AppError uri_invalid, uri_unsupported, native_blocked, bad_checksum.
 """
 
@@ -90,12 +93,20 @@ def parse_number(text: str, *, allow_zero: bool = False) -> int:
     return value
 
 
+def _hex_prefix(text: str) -> str:
+    """A "0X…" of an upper case QR code as "0x…": the address rule wants a lower case "0x"."""
+    return "0x" + text[2:] if text[:2] == "0X" else text
+
+
 def _params(query: str | None) -> dict[str, str]:
+    """The parameters by their lower case key: an upper case QR code writes "VALUE=", "ADDRESS=",
+    read as "value=", "address=" (an unread "VALUE=1" would let a native coin send through)."""
     found: dict[str, str] = {}
     for part in (query or "").split("&") if query else []:
         key, eq, value = part.partition("=")
         if not key or not eq:
             raise _invalid("a parameter without key=value")
+        key = key.lower()
         if key in found:
             raise _invalid(f"parameter {key!r} given twice")
         found[key] = unquote(value)
@@ -108,10 +119,10 @@ def parse_transfer_uri(text: Any) -> TransferRequest:
     m = _URI.fullmatch(text.strip())
     if m is None:
         raise _invalid("not an EIP-681 URI with a 0x address")
-    target = parse_address("0x" + m["target"][2:], code="uri_invalid", allow_zero=True)  # "0X" too
+    target = parse_address(_hex_prefix(m["target"]), code="uri_invalid", allow_zero=True)  # "0X" too
     chain_id = parse_chain_id(m["chain"], code="uri_invalid") if m["chain"] is not None else None
     params = _params(m["query"])
-    function = m["function"]
+    function = (m["function"] or "").lower()  # "/TRANSFER" of an upper case QR code too
     if not function:  # ethereum:<address>[@chain][?value=...]
         if "value" in params and parse_number(params["value"], allow_zero=True) != 0:
             raise AppError("native_blocked", "the URI requests a native coin transfer")
@@ -124,7 +135,7 @@ def parse_transfer_uri(text: Any) -> TransferRequest:
         raise AppError("native_blocked", "a token transfer that also sends native coin")
     if "address" not in params:
         raise _invalid("transfer without an address")
-    recipient = parse_address(params["address"], code="uri_invalid")
+    recipient = parse_address(_hex_prefix(params["address"].strip()), code="uri_invalid")
     token = parse_address(target, code="uri_invalid")  # the zero address is no token
     units = parse_number(params["uint256"]) if "uint256" in params else None
     return TransferRequest(token=token, recipient=recipient, chain_id=chain_id, units=units)

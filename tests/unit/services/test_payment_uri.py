@@ -59,6 +59,11 @@ TRANSFER = f"ethereum:{TOKEN}@31337/transfer?address={TO}&uint256=1500000"
     (f"ethereum:pay-{TOKEN}@1/transfer?address={TO}&uint256=1e6", TransferRequest(TOKEN, TO, 1, 10**6)),
     (f"ETHEREUM:PAY-{TOKEN}@1/transfer?address={TO}&uint256=1", TransferRequest(TOKEN, TO, 1, 1)),
     (f"ETHEREUM:{TOKEN.upper()}@1/transfer?address={TO}&uint256=1", TransferRequest(TOKEN, TO, 1, 1)),
+    # the function name and the keys in any case: an all upper case QR code, and mixed case
+    (f"ETHEREUM:{TOKEN.upper()}@1/TRANSFER?ADDRESS={TO.upper()}&UINT256=1E6", TransferRequest(TOKEN, TO, 1, 10**6)),
+    (f"ethereum:{TOKEN}@1/Transfer?Address={TO}&uInt256=2&Value=0", TransferRequest(TOKEN, TO, 1, 2)),
+    (f"ETHEREUM:{TOKEN.upper()}/TRANSFER?UINT256=7&ADDRESS={TO.upper()}&VALUE=0&LABEL=SHOP",
+     TransferRequest(TOKEN, TO, None, 7)),
     # lowercase (no checksum) addresses are accepted and checksummed
     (f"ethereum:{TOKEN.lower()}@8453/transfer?address={TO.lower()}&uint256=2.014e18",
      TransferRequest(TOKEN, TO, 8453, 2_014_000_000_000_000_000)),
@@ -83,6 +88,7 @@ def test_parse_transfer_uri(text, expected):
     # a QR code in alphanumeric mode: all upper case, "0X" too
     (f"ETHEREUM:{TO.upper()}", TransferRequest(None, TO, None, None)),
     (f"ETHEREUM:PAY-{TO.upper()}@31337", TransferRequest(None, TO, 31337, None)),
+    (f"ETHEREUM:{TO.upper()}?VALUE=0&LABEL=ALICE", TransferRequest(None, TO, None, None)),
 ])
 def test_an_address_alone_names_the_recipient_only(text, expected):
     assert parse_transfer_uri(text) == expected
@@ -95,9 +101,14 @@ def test_an_address_alone_names_the_recipient_only(text, expected):
     (f"ethereum:{TO}?value=1", "native_blocked"),
     (f"ethereum:{TO}@1/?value=1", "native_blocked"),
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&uint256=1&value=1", "native_blocked"),
+    # ... whatever the case of the key: an all upper case QR code writes "VALUE="
+    (f"ETHEREUM:{TO.upper()}?VALUE=1000", "native_blocked"),
+    (f"ETHEREUM:PAY-{TO.upper()}@1/?VALUE=2.014E18", "native_blocked"),
+    (f"ethereum:{TO}?Value=1", "native_blocked"),
+    (f"ETHEREUM:{TOKEN.upper()}@1/TRANSFER?ADDRESS={TO.upper()}&UINT256=1&VALUE=1", "native_blocked"),
     # other functions
     (f"ethereum:{TOKEN}@1/approve?address={TO}&uint256=1", "uri_unsupported"),
-    (f"ethereum:{TOKEN}@1/TRANSFER?address={TO}&uint256=1", "uri_unsupported"),
+    (f"ETHEREUM:{TOKEN.upper()}@1/APPROVE?ADDRESS={TO.upper()}&UINT256=1", "uri_unsupported"),
     # amounts EIP-681 writes but that are no whole uint256 above 0
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&uint256=-1", "uri_invalid"),
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&uint256=1.5", "uri_invalid"),
@@ -116,6 +127,8 @@ def test_an_address_alone_names_the_recipient_only(text, expected):
     # ambiguous or malformed parameters
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&address={TOKEN}&uint256=1", "uri_invalid"),
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&uint256=1&uint256=2", "uri_invalid"),
+    (f"ethereum:{TOKEN}@1/transfer?address={TO}&uint256=1&UINT256=2", "uri_invalid"),
+    (f"ethereum:{TO}?value=0&VALUE=1", "uri_invalid"),
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&uint256", "uri_invalid"),
     (f"ethereum:{TOKEN}@1/transfer?address={TO}&&uint256=1", "uri_invalid"),
     (f"ethereum:{TOKEN}@1/transfer?", "uri_invalid"),
