@@ -31,11 +31,15 @@ const BUILD_KEY = "/__newbl-build";
 const MANIFEST = /\/assets\/manifest-[0-9a-f]+\.js/;
 
 // A page fetched from the network names its build. When that is another build than the last one
-// seen, the chunks the page does not name are dropped: every build's chunks were kept for good
-// (this worker's file, and so its cache, does not change with a deploy), some 1.5 MB more on the
-// phone for each deploy. A chunk of the new build not named by this page, or one an old tab still
-// asks for, is fetched again when asked (the browser's HTTP cache keeps chunks a year).
-async function dropOldBuilds(html) {
+// seen, the chunks no page names are dropped: every build's chunks were kept for good (this
+// worker's file, and so its cache, does not change with a deploy), some 1.5 MB more on the phone
+// for each deploy. The cache keeps one page per path, and the other cached pages (/, the offline
+// fallback, /payment, /send, ...) are still an earlier build's HTML: the chunks they name stay, or
+// those pages would break offline. An earlier build's chunks go once no cached page names them (a
+// page fetched again replaces its HTML; the next new build's drop deletes them). A chunk of the new
+// build not named by a page, or one an old tab still asks for, is fetched again when asked (the
+// browser's HTTP cache keeps chunks a year).
+async function dropOldBuilds(page, html) {
   const build = (html.match(MANIFEST) || [])[0];
   if (!build) return;
   const cache = await caches.open(CACHE);
@@ -43,9 +47,21 @@ async function dropOldBuilds(html) {
   const last = seen ? await seen.text() : null;
   if (last === build) return;
   if (last !== null) {
-    for (const request of await cache.keys()) {
+    const requests = await cache.keys();
+    // The pages held: each cached entry but the chunks, the build mark, and this page's own path
+    // (its HTML is being replaced by the new page's).
+    const pages = [html];
+    const pagePath = new URL(page).pathname;
+    for (const request of requests) {
       const path = new URL(request.url).pathname;
-      if (path.startsWith("/assets/") && !html.includes(path)) await cache.delete(request);
+      if (path.startsWith("/assets/") || path === BUILD_KEY || path === pagePath) continue;
+      const hit = await cache.match(request);
+      if (hit) pages.push(await hit.text());
+    }
+    for (const request of requests) {
+      const path = new URL(request.url).pathname;
+      if (!path.startsWith("/assets/")) continue;
+      if (!pages.some((text) => text.includes(path))) await cache.delete(request);
     }
   }
   await cache.put(BUILD_KEY, new Response(build));
@@ -65,7 +81,8 @@ self.addEventListener("fetch", (event) => {
       fetch(request)
         .then((response) => {
           if (response.ok && response.type === "basic") {
-            event.waitUntil(response.clone().text().then(dropOldBuilds).catch(() => {}));
+            const html = response.clone().text();
+            event.waitUntil(html.then((text) => dropOldBuilds(page, text)).catch(() => {}));
           }
           return remember(page, response);
         })

@@ -233,7 +233,8 @@ def _wait_for_caches(page, script: str, arg=None, timeout: float = 15) -> None:
 
 def test_service_worker_drops_the_chunks_of_an_earlier_build(browser, app_server):
     """sw.js does not change with a deploy, so neither did its cache's name: the chunks of every
-    build the phone ever ran were kept. A page of a new build drops those its page does not name."""
+    build the phone ever ran were kept. A page of a new build drops those no cached page names; the
+    chunks a cached page of the earlier build names stay (offline, that page would break)."""
     ctx = browser.new_context(base_url=app_server.base_url, viewport={"width": 390, "height": 844})
     try:
         page = ctx.new_page()
@@ -243,10 +244,15 @@ def test_service_worker_drops_the_chunks_of_an_earlier_build(browser, app_server
         _wait_for_caches(page, "async () => !!(await caches.match('/__newbl-build'))")
         current = page.evaluate("async () => (await caches.match('/__newbl-build')).text()")
         assert re.fullmatch(r"/assets/manifest-[0-9a-f]+\.js", current), current
-        # What a phone holds after an earlier build: its chunk, and that build noted as the last one.
+        # What a phone holds after an earlier build: its chunks, a page of it still cached (/send
+        # naming one of them), and that build noted as the last one.
         page.evaluate(
             """async () => { const c = await caches.open('newbl-shell-v2');
                await c.put('/assets/old-build-chunk-AAAAAAAA.js', new Response('old'));
+               await c.put('/assets/old-build-named-BBBBBBBB.js', new Response('old, named'));
+               await c.put('/send', new Response(
+                 '<html><script type="module" src="/assets/old-build-named-BBBBBBBB.js"></script></html>',
+                 {headers: {'Content-Type': 'text/html'}}));
                await c.put('/__newbl-build', new Response('/assets/manifest-00000000.js')); }"""
         )
         kept = [p for p in page.evaluate(_CACHED_PATHS) if p.startswith("/assets/") and "old-build" not in p]
@@ -258,6 +264,8 @@ def test_service_worker_drops_the_chunks_of_an_earlier_build(browser, app_server
         html = page.request.get("/").text()
         still = [p for p in page.evaluate(_CACHED_PATHS) if p.startswith("/assets/")]
         assert {p for p in kept if p in html} <= set(still)  # the page's own chunks stay
+        # The chunk the earlier build's cached /send names stays: offline, /send still opens.
+        assert "/assets/old-build-named-BBBBBBBB.js" in still, still
     finally:
         helpers.close_context(ctx)
 
