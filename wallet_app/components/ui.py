@@ -2,7 +2,7 @@
 
 import reflex as rx
 
-from wallet_app.i18n import t
+from wallet_app.i18n import t, t_var
 from wallet_app.state.session import SessionState
 
 NBSP = "\u00a0"  # a skeleton's placeholder text: a line's height, no words in any language
@@ -55,6 +55,25 @@ def error_callout(texts: rx.Var, id_: str, **props) -> rx.Component:
             id=id_,
             **props,
         ),
+    )
+
+
+def warning_note(key: rx.Var, id_: str) -> rx.Component:
+    """An orange note with the catalogue text of `key` (a state field; nothing while it is ""), in a
+    live region that is there before it: one added along with its text is not always announced."""
+    return rx.box(
+        rx.cond(
+            key != "",
+            rx.callout.root(
+                rx.callout.icon(rx.icon("triangle-alert")),
+                rx.callout.text(t_var(key), id=id_),
+                color_scheme="orange",
+                size="1",
+                width="100%",
+            ),
+        ),
+        role="status",
+        width="100%",
     )
 
 

@@ -7,7 +7,7 @@ import reflex as rx
 from custom_components.wallet_js.wallet import pin_dialog
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import VISUALLY_HIDDEN, label_row
+from wallet_app.components.ui import VISUALLY_HIDDEN, label_row, warning_note
 from wallet_app.i18n import error_messages, messages, t, t_var
 from wallet_app.routes import Page
 from wallet_app.services.chain_table import chains_var
@@ -127,17 +127,7 @@ def payment_page() -> rx.Component:
                     width="100%",
                 ),
                 # A look-alike of an address paid before, or a token's contract (state.payment.merchant_note_key).
-                rx.cond(
-                    s.merchant_note != "",
-                    rx.callout.root(
-                        rx.callout.icon(rx.icon("triangle-alert")),
-                        rx.callout.text(t_var(s.merchant_note), id="pay-merchant-note"),
-                        color_scheme="orange",
-                        size="1",
-                        role="status",
-                        width="100%",
-                    ),
-                ),
+                warning_note(s.merchant_note, "pay-merchant-note"),
                 spacing="1",
                 width="100%",
                 padding_y="4px",

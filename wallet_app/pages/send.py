@@ -5,8 +5,15 @@ import reflex as rx
 from custom_components.wallet_js.qr_scan import qr_scan_button
 from wallet_app import routes
 from wallet_app.components.layout import page
-from wallet_app.components.ui import amount_input, error_callout, field_label, form_skeleton, tied_to_error
-from wallet_app.i18n import error_messages, messages, t, t_var
+from wallet_app.components.ui import (
+    amount_input,
+    error_callout,
+    field_label,
+    form_skeleton,
+    tied_to_error,
+    warning_note,
+)
+from wallet_app.i18n import error_messages, messages, t
 from wallet_app.routes import Page
 from wallet_app.state.send import SendState
 
@@ -68,21 +75,7 @@ def _form() -> rx.Component:
                     spacing="2",
                 ),
                 error_callout(s.uri_error, "send-uri-error", size="1"),
-                # The live region is there before the note: one added along with its text is not always announced.
-                rx.box(
-                    rx.cond(
-                        s.recipient_note != "",
-                        rx.callout.root(
-                            rx.callout.icon(rx.icon("triangle-alert")),
-                            rx.callout.text(t_var(s.recipient_note), id="send-recipient-note"),
-                            color_scheme="orange",
-                            size="1",
-                            width="100%",
-                        ),
-                    ),
-                    role="status",
-                    width="100%",
-                ),
+                warning_note(s.recipient_note, "send-recipient-note"),
                 spacing="1",
                 width="100%",
             ),

@@ -169,9 +169,6 @@ def budget_reached(spent: int, budget: int | None) -> bool:
     return budget is not None and spent >= budget
 
 
-_budget_warned: dict[tuple, float] = {}  # (database, chain id) -> time.monotonic() of the last "budget spent" warning
-
-
 def budget_lock(chain: ChainConfig) -> str | None:
     """The lock under which an execute claims a share of the chain's budget and counts it again
     (core.db.lock_until_commit); None without a budget (nothing to count)."""
@@ -195,28 +192,22 @@ def check_budget(chain: ChainConfig, db: Session | None = None, reserved_here: i
             spent = crud.relayer_spend(reader, chain.chain_id, claimed_after=claimed_after)
     else:
         spent = crud.relayer_spend(db, chain.chain_id, claimed_after=claimed_after) - reserved_here
-    if not budget_reached(spent, budget):
-        return
-    key = (get_settings().database_url, chain.chain_id)
-    with _state_lock:
-        last = _budget_warned.get(key)
-        warn = last is None or time.monotonic() - last >= BUDGET_WINDOW_SECONDS
-        if warn:
-            _budget_warned[key] = time.monotonic()
-    if warn:
-        log.warning(
-            "payments paused on chain %s: the relayer spent %s wei in the last hour, its budget is %s",
-            chain.chain_id,
+    if budget_reached(spent, budget):
+        raise _paused(
+            chain,
+            "the relayer's hourly gas budget is spent",
+            "the relayer spent %s wei in the last hour, its budget is %s",
             spent,
             budget,
+            every=BUDGET_WINDOW_SECONDS,
         )
-    raise AppError("payments_unavailable", "the relayer's hourly gas budget is spent")
 
 
 def check_ready(chain: ChainConfig) -> int:
     """Refuses payments (payments_unavailable, with a warning for the operator) while the relayer's
     hourly budget is spent (check_budget), the node's gas price is above the chain's cap or the
-    relayer's balance is below its floor or what one pay() may cost at that price. -> the gas price."""
+    relayer's balance is below its floor or what the payments not yet mined and one more may cost
+    at that price. -> the gas price."""
     check_budget(chain)  # first: no chain read for a refusal
     address = relayer_account().address
     price = gas_price(chain)
@@ -228,14 +219,16 @@ PAUSED_WARN_SECONDS = 300  # a pause's warning (gas price, balance) again after 
 _paused_warned: dict[tuple, float] = {}  # (database, chain id, cause) -> time.monotonic() of its last warning
 
 
-def _paused(chain: ChainConfig, cause: str, message: str, *args: object) -> AppError:
+def _paused(
+    chain: ChainConfig, cause: str, message: str, *args: object, every: float = PAUSED_WARN_SECONDS
+) -> AppError:
     """payments_unavailable for `cause`, its warning `message` (after the chain's id) logged once per
-    PAUSED_WARN_SECONDS in this process: each refused quote and execute logged it, one line per
+    `every` seconds in this process: each refused quote and execute logged it, one line per
     request for as long as the pause lasted."""
     key = (get_settings().database_url, chain.chain_id, cause)
     with _state_lock:
         last = _paused_warned.get(key)
-        warn = last is None or time.monotonic() - last >= PAUSED_WARN_SECONDS
+        warn = last is None or time.monotonic() - last >= every
         if warn:
             _paused_warned[key] = time.monotonic()
     if warn:
@@ -376,7 +369,6 @@ def forget_process_state() -> None:
     with _state_lock:
         _chain_locks.clear()
         _estimates.clear()
-        _budget_warned.clear()
         _paused_warned.clear()
         _warned.clear()
 
