@@ -219,16 +219,14 @@ PAUSED_WARN_SECONDS = 300  # a pause's warning (gas price, balance) again after 
 _paused_warned: dict[tuple, float] = {}  # (database, chain id, cause) -> time.monotonic() of its last warning
 
 
-def _paused(
-    chain: ChainConfig, cause: str, message: str, *args: object, every: float = PAUSED_WARN_SECONDS
-) -> AppError:
+def _paused(chain: ChainConfig, cause: str, message: str, *args: object, every: float | None = None) -> AppError:
     """payments_unavailable for `cause`, its warning `message` (after the chain's id) logged once per
-    `every` seconds in this process: each refused quote and execute logged it, one line per
-    request for as long as the pause lasted."""
+    `every` seconds (PAUSED_WARN_SECONDS) in this process: each refused quote and execute logged it,
+    one line per request for as long as the pause lasted."""
     key = (get_settings().database_url, chain.chain_id, cause)
     with _state_lock:
         last = _paused_warned.get(key)
-        warn = last is None or time.monotonic() - last >= every
+        warn = last is None or time.monotonic() - last >= (PAUSED_WARN_SECONDS if every is None else every)
         if warn:
             _paused_warned[key] = time.monotonic()
     if warn:
