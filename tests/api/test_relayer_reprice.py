@@ -278,6 +278,10 @@ def test_a_send_whose_nonce_our_own_replacement_took_is_not_queued_again(client,
         sent.extend(raws)
         raise_gas_price(w3, 5)
         assert relayer.reconcile(chain)["replaced"] == 1  # raw1 refused for its price: raw2 (mined)
+        # anvil may answer raw2's send before its block is in: raw1 then met raw2 in the pool
+        # ('underpriced', rejected) instead of its nonce taken (one CI run).
+        (replaced,) = rows()
+        w3.eth.wait_for_transaction_receipt(replaced.tx_hash, timeout=30)
         outcomes = real_batch(c, raws)
         assert [outcome for outcome, _ in outcomes] == [relayer.SendOutcome.NONCE_TAKEN]
         return outcomes
