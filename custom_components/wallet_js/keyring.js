@@ -4,7 +4,7 @@
 
 import { HDNodeWallet, TypedDataEncoder, Wallet, formatUnits, getAddress } from 'ethers';
 import { DERIVATION_PATH, loadMaterials, normalizeOwner, unwrapMnemonic } from './vault.js';
-import { VaultError } from './errors.js';
+import { VaultError, fillText } from './errors.js';
 
 /**
  * Unlocks the owner's wallet for the duration of fn(wallet) and returns fn's
@@ -172,6 +172,51 @@ export function txSummary(request, chains) {
     nativeSymbol: entry.native_symbol || '',
     nativeDecimals: Number.isInteger(entry.native_decimals) ? entry.native_decimals : 18,
   };
+}
+
+// transfer(address,uint256): the selector, the recipient word (its top 12 bytes zero), the amount word; nothing more.
+const TRANSFER_RE = /^0xa9059cbb0{24}([0-9a-f]{40})([0-9a-f]{64})$/;
+
+/**
+ * The request's data decoded when it is exactly an ERC-20 transfer(address,uint256) call
+ * (4 + 32 + 32 bytes, the address word's top 12 bytes zero): {recipient (EIP-55), units
+ * (BigInt, the token's smallest units)}; null for any other data (other calls, other lengths).
+ */
+export function tokenTransfer(request) {
+  const data = request && typeof request.data === 'string' ? request.data.toLowerCase() : '';
+  const m = TRANSFER_RE.exec(data);
+  return m ? { recipient: getAddress(`0x${m[1]}`), units: BigInt(`0x${m[2]}`) } : null;
+}
+
+/** `shown` ({chainId, address, symbol, decimals}: the token the page named) is the request's own
+ * contract on its chain, with a symbol and ERC-20 decimals its amounts can be shown in. */
+function shownTokenOf(request, shown) {
+  return !!shown && sameNumber(request.chainId, shown.chainId) && sameAddress(request.to, shown.address)
+    && typeof shown.symbol === 'string' && shown.symbol !== ''
+    && Number.isInteger(shown.decimals) && shown.decimals >= 0 && shown.decimals <= 77;
+}
+
+/**
+ * The PIN dialog's lines for a transaction request, in `messages`' language, all decoded from
+ * the request itself: its recipient and native value; for exactly an ERC-20 transfer call
+ * (tokenTransfer) also the token's recipient and amount. The amount is in the token's decimals
+ * with its symbol when `shown` names this very token (its chain and contract), else in the
+ * token's smallest units, said so.
+ */
+export function txSummaryLines(request, chains, shown, messages) {
+  const s = txSummary(request, chains);
+  const lines = [
+    fillText(messages.pin_tx_to, { address: s.to }),
+    fillText(messages.pin_tx_value, { amount: formatAmount(s.value, s.nativeDecimals), symbol: s.nativeSymbol }),
+  ];
+  const transfer = tokenTransfer(request);
+  if (transfer) {
+    lines.push(fillText(messages.pin_token_recipient, { address: transfer.recipient }));
+    lines.push(shownTokenOf(request, shown)
+      ? fillText(messages.pin_token_amount, { amount: formatAmount(transfer.units, shown.decimals), symbol: shown.symbol })
+      : fillText(messages.pin_token_units, { units: transfer.units.toString() }));
+  }
+  return lines;
 }
 
 /** The EIP-55 form of an address (any case in). */

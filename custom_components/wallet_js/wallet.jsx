@@ -184,22 +184,21 @@ const expiredIfLate = (sign) => async (pin) => {
 
 // What the PIN dialog can do: prepare(keyring, input) parses and checks the payload once,
 // gives the summary lines shown (computed from that very parsed payload) and sign(pin), which
-// signs exactly it. input: {owner, payload, expect, chains, token, messages}. Results are public.
+// signs exactly it. input: {owner, payload, expect, chains, token, shown, messages} (shown: the
+// token props as the page passed them, unset ones undefined). Results are public.
 const ACTIONS = {
   // Unlock only: proves the PIN opens this device's wallet.
   unlock: (keyring, { owner }) => ({
     lines: [],
     sign: (pin) => keyring.withUnlocked(owner, pin, (wallet) => wallet.address.toLowerCase()),
   }),
-  // Any built transaction: the dialog shows its recipient and native value as decoded here.
-  sign_tx: (keyring, { owner, payload, chains, messages }) => {
+  // Any built transaction: the dialog shows its recipient and native value as decoded here, and
+  // for an ERC-20 transfer call the token's recipient and amount (in the decimals and symbol of
+  // the token the page named, `shown`, when it is this very contract; else in smallest units).
+  sign_tx: (keyring, { owner, payload, chains, shown, messages }) => {
     const request = keyring.legacyTxRequest(JSON.parse(payload));
-    const s = keyring.txSummary(request, chains);
     return {
-      lines: [
-        fillText(messages.pin_tx_to, { address: s.to }),
-        fillText(messages.pin_tx_value, { amount: keyring.formatAmount(s.value, s.nativeDecimals), symbol: s.nativeSymbol }),
-      ],
+      lines: keyring.txSummaryLines(request, chains, shown, messages),
       sign: (pin) => keyring.signTxRequest(owner, pin, request),
     };
   },
@@ -402,10 +401,11 @@ export function PinDialog({ open, title, owner, action, payload, chains, expectC
     const prepare = ACTIONS[action];
     const expect = { chainId: expectChainId, merchant: expectMerchant, token: expectToken, units: expectUnits };
     const token = { symbol: tokenSymbol || "", decimals: Number.isInteger(tokenDecimals) ? tokenDecimals : 18 };
+    const shown = { chainId: expectChainId, address: expectToken, symbol: tokenSymbol, decimals: tokenDecimals };
     loadKeyring()
       .then((keyring) => {
         if (!prepare) throw new Error("unknown action");
-        return prepare(keyring, { owner, payload, expect, chains: chains || {}, token, messages });
+        return prepare(keyring, { owner, payload, expect, chains: chains || {}, token, shown, messages });
       })
       .then((p) => { if (live) { setPrepared(p); setError(""); } })
       .catch((e) => live && setError(errorTextOf(errors, e, "SIGN_FAILED")));

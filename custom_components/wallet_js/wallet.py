@@ -29,9 +29,12 @@ class CreateWallet(rx.Component):
 class PinDialog(rx.Component):
     """Asks for the PIN and runs `action` on `payload` in JS; on_done gets the public result
     (address, raw transaction or signature). Actions: unlock; sign_tx (any built transaction,
-    its recipient and value shown as decoded in JS); sign_approve and sign_pay (/payment: the
-    approve and the Pay typed data, refused with REQUEST_MISMATCH unless they equal the expect_*
-    values the page showed and the chain's payment contract in `chains`)."""
+    its recipient and value shown as decoded in JS, and for exactly an ERC-20 transfer call the
+    token's recipient and amount: in token_decimals with token_symbol when expect_chain_id and
+    expect_token name the called contract, else in the token's smallest units); sign_approve
+    and sign_pay (/payment: the approve and the Pay typed data, refused with REQUEST_MISMATCH
+    unless they equal the expect_* values the page showed and the chain's payment contract in
+    `chains`)."""
 
     library = _LIBRARY
     tag = "PinDialog"
@@ -44,7 +47,8 @@ class PinDialog(rx.Component):
     payload: rx.Var[str]
     # The bundle's build-time chains table (wallet_app.services.chain_table.chains_var()).
     chains: rx.Var[dict[str, dict]]
-    # What the page showed (sign_approve, sign_pay): the link's chain, merchant, token, amount in smallest units.
+    # What the page showed (sign_approve, sign_pay): the link's chain, merchant, token, amount in smallest units;
+    # sign_tx reads expect_chain_id, expect_token, token_symbol and token_decimals only (unset: raw units).
     expect_chain_id: rx.Var[int]
     expect_merchant: rx.Var[str]
     expect_token: rx.Var[str]

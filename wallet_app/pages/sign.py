@@ -263,6 +263,12 @@ def _request() -> rx.Component:
             action="sign_tx",
             payload=s.payload,
             chains=chains_var(),
+            # The token the summary names (an asset transfer of the user's list): the dialog shows
+            # the amount it decodes in its decimals and symbol when the call is of this very contract.
+            expect_chain_id=s.pin_chain_id,
+            expect_token=s.summary["token_address"],
+            token_symbol=s.summary["token_symbol"],
+            token_decimals=s.pin_token_decimals,
             messages=messages(),
             errors=error_messages(),
             on_done=s.signed,

@@ -51,8 +51,17 @@ def summarize(tx: dict[str, str], user_tokens: list[dict]) -> dict[str, str]:
                         "token_address": x["token_address"],
                         "recipient": checksum(recipient),
                         "amount": format_balance(units, decimals, max_decimals=decimals),
+                        "token_decimals": str(decimals),
                     }
-    return {"kind": "other", "token_symbol": "", "token_name": "", "token_address": "", "recipient": "", "amount": ""}
+    return {
+        "kind": "other",
+        "token_symbol": "",
+        "token_name": "",
+        "token_address": "",
+        "recipient": "",
+        "amount": "",
+        "token_decimals": "",
+    }
 
 
 def line_texts(line: txpreview.Line) -> dict[str, str]:
@@ -97,6 +106,19 @@ class SignState(SignedInState):
     @rx.var
     def kind_key(self) -> str:
         return "sign_kind_transfer" if self.summary.get("kind") == "transfer" else "sign_kind_other"
+
+    @rx.var
+    def pin_chain_id(self) -> int:
+        """The link's chain id, for the PIN dialog's token lines (0 before a link is loaded)."""
+        chain_id = self.tx.get("chain_id", "")
+        return int(chain_id) if chain_id.isdigit() else 0
+
+    @rx.var
+    def pin_token_decimals(self) -> int:
+        """The summary's token decimals, for the PIN dialog's token amount (-1 for none: a call
+        of a token not in the user's list shows its amount in the token's smallest units)."""
+        decimals = self.summary.get("token_decimals", "")
+        return int(decimals) if decimals.isdigit() else -1
 
     @rx.var
     def refused(self) -> bool:

@@ -28,7 +28,8 @@ ERC20 = {"chain_id": 31337, "token_address": TOKEN, "token_symbol": "tUSD", "tok
 def test_summary_of_a_known_transfer_and_of_other_calls():
     tx = decode_tx(encode_tx(TX))
     assert summarize(tx, [ERC20]) == {"kind": "transfer", "token_symbol": "tUSD", "token_name": "Test USD",
-                                      "token_address": TOKEN, "recipient": RECIPIENT, "amount": "12.5"}
+                                      "token_address": TOKEN, "recipient": RECIPIENT, "amount": "12.5",
+                                      "token_decimals": "6"}
     # Unknown token, other chain, other selector, value attached: 'other'.
     assert summarize(tx, [])["kind"] == "other"
     assert summarize({**tx, "chain_id": "1"}, [ERC20])["kind"] == "other"

@@ -1,10 +1,15 @@
 """ko/en texts of the PIN dialog's summary: what it is about to sign, decoded in the browser from
-the very payload it signs (custom_components/wallet_js/wallet.jsx PinDialog), and the screen
-readers' progress line of the PIN pad and the PIN field (the count only, never a digit)."""
+the very payload it signs (custom_components/wallet_js/wallet.jsx PinDialog; a transaction's in
+keyring.js txSummaryLines), and the screen readers' progress line of the PIN pad and the PIN
+field (the count only, never a digit)."""
 
 EN: dict[str, str] = {
     "pin_tx_to": "To: {address}",
     "pin_tx_value": "Sends {amount} {symbol}",
+    # An ERC-20 transfer call: its recipient and amount, decoded from the call's data.
+    "pin_token_recipient": "Token recipient: {address}",
+    "pin_token_amount": "Token amount: {amount} {symbol}",
+    "pin_token_units": "Token amount: {units} (in the token's smallest units; its decimals are unknown)",
     "pin_allow_spend": "Allow {contract} to spend {amount} {symbol}",
     "pin_allow_spend_until": "Allow {contract} to spend {amount} {symbol} until {time}",
     "pin_pay_summary": "Pay {amount} {symbol} to {merchant}",
@@ -14,6 +19,9 @@ EN: dict[str, str] = {
 KO: dict[str, str] = {
     "pin_tx_to": "받는 곳: {address}",
     "pin_tx_value": "{amount} {symbol} 보내기",
+    "pin_token_recipient": "토큰 받는 곳: {address}",
+    "pin_token_amount": "토큰 수량: {amount} {symbol}",
+    "pin_token_units": "토큰 수량: {units} (토큰 최소 단위 기준, 소수점 자릿수 정보 없음)",
     "pin_allow_spend": "{contract}이(가) {amount} {symbol}을(를) 사용하도록 허용",
     "pin_allow_spend_until": "{contract}이(가) {time}까지 {amount} {symbol}을(를) 사용하도록 허용",
     "pin_pay_summary": "{merchant}에게 {amount} {symbol} 결제",
