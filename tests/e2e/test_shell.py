@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.flows import create_wallet, expect_alert, me, new_email, sign_in, sign_in_to_onboarding
+from tests.e2e.flows_send import wait_for_asset
 
 NAV_LABELS = ["Home", "Card", "Activity", "Settings"]
 # The login page itself: "/$" alone also matches the pages' own URLs ("/onboarding/", "/home/"),
@@ -147,6 +148,8 @@ def test_sign_out_sends_the_tab_nothing_of_the_account(page):
     signed-out page (and the next account's, in the same tab) was sent the last account's address,
     balances and token list. After the sign-out no websocket frame carries any of it."""
     address = create_wallet(page, new_email())
+    wait_for_asset(page, "tUSD")  # the faucet's tokens (after its gas), which may come late on a loaded machine
+    page.goto("/home")
     expect(page.get_by_text("1,000").first).to_be_visible()  # the balances are in the page's state
     page.goto("/settings")
     helpers.wait_for_hydrated(page)  # its socket is open: only those of the signed-out pages are heard
