@@ -7,6 +7,7 @@ after the lock timeout, with the same answer. An unexpected fault answers 500
 
 import threading
 import time
+from collections.abc import Callable
 
 import psycopg
 import pytest
@@ -73,6 +74,25 @@ def short_lock_timeout(monkeypatch):
     monkeypatch.setattr(db_module, "PG_LOCK_TIMEOUT_MS", 1000)
 
 
+def assert_refused_in_time(client, hold: Callable[[], object], release: Callable[[], object]) -> None:
+    """While `hold` is in force, a write is answered 503 database_unavailable before HOLD_S, when
+    `release` would have let it through (without a bound it waits until then); once released, the
+    app serves it."""
+    timer = threading.Timer(HOLD_S, release)
+    try:
+        hold()
+        timer.start()
+        t0 = time.monotonic()
+        refused = client.patch("/api/v1/me/locale", json={"locale": "ko"})
+        waited = time.monotonic() - t0
+    finally:
+        timer.cancel()
+        release()
+    assert (refused.status_code, refused.json()) == (503, {"detail": "database_unavailable"})
+    assert waited < HOLD_S
+    assert client.patch("/api/v1/me/locale", json={"locale": "ko"}).json()["locale"] == "ko"
+
+
 @needs_pg
 def test_a_request_waiting_on_a_held_lock_fails_in_time_and_the_app_serves_on(short_lock_timeout, client, login,
                                                                              settings_env):
@@ -80,19 +100,8 @@ def test_a_request_waiting_on_a_held_lock_fails_in_time_and_the_app_serves_on(sh
     # timeout (503), not holding its thread for as long as the lock is held.
     login("locked@example.com", "en")
     holder = psycopg.connect(make_url(settings_env.database_url).set(drivername="postgresql").render_as_string(False))
-    release = threading.Timer(HOLD_S, holder.close)  # without a lock timeout the request waits until then
-    try:
-        holder.execute("LOCK TABLE users IN ACCESS EXCLUSIVE MODE")
-        release.start()
-        t0 = time.monotonic()
-        refused = client.patch("/api/v1/me/locale", json={"locale": "ko"})
-        waited = time.monotonic() - t0
-    finally:
-        release.cancel()
-        holder.close()
-    assert (refused.status_code, refused.json()) == (503, {"detail": "database_unavailable"})
-    assert waited < HOLD_S  # the lock timeout (1 s here) ended the wait, not the holder
-    assert client.patch("/api/v1/me/locale", json={"locale": "ko"}).json()["locale"] == "ko"
+    # The lock timeout (1 s here) ends the wait, not the holder.
+    assert_refused_in_time(client, lambda: holder.execute("LOCK TABLE users IN ACCESS EXCLUSIVE MODE"), holder.close)
 
 
 def test_requests_refused_for_the_database_are_counted_in_a_line_a_minute_not_a_traceback_each(monkeypatch, caplog):
@@ -132,18 +141,6 @@ def test_a_database_server_that_stops_answering_fails_requests_in_time(client, l
     monkeypatch.setattr(db_module._AnswerBounded, "answer_timeout", 1.0)
     postmaster = psutil.Process(shared_temp_server().proc.pid)
     server = [postmaster, *postmaster.children(recursive=True)]
-    for proc in server:
-        proc.suspend()
-    resume = threading.Timer(HOLD_S, lambda: [proc.resume() for proc in server])  # without a bound: waits until then
-    try:
-        resume.start()
-        t0 = time.monotonic()
-        refused = client.patch("/api/v1/me/locale", json={"locale": "ko"})
-        waited = time.monotonic() - t0
-    finally:
-        resume.cancel()
-        for proc in server:
-            proc.resume()
-    assert (refused.status_code, refused.json()) == (503, {"detail": "database_unavailable"})
-    assert waited < HOLD_S
-    assert client.patch("/api/v1/me/locale", json={"locale": "ko"}).json()["locale"] == "ko"
+    assert_refused_in_time(
+        client, lambda: [proc.suspend() for proc in server], lambda: [proc.resume() for proc in server]
+    )
