@@ -168,3 +168,55 @@ def test_the_lost_change_feed_and_queue_announcements_are_logged_once_each_way(m
         "queue announcements lost (Redis); the queue is read every 0.05 s",
         "queue announcements are back after N s",
     ]
+
+
+def test_a_subscription_that_hears_nothing_is_taken_for_lost_and_made_again(monkeypatch, caplog):
+    """A subscription's connection can die without a word (a frozen Redis here: SIGSTOP, so the
+    socket stays open and nothing answers). The session-cache listener read on for good and kept
+    serving from the cache as if other workers' sign-outs would reach it; the relayer kept waiting
+    for announcements. Each now pings a quiet subscription and, hearing nothing, takes it for lost
+    (cache unused, the queue read on a timer) and subscribes again once Redis answers."""
+    from tools.redisserver import RedisServer
+    from wallet_app import relayer as relayer_loop
+    from wallet_app.core import shared
+
+    monkeypatch.setattr(shared, "LISTEN_PING_SECONDS", 0.2)
+    monkeypatch.setattr(sessions, "LISTEN_RETRY_SECONDS", 0.02)
+    monkeypatch.setattr(relayer_loop, "LISTEN_RETRY_SECONDS", 0.02)
+    server = RedisServer().start()
+    stop = threading.Event()
+
+    def frozen_and_thawed(subscribed) -> None:
+        # A healthy quiet subscription first: its pongs keep it (a false "lost" would add lines).
+        time.sleep(3 * shared.LISTEN_PING_SECONDS)
+        os.kill(server.proc.pid, signal.SIGSTOP)
+        try:
+            until(lambda: not subscribed(), "a frozen Redis still counted as subscribed", timeout=5)
+        finally:
+            os.kill(server.proc.pid, signal.SIGCONT)
+        until(subscribed, "never subscribed again", timeout=5)
+
+    async def session_listener() -> None:
+        task = asyncio.get_running_loop().create_task(sessions._listen(server.url))
+        try:
+            await asyncio.to_thread(until, lambda: sessions._listening_since is not None, "never subscribed")
+            await asyncio.to_thread(frozen_and_thawed, lambda: sessions._listening_since is not None)
+        finally:
+            task.cancel()
+
+    try:
+        with caplog.at_level("WARNING"):
+            run_async(session_listener())
+            wake = relayer_loop._Wake(stop, server.url)
+            until(lambda: wake.subscribed, "the relayer never subscribed")
+            frozen_and_thawed(lambda: wake.subscribed)
+            lines = [re.sub(r"after \d+\.\d s", "after N s", r.getMessage()) for r in caplog.records]
+    finally:
+        stop.set()
+        server.stop()
+    assert lines == [
+        "session cache: the change feed is lost; sessions are read from the database until it is back",
+        "session cache: the change feed is back after N s",
+        "queue announcements lost (Redis); the queue is read every 0.05 s",
+        "queue announcements are back after N s",
+    ]

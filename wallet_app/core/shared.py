@@ -219,6 +219,38 @@ class FeedLost:
             self.since = None
 
 
+# A subscription quiet this long is sent a PING; nothing heard (no message, no pong) for twice
+# this and its connection is taken for dead.
+LISTEN_PING_SECONDS = 5.0
+
+
+class Heartbeat:
+    """Whether a subscription still hears Redis. A connection can die without a word (packets
+    dropped on the way, a frozen Redis, a proxy or NAT that forgot it): a read then just waits, and
+    the listener kept believing it was subscribed, for good. Read with `read_seconds()` as the
+    timeout and pass each read's result (None: it timed out) to `after`."""
+
+    def __init__(self) -> None:
+        self.heard_at = self.pinged_at = time.monotonic()
+
+    @staticmethod
+    def read_seconds() -> float:
+        return min(1.0, LISTEN_PING_SECONDS / 2)
+
+    def after(self, message: object) -> bool:
+        """True: send a PING now (its pong counts as heard). Raises redis.ConnectionError when
+        nothing was heard for 2 x LISTEN_PING_SECONDS."""
+        now = time.monotonic()
+        if message is not None:
+            self.heard_at = now
+        if now - self.heard_at > 2 * LISTEN_PING_SECONDS:
+            raise redis.ConnectionError(f"nothing heard from Redis for {now - self.heard_at:.1f} s")
+        if now - max(self.heard_at, self.pinged_at) >= LISTEN_PING_SECONDS:
+            self.pinged_at = now
+            return True
+        return False
+
+
 # The stores of the current settings, by namespace.
 _state: tuple[Settings, dict[str, Marks]] | None = None
 

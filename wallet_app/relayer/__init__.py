@@ -203,8 +203,11 @@ class _Wake:
             pubsub = redis.Redis.from_url(url, **shared.LISTEN_OPTIONS).pubsub()
             try:
                 pubsub.subscribe(payment_watch.QUEUED_CHANNEL)
+                beat = shared.Heartbeat()
                 while not self.stop.is_set():
-                    message = pubsub.get_message(timeout=1.0)
+                    message = pubsub.get_message(timeout=beat.read_seconds())
+                    if beat.after(message):
+                        pubsub.ping()
                     if message is None:
                         continue
                     if message["type"] == "subscribe":

@@ -171,7 +171,13 @@ async def _listen(url: str) -> None:
         pubsub = client.pubsub()
         try:
             await pubsub.subscribe(CHANGES_CHANNEL)
-            async for message in pubsub.listen():
+            beat = shared.Heartbeat()
+            while True:
+                message = await pubsub.get_message(timeout=beat.read_seconds())
+                if beat.after(message):
+                    await pubsub.ping()
+                if message is None:
+                    continue
                 if message["type"] == "subscribe":
                     _listening_since = time.monotonic()
                     _feed.back()
