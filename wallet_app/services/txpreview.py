@@ -4,8 +4,8 @@ Pure functions (table-tested in tests/unit/services/test_txpreview.py), then `lo
 reads what they need from the chain.
 
 The token calls are decoded by services.chain.decode_erc20_call (transfer, transferFrom, approve,
-increaseAllowance and increaseApproval, setApprovalForAll, Permit2's approve); the texts of each are
-sign_line_<name> in the sign catalogue area.
+increaseAllowance and increaseApproval, setApprovalForAll, Permit2's approve: only when called on
+PERMIT2 itself, call_name); the texts of each are sign_line_<name> in the sign catalogue area.
 describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), warnings,
     the network fee (gas_limit x gas_price in the native coin) and the chain's name.
     `token` is the TokenInfo of the call's token (token_of: the called contract, or the token
@@ -74,6 +74,9 @@ APPROVAL_FOR_ALL_TOPIC = "0x" + keccak(text="ApprovalForAll(address,address,bool
 # Permit2's: owner, token and spender as topics.
 PERMIT2_APPROVAL_TOPIC = "0x" + keccak(text="Approval(address,address,address,uint160,uint48)").hex()
 APPROVAL_TOPICS = (APPROVAL_TOPIC, APPROVAL_FOR_ALL_TOPIC, PERMIT2_APPROVAL_TOPIC)
+# Uniswap's Permit2: the same address on every chain (CREATE2). Its approve's selector on any other
+# contract is that contract's own function, whatever it does.
+PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
 
 
 @dataclass(frozen=True)
@@ -96,6 +99,26 @@ class Preview:
     # The simulated balance changes ("-12.5 tUSD", "+0.1 ETH") and the simulation's status.
     changes: list[str] = field(default_factory=list)
     simulation: str = "unavailable"
+
+
+def call_name(tx: dict[str, str]) -> str | None:
+    """services.chain.erc20_call_name of the link's data, but Permit2's approve only when it is called
+    on Permit2: an ERC-20 call's contract is checked to be a token (token_of, token_info), and
+    Permit2's names its token in its arguments, so nothing else checked what the called contract is."""
+    name = erc20_call_name(tx["data"])
+    if name == "permit2Approve" and tx["to"].lower() != PERMIT2.lower():
+        return None
+    return name
+
+
+def decode_call(tx: dict[str, str]) -> tuple[str, tuple] | None:
+    """services.chain.decode_erc20_call of the link's data when call_name names it, else None."""
+    return decode_erc20_call(tx["data"]) if call_name(tx) is not None else None
+
+
+def call_malformed(tx: dict[str, str]) -> bool:
+    """services.chain.erc20_call_malformed of the link's data when call_name names it, else False."""
+    return call_name(tx) is not None and erc20_call_malformed(tx["data"])
 
 
 def _amount(units: int, token: TokenInfo) -> str:
@@ -171,8 +194,8 @@ def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) ->
     lines: list[Line] = []
     warnings: list[Line] = []
     selector = ""
-    name = erc20_call_name(data)
-    call = decode_erc20_call(data)
+    name = call_name(tx)
+    call = decode_call(tx)
     if call is not None and call[0] == "setApprovalForAll":
         lines, warnings = _approval_for_all_lines(call[1], tx["to"])
     elif call is not None and token is not None:
@@ -203,7 +226,7 @@ def refusal(
 ) -> AppError | None:
     if is_zero(tx["to"]):
         return AppError("sign_no_recipient", "to is the zero address")
-    if erc20_call_malformed(tx["data"]):  # sign_warn_malformed_call says which call
+    if call_malformed(tx):  # sign_warn_malformed_call says which call
         return AppError("invalid_tx", "an ERC-20 call whose data is not exactly its arguments")
     gas_price = int(tx["gas_price"])
     if gas_price > node_gas_price * max_gas_price_multiple:
@@ -315,7 +338,7 @@ def _topic_of(address: str) -> str:
 def shown_approval(tx: dict[str, str], owner: str) -> tuple[str, ...] | None:
     """The approval log a decoded approval call makes, as the preview's lines show it: the called
     contract's address, then the log's topics (lowercase); None for any other call."""
-    call = decode_erc20_call(tx["data"])
+    call = decode_call(tx)
     if call is None:
         return None
     name, args = call
@@ -334,7 +357,7 @@ def counterparty(tx: dict[str, str]) -> str | None:
     the zero `to`."""
     if is_zero(tx["to"]):
         return None
-    call = decode_erc20_call(tx["data"])
+    call = decode_call(tx)
     if call is None:
         return tx["to"]
     name, args = call
@@ -344,7 +367,7 @@ def counterparty(tx: dict[str, str]) -> str | None:
 def token_of(tx: dict[str, str]) -> str | None:
     """The token a decoded ERC20_CALLS call is about: the called contract's, Permit2's approve's first
     argument; None for setApprovalForAll (its line names the contract, not a token) or another call."""
-    call = decode_erc20_call(tx["data"])
+    call = decode_call(tx)
     if call is None or call[0] == "setApprovalForAll":
         return None
     if call[0] == "permit2Approve":

@@ -19,6 +19,7 @@ from wallet_app.services.txpreview import (
     matches,
     nonce_refusal,
     refusal,
+    shown_approval,
     token_of,
 )
 from wallet_app.state.sign import line_texts
@@ -63,12 +64,17 @@ def permit2_approve(token: str, spender: str, units: int, expiration: int) -> st
     return call("permit2Approve", ["address", "address", "uint160", "uint48"], [token, spender, units, expiration])
 
 
-def permit2_line(amount: str, expiration: str, contract: str = TOKEN.token_address) -> Line:
+def permit2_line(amount: str, expiration: str, contract: str = PERMIT2) -> Line:
     """Its line for A as the spender of tUSD; a param starting 'sign_' is a catalogue key."""
     params = {"spender": A, "amount": amount, "symbol": "tUSD", "contract": contract, "expiration": expiration}
     return Line("sign_line_permit2_approve", params,
                 keyed=tuple(k for k in ("amount", "expiration") if params[k].startswith("sign_")))
 DIRTY_ADDRESS = "0x095ea7b3" + "ff" * 12 + A[2:].lower() + "00" * 31 + "01"  # approve, high bytes of the address set
+
+
+def called(data: str) -> str:
+    """The contract an ERC20_CALLS call is made on in these tests: Permit2 for its approve, else the token."""
+    return PERMIT2 if data.startswith("0x87517c45") else TOKEN.token_address
 
 
 def tx(data="0x", value="0", gas_limit="50000", gas_price="1000000000", to=TOKEN.token_address) -> dict[str, str]:
@@ -138,21 +144,6 @@ def test_selectors_are_the_erc20_ones():
     (WELL_FORMED["increaseApproval"],
      [Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))],
      [Line("sign_warn_unlimited")], ""),
-    # Permit2's approve(token, spender, amount, expiration): `token` is the token it names.
-    (permit2_approve(TOKEN.token_address, A, 5_000_000, 1_767_225_600),
-     [permit2_line("5", "2026-01-01 00:00 UTC")], [], ""),
-    (permit2_approve(TOKEN.token_address, A, 5_000_000, 253402300799), [permit2_line("5", "9999-12-31 23:59 UTC")],
-     [], ""),
-    (permit2_approve(TOKEN.token_address, A, 5_000_000, 253402300800), [permit2_line("5", "sign_expires_never")],
-     [], ""),
-    (permit2_approve(TOKEN.token_address, A, 2**128 - 1, 0),
-     [permit2_line(f"{(2**128 - 1) // 10**6:,}.{(2**128 - 1) % 10**6:06d}", "sign_expires_at_once")], [], ""),
-    (WELL_FORMED["permit2Approve"], [permit2_line("sign_unlimited", "sign_expires_never")],
-     [Line("sign_warn_unlimited")], ""),
-    (permit2_approve(TOKEN.token_address, A, 2**128, 0), [permit2_line("sign_unlimited", "sign_expires_at_once")],
-     [Line("sign_warn_unlimited")], ""),
-    (WELL_FORMED["permit2Approve"] + "00", [permit2_line("sign_unlimited", "sign_expires_never")],
-     [Line("sign_warn_unlimited"), Line("sign_warn_malformed_call", {"function": "permit2Approve"})], ""),
     # setApprovalForAll (ERC-721, ERC-1155): the contract's tokens, whatever its decimals (the NFT has none).
     (for_all(A, True), [Line("sign_line_approve_all", {"operator": A, "contract": TOKEN.token_address})],
      [Line("sign_warn_unlimited")], ""),
@@ -167,6 +158,43 @@ def test_decoded_lines(data, lines, warnings, selector):
     p = describe(tx(data), CHAIN, TOKEN)
     assert (p.lines, p.warnings, p.selector) == (lines, warnings, selector)
     assert p.chain_name == "Newbl Dev (anvil)"
+
+
+@pytest.mark.parametrize("data, lines, warnings, selector", [
+    # Permit2's approve(token, spender, amount, expiration) on Permit2: `token` is the token it names.
+    (permit2_approve(TOKEN.token_address, A, 5_000_000, 1_767_225_600),
+     [permit2_line("5", "2026-01-01 00:00 UTC")], [], ""),
+    (permit2_approve(TOKEN.token_address, A, 5_000_000, 253402300799), [permit2_line("5", "9999-12-31 23:59 UTC")],
+     [], ""),
+    (permit2_approve(TOKEN.token_address, A, 5_000_000, 253402300800), [permit2_line("5", "sign_expires_never")],
+     [], ""),
+    (permit2_approve(TOKEN.token_address, A, 2**128 - 1, 0),
+     [permit2_line(f"{(2**128 - 1) // 10**6:,}.{(2**128 - 1) % 10**6:06d}", "sign_expires_at_once")], [], ""),
+    (WELL_FORMED["permit2Approve"], [permit2_line("sign_unlimited", "sign_expires_never")],
+     [Line("sign_warn_unlimited")], ""),
+    (permit2_approve(TOKEN.token_address, A, 2**128, 0), [permit2_line("sign_unlimited", "sign_expires_at_once")],
+     [Line("sign_warn_unlimited")], ""),
+    (WELL_FORMED["permit2Approve"] + "00", [permit2_line("sign_unlimited", "sign_expires_never")],
+     [Line("sign_warn_unlimited"), Line("sign_warn_malformed_call", {"function": "permit2Approve"})], ""),
+])
+def test_permit2_approve_lines(data, lines, warnings, selector):
+    p = describe(tx(data, to=PERMIT2), CHAIN, TOKEN)
+    assert (p.lines, p.warnings, p.selector) == (lines, warnings, selector)
+
+
+# Permit2's approve selector on any other contract (here a token's, an NFT's, an account's): that
+# contract's own function, an unknown call; its lines named it Permit2's approve of the token in its
+# arguments (found by an audit), a malformed one refused as if it were.
+@pytest.mark.parametrize("to", [TOKEN.token_address, NFT, A, PERMIT2.lower().replace("0x00", "0x01")])
+@pytest.mark.parametrize("data", [WELL_FORMED["permit2Approve"], permit2_approve(TOKEN.token_address, A, 5, 0),
+                                  WELL_FORMED["permit2Approve"] + "00", "0x87517c45"])
+def test_permit2_approve_selector_elsewhere_is_an_unknown_call(to, data):
+    link = tx(data, to=to)
+    p = describe(link, CHAIN, TOKEN)
+    assert (p.lines, p.warnings, p.selector) == (
+        [Line("sign_line_call", {"selector": "0x87517c45"})], [Line("sign_warn_unknown")], "0x87517c45")
+    assert refusal(link, CHAIN, 10**9, 10**18, 3) is None
+    assert (counterparty(link), token_of(link), shown_approval(link, B)) == (to, None, None)
 
 
 def test_native_value_is_its_own_line_whatever_the_data():
@@ -216,10 +244,12 @@ def test_fee_is_gas_limit_times_gas_price_in_the_native_coin(gas_limit, gas_pric
     ({}, 10**9, 50000 * 10**9 - 1, "fee_unaffordable"),
     ({"to": "0x" + "00" * 20}, 10**9, 10**18, "sign_no_recipient"),
     # ERC-20 calls: exactly their arguments, or refused (a trailing byte still runs the call).
-    *[({"data": data}, 10**9, 10**18, None) for data in WELL_FORMED.values()],
-    *[({"data": data + "00"}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
-    *[({"data": data + "00" * 32}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
-    *[({"data": data[:-2]}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
+    # (Permit2's approve on Permit2: on any other contract it is not one, and none is refused.)
+    *[({"data": data, "to": called(data)}, 10**9, 10**18, None) for data in WELL_FORMED.values()],
+    *[({"data": data + "00", "to": called(data)}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
+    *[({"data": data + "00" * 32, "to": called(data)}, 10**9, 10**18, "invalid_tx")
+      for data in WELL_FORMED.values()],
+    *[({"data": data[:-2], "to": called(data)}, 10**9, 10**18, "invalid_tx") for data in WELL_FORMED.values()],
     ({"data": WELL_FORMED["approve"].upper().replace("0X", "0x") + "00"}, 10**9, 10**18, "invalid_tx"),
     ({"data": "0x095ea7b3"}, 10**9, 10**18, "invalid_tx"),
     ({"data": DIRTY_ADDRESS}, 10**9, 10**18, "invalid_tx"),
@@ -462,6 +492,21 @@ def test_reads_a_permit2_approve_names_its_token_and_is_checked_against_its_spen
         "spender": A, "amount": "1", "symbol": "0xABcD…1234", "contract": PERMIT2,
         "expiration": "sign_expires_at_once"}, keyed=("expiration",))]
     assert preview.warnings == [UNKNOWN_FAKE] and refused is None
+
+
+def test_reads_permit2s_approve_on_another_contract_is_an_unknown_call_to_it(reads, monkeypatch):
+    """A link calling its own contract with Permit2's approve selector, a known spender and a listed
+    token in the arguments read "Approve A to spend 1 tUSD through the Permit2 contract <it>" with no
+    warning at all; what that contract does is its own (an allowance the user gave it spent, say)."""
+    from wallet_app.services import txpreview
+
+    looked_up = []
+    monkeypatch.setattr(txpreview.tokens, "token_info", lambda user, chain, address: looked_up.append(address))
+    contract = checksum("0x" + "ad" * 20)
+    preview, refused = reads(tx(permit2_approve(TOKEN.token_address, A, 10**6, 0), to=contract), {})
+    assert preview.lines == [Line("sign_line_call", {"selector": "0x87517c45"})]
+    assert preview.warnings == [Line("sign_warn_unknown"), Line("recipient_first_time")]
+    assert preview.selector == "0x87517c45" and looked_up == [] and refused is None
 
 
 @pytest.mark.parametrize("nonce, mined, pending_count, code", [
