@@ -272,3 +272,138 @@ def test_deadline_edges_against_a_fixed_now(page, check, ahead, signed):
     else:
         r = fails(page, body, arg)
         assert (r["code"], r["message"]) == CLOCK_OFF
+
+
+# ---------------------------------------------------------------- Permit2 and other permits (an audit)
+# The only typed data the wallet signs are /payment's Pay and the token's EIP-2612 Permit for the
+# chain's payment contract (no link, personal_sign or other typed data reaches a signer): a Permit2
+# signature (the drainer's favourite), a DAI-style permit, or a Permit dressed up as shown, in the
+# place of the payment's permit, is refused before the PIN.
+
+PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3"
+PERMIT2_DOMAIN = {"name": "Permit2", "chainId": CHAIN_ID, "verifyingContract": PERMIT2}
+MAX160 = str(2**160 - 1)
+DETAILS = [{"name": "token", "type": "address"}, {"name": "amount", "type": "uint160"},
+           {"name": "expiration", "type": "uint48"}, {"name": "nonce", "type": "uint48"}]
+PERMITTED = [{"name": "token", "type": "address"}, {"name": "amount", "type": "uint256"}]
+FAR = 2**48 - 1
+
+
+def _permit2_single(domain: dict) -> dict:
+    return {"domain": domain, "types": {
+        "PermitSingle": [{"name": "details", "type": "PermitDetails"}, {"name": "spender", "type": "address"},
+                         {"name": "sigDeadline", "type": "uint256"}],
+        "PermitDetails": DETAILS},
+        "message": {"details": {"token": TOKEN, "amount": MAX160, "expiration": FAR, "nonce": 0},
+                    "spender": OTHER, "sigDeadline": FAR}}
+
+
+def _permit2_transfer(domain: dict, witness: bool = False, batch: bool = False) -> dict:
+    primary = ("PermitBatchWitnessTransferFrom" if batch else "PermitWitnessTransferFrom") if witness else (
+        "PermitBatchTransferFrom" if batch else "PermitTransferFrom")
+    fields = [{"name": "permitted", "type": "TokenPermissions[]" if batch else "TokenPermissions"},
+              {"name": "spender", "type": "address"}, {"name": "nonce", "type": "uint256"},
+              {"name": "deadline", "type": "uint256"}]
+    types = {primary: fields, "TokenPermissions": PERMITTED}
+    permitted = {"token": TOKEN, "amount": str(2**256 - 1)}
+    message = {"permitted": [permitted] if batch else permitted, "spender": OTHER, "nonce": 0, "deadline": FAR}
+    if witness:
+        fields.append({"name": "witness", "type": "Order"})
+        types["Order"] = [{"name": "recipient", "type": "address"}]
+        message["witness"] = {"recipient": OTHER}
+    return {"domain": domain, "types": types, "message": message}
+
+
+def _permit2_batch(domain: dict) -> dict:
+    return {"domain": domain, "types": {
+        "PermitBatch": [{"name": "details", "type": "PermitDetails[]"}, {"name": "spender", "type": "address"},
+                        {"name": "sigDeadline", "type": "uint256"}],
+        "PermitDetails": DETAILS},
+        "message": {"details": [{"token": TOKEN, "amount": MAX160, "expiration": FAR, "nonce": 0}],
+                    "spender": OTHER, "sigDeadline": FAR}}
+
+
+def _dai_permit(owner: str, domain: dict) -> dict:
+    return {"domain": domain, "types": {"Permit": [
+        {"name": "holder", "type": "address"}, {"name": "spender", "type": "address"},
+        {"name": "nonce", "type": "uint256"}, {"name": "expiry", "type": "uint256"},
+        {"name": "allowed", "type": "bool"}]},
+        "message": {"holder": owner, "spender": CONTRACT, "nonce": 0, "expiry": 0, "allowed": True}}
+
+
+def _with(typed: dict, **changes) -> dict:
+    return {**typed, **changes}
+
+
+def _types(typed: dict, **changes) -> dict:
+    return {**typed, "types": {**typed["types"], **changes}}
+
+
+def _renamed(fields: list[dict], old: str, new: str) -> list[dict]:
+    return [{**f, "name": new} if f["name"] == old else f for f in fields]
+
+
+@pytest.mark.parametrize("name", [
+    "PermitSingle", "PermitSingle, the token's domain", "PermitBatch", "PermitTransferFrom",
+    "PermitBatchTransferFrom", "PermitWitnessTransferFrom", "PermitBatchWitnessTransferFrom",
+    "DAI permit", "DAI permit, Permit2's domain", "Permit on Permit2's domain", "Permit on Permit2 as the token",
+    "Permit and an unused type", "Permit with a nested type", "Permit, look-alike type name",
+    "Permit, look-alike field name", "Permit for Permit2 as the spender", "Permit of 2^160 - 1",
+    "Permit, far deadline", "Permit of another chain",
+])
+def test_permit2_and_other_permits_are_refused_in_the_payments_place(page, name):
+    owner = new_wallet(page)["address"]
+    good = permit_typed(owner)
+    token_domain = good["domain"]
+    cases = {
+        "PermitSingle": _permit2_single(PERMIT2_DOMAIN),
+        "PermitSingle, the token's domain": _permit2_single(token_domain),
+        "PermitBatch": _permit2_batch(PERMIT2_DOMAIN),
+        "PermitTransferFrom": _permit2_transfer(PERMIT2_DOMAIN),
+        "PermitBatchTransferFrom": _permit2_transfer(PERMIT2_DOMAIN, batch=True),
+        "PermitWitnessTransferFrom": _permit2_transfer(PERMIT2_DOMAIN, witness=True),
+        "PermitBatchWitnessTransferFrom": _permit2_transfer(PERMIT2_DOMAIN, witness=True, batch=True),
+        "DAI permit": _dai_permit(owner, token_domain),
+        "DAI permit, Permit2's domain": _dai_permit(owner, PERMIT2_DOMAIN),
+        "Permit on Permit2's domain": _with(good, domain=PERMIT2_DOMAIN),
+        "Permit on Permit2 as the token": _with(good, domain={**token_domain, "verifyingContract": PERMIT2}),
+        "Permit and an unused type": _types(good, PermitDetails=DETAILS),
+        "Permit with a nested type": _with(_types(good, Permit=[*PERMIT_TYPES, {"name": "d", "type": "PermitDetails"}],
+                                                  PermitDetails=DETAILS),
+                                           message={**good["message"], "d": {"token": TOKEN, "amount": MAX160,
+                                                                             "expiration": FAR, "nonce": 0}}),
+        "Permit, look-alike type name": _with(good, types={"P\u0435rmit": PERMIT_TYPES}),  # a Cyrillic e
+        "Permit, look-alike field name": _with(
+            _types(good, Permit=_renamed(PERMIT_TYPES, "spender", "sp\u0435nder")),
+            message={**{k: v for k, v in good["message"].items() if k != "spender"}, "sp\u0435nder": CONTRACT}),
+        "Permit for Permit2 as the spender": _with(good, message={**good["message"], "spender": PERMIT2}),
+        "Permit of 2^160 - 1": _with(good, message={**good["message"], "value": MAX160}),
+        "Permit, far deadline": _with(good, message={**good["message"], "deadline": FAR}),
+        "Permit of another chain": _with(good, domain={**token_domain, "chainId": 1}),
+    }
+    r = fails(page, SIGN_BOTH, {"owner": owner, "permit": cases[name], "pay": pay_typed(owner), "expect": EXPECT,
+                                "chains": CHAINS})
+    assert (r["code"], r["message"]) == (CLOCK_OFF if name == "Permit, far deadline" else MISMATCH), name
+
+
+@pytest.mark.parametrize("extra", [
+    {"primaryType": "EIP712Domain"},
+    {"primaryType": "PermitSingle"},
+    {"types": {"EIP712Domain": [{"name": "name", "type": "string"}, {"name": "chainId", "type": "uint256"},
+                                {"name": "verifyingContract", "type": "address"}],
+               "Permit": [dict(f) for f in PERMIT_TYPES]}},
+])
+def test_what_the_checks_ignore_changes_nothing_signed(page, extra):
+    """A primaryType, or an EIP712Domain type other than the domain's fields, is not what is signed:
+    the signature is eth-account's over the domain and the Permit as the checks saw them."""
+    owner = new_wallet(page)["address"]
+    deadline = int(time.time()) + 300
+    permit = {**permit_typed(owner, deadline), **extra}
+    got = ok(page, SIGN_BOTH, {"owner": owner, "permit": permit, "pay": pay_typed(owner, deadline), "expect": EXPECT,
+                               "chains": CHAINS})
+    good = permit_typed(owner, deadline)
+    signable = encode_typed_data(domain_data=good["domain"], message_types={"Permit": PERMIT_TYPES},
+                                 message_data={**good["message"], "value": UNITS, "nonce": 4})
+    signature = "0x" + Account.sign_message(signable, private_key(ABANDON)).signature.hex().removeprefix("0x")
+    assert got["permit_signature"] == signature
+    assert Account.recover_message(signable, signature=got["permit_signature"]) == owner
