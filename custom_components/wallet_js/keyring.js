@@ -188,6 +188,78 @@ export function tokenTransfer(request) {
   return m ? { recipient: getAddress(`0x${m[1]}`), units: BigInt(`0x${m[2]}`) } : null;
 }
 
+// The approvals a call can give (services.chain.ERC20_CALLS' approvals), each exactly its arguments:
+// address words' top 12 bytes zero, a bool 0 or 1, a uint160 / uint48 in range; nothing more.
+const ADDRESS_WORD = '0{24}([0-9a-f]{40})';
+const APPROVE_RE = new RegExp(`^0x095ea7b3${ADDRESS_WORD}([0-9a-f]{64})$`);
+// increaseAllowance(address,uint256), increaseApproval(address,uint256) (older tokens)
+const INCREASE_RE = new RegExp(`^0x(?:39509351|d73dd623)${ADDRESS_WORD}([0-9a-f]{64})$`);
+const FOR_ALL_RE = new RegExp(`^0xa22cb465${ADDRESS_WORD}0{63}([01])$`); // setApprovalForAll(address,bool)
+// Permit2's approve(address token, address spender, uint160 amount, uint48 expiration)
+const PERMIT2_APPROVE_RE = new RegExp(
+  `^0x87517c45${ADDRESS_WORD}${ADDRESS_WORD}0{24}([0-9a-f]{40})0{52}([0-9a-f]{12})$`);
+/** Uniswap's Permit2, at this address on every chain: its approve is decoded only when called on it. */
+export const PERMIT2 = '0x000000000022D473030F116dDEE9F6B43aC78BA3';
+/** Approvals of this or more are unlimited (services.txpreview.UNLIMITED). */
+export const UNLIMITED = 2n ** 128n;
+const MAX_SHOWN_TIME = 253402300800n; // 10000-01-01 UTC: a Permit2 expiration from then on is none
+
+/**
+ * The approval the request's data gives, decoded when it is exactly one of: approve,
+ * increaseAllowance / increaseApproval ({kind: 'approve' | 'increase', spender, units}),
+ * setApprovalForAll ({kind: 'all', operator, approved}), Permit2's approve on PERMIT2 ({kind:
+ * 'permit2', token, spender, units, expiration}); addresses EIP-55, numbers BigInt. null otherwise.
+ */
+export function tokenApproval(request) {
+  const data = request && typeof request.data === 'string' ? request.data.toLowerCase() : '';
+  const address = (hex) => getAddress(`0x${hex}`);
+  let m = APPROVE_RE.exec(data) || INCREASE_RE.exec(data);
+  if (m) {
+    const kind = data.startsWith(APPROVE_SELECTOR) ? 'approve' : 'increase';
+    return { kind, spender: address(m[1]), units: BigInt(`0x${m[2]}`) };
+  }
+  m = FOR_ALL_RE.exec(data);
+  if (m) return { kind: 'all', operator: address(m[1]), approved: m[2] === '1' };
+  m = PERMIT2_APPROVE_RE.exec(data);
+  if (m && sameAddress(request.to, PERMIT2)) {
+    return {
+      kind: 'permit2', token: address(m[1]), spender: address(m[2]), units: BigInt(`0x${m[3]}`),
+      expiration: BigInt(`0x${m[4]}`),
+    };
+  }
+  return null;
+}
+
+/** Permit2's expiration as the preview shows it: 0 is the block it is mined in; from the year 10000, none. */
+function expirationText(seconds, messages) {
+  if (seconds === 0n) return messages.sign_expires_at_once;
+  if (seconds >= MAX_SHOWN_TIME) return messages.sign_expires_never;
+  return `${new Date(Number(seconds) * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/** An approval's lines (tokenApproval): who may take, how much, of which token through Permit2, until when. */
+function approvalLines(approval, request, shown, messages) {
+  if (approval.kind === 'all') {
+    const text = approval.approved ? messages.pin_approve_all : messages.pin_revoke_all;
+    return [fillText(text, { address: approval.operator })];
+  }
+  const spenderText = approval.kind === 'increase' ? messages.pin_approve_more_spender : messages.pin_approve_spender;
+  const lines = [fillText(spenderText, { address: approval.spender })];
+  if (approval.kind === 'permit2') lines.push(fillText(messages.pin_permit2_token, { address: approval.token }));
+  if (approval.units >= UNLIMITED) {
+    lines.push(messages.pin_approve_unlimited);
+  } else if (approval.kind !== 'permit2' && shownTokenOf(request, shown)) {
+    const amount = formatAmount(approval.units, shown.decimals);
+    lines.push(fillText(messages.pin_approve_amount, { amount, symbol: shown.symbol }));
+  } else {
+    lines.push(fillText(messages.pin_approve_units, { units: approval.units.toString() }));
+  }
+  if (approval.kind === 'permit2') {
+    lines.push(fillText(messages.pin_approve_until, { time: expirationText(approval.expiration, messages) }));
+  }
+  return lines;
+}
+
 /** `shown` ({chainId, address, symbol, decimals}: the token the page named) is the request's own
  * contract on its chain, with a symbol and ERC-20 decimals its amounts can be shown in. */
 function shownTokenOf(request, shown) {
@@ -199,9 +271,10 @@ function shownTokenOf(request, shown) {
 /**
  * The PIN dialog's lines for a transaction request, in `messages`' language, all decoded from
  * the request itself: its recipient and native value; for exactly an ERC-20 transfer call
- * (tokenTransfer) also the token's recipient and amount. The amount is in the token's decimals
- * with its symbol when `shown` names this very token (its chain and contract), else in the
- * token's smallest units, said so.
+ * (tokenTransfer) also the token's recipient and amount; for exactly an approval (tokenApproval)
+ * its spender or operator, its amount (unlimited from UNLIMITED), and for Permit2's the token and
+ * the expiration. An amount is in the token's decimals with its symbol when `shown` names this
+ * very token (its chain and contract), else in the token's smallest units, said so.
  */
 export function txSummaryLines(request, chains, shown, messages) {
   const s = txSummary(request, chains);
@@ -216,7 +289,8 @@ export function txSummaryLines(request, chains, shown, messages) {
       ? fillText(messages.pin_token_amount, { amount: formatAmount(transfer.units, shown.decimals), symbol: shown.symbol })
       : fillText(messages.pin_token_units, { units: transfer.units.toString() }));
   }
-  return lines;
+  const approval = tokenApproval(request);
+  return approval ? [...lines, ...approvalLines(approval, request, shown, messages)] : lines;
 }
 
 /** The EIP-55 form of an address (any case in). */

@@ -192,9 +192,10 @@ const ACTIONS = {
     lines: [],
     sign: (pin) => keyring.withUnlocked(owner, pin, (wallet) => wallet.address.toLowerCase()),
   }),
-  // Any built transaction: the dialog shows its recipient and native value as decoded here, and
-  // for an ERC-20 transfer call the token's recipient and amount (in the decimals and symbol of
-  // the token the page named, `shown`, when it is this very contract; else in smallest units).
+  // Any built transaction: the dialog shows its recipient and native value as decoded here, for
+  // an ERC-20 transfer call the token's recipient and amount, for an approval call its spender or
+  // operator and amount (Permit2's: also its token and expiration); amounts in the decimals and
+  // symbol of the token the page named, `shown`, when it is this very contract, else in smallest units.
   sign_tx: (keyring, { owner, payload, chains, shown, messages }) => {
     const request = keyring.legacyTxRequest(JSON.parse(payload));
     return {

@@ -29,7 +29,8 @@ class CreateWallet(rx.Component):
 class PinDialog(rx.Component):
     """Asks for the PIN and runs `action` on `payload` in JS; on_done gets the public result
     (address, raw transaction or signature). Actions: unlock; sign_tx (any built transaction,
-    its recipient and value shown as decoded in JS, and for exactly an ERC-20 transfer call the
+    its recipient and value shown as decoded in JS, for exactly an approval call its spender or
+    operator, amount and (Permit2's) token and expiration, and for exactly an ERC-20 transfer call the
     token's recipient and amount: in token_decimals with token_symbol when expect_chain_id and
     expect_token name the called contract, else in the token's smallest units); sign_approve
     and sign_pay (/payment: the approve and the Pay typed data, refused with REQUEST_MISMATCH

@@ -2,7 +2,8 @@
 and the native value that the browser decoded from the very transaction it then signs (the
 mined transaction has exactly them); for an ERC-20 transfer call also the token's recipient and
 amount decoded from its data, in the token's decimals and symbol (the page's token is the called
-contract), reached through a /sign link and through Send (the mined transfer moved exactly them)."""
+contract), reached through a /sign link and through Send (the mined transfer moved exactly them);
+for an approval call its spender and amount (the mined approve set exactly that allowance)."""
 
 from __future__ import annotations
 
@@ -102,4 +103,37 @@ def test_send_pin_dialog_shows_the_token_transfer_it_signs(page, app_server, scr
     page.wait_for_url(re.compile(r".*/sign\?tx=[A-Za-z0-9_-]+$"))
     _token_transfer_signed(page, w3, token, sender, recipient, 750_000, "0.75", screenshot,
                            "send-pin-summary-token")
+    browser_issues.assert_clean()
+
+
+def test_sign_pin_dialog_shows_the_approval_it_signs(page, app_server, screenshot, browser_issues):
+    """An unlimited approve through a /sign link: the dialog said "To: <token>", "Sends 0 ETH" and
+    nothing of who may take the token (an audit); the mined approve sets exactly the allowance shown."""
+    sender = Web3.to_checksum_address(create_wallet(page, new_email("pinapprove")))
+    token = Web3.to_checksum_address(wait_for_asset(page, "tUSD")["token_address"])
+    w3 = web3_of(app_server)
+    spender = Account.create().address
+    data = "0x095ea7b3" + spender[2:].lower().rjust(64, "0") + "f" * 64
+    tx = {"chain_id": "31337", "to": token.lower(), "data": data, "value": "0",
+          "nonce": str(w3.eth.get_transaction_count(sender, "pending")), "gas_limit": "100000",
+          "gas_price": str(w3.eth.gas_price)}
+
+    page.goto(sign_link(tx))
+    page.get_by_role("button", name="Confirm", exact=True).click()
+    dialog = page.get_by_role("dialog")
+    expect(dialog.get_by_test_id("pin-summary").locator("p")).to_have_text(
+        [f"To: {token}", "Sends 0 ETH", f"Approves spender: {spender}",
+         "Approved amount: unlimited (it can take all of this token)"], timeout=30_000)
+    screenshot("sign-pin-summary-approve")
+    dialog.get_by_label("PIN").fill(PIN)
+    dialog.get_by_role("button", name="Confirm").click()
+    expect(page.locator("#sign-tx-hash")).to_have_text(re.compile(r"^0x[0-9a-f]{64}$"), timeout=60_000)
+    tx_hash = page.locator("#sign-tx-hash").inner_text()
+    assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
+    mined = w3.eth.get_transaction(tx_hash)
+    assert (mined["to"], mined["value"], mined["from"]) == (token, 0, sender)
+    assert "0x" + bytes(mined["input"]).hex().removeprefix("0x") == data
+    allowance = w3.eth.call({"to": token, "data": "0xdd62ed3e" + sender[2:].lower().rjust(64, "0")
+                             + spender[2:].lower().rjust(64, "0")})
+    assert int.from_bytes(allowance, "big") == 2**256 - 1
     browser_issues.assert_clean()
