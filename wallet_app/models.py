@@ -160,9 +160,11 @@ class ChainCursor(SQLModel, table=True):
 class Payment(SQLModel, table=True):
     """A payment quote and, once executed, its relayed pay() transaction.
 
-    status: 'quoted' (not executed) -> 'pending' (relayed) -> 'ok' | 'failed' (+ reason).
-    settled: the relayer nonce is consumed on chain, or none was used; reconcile() looks
-    after every row with a nonce that is not settled (a failed-expired row may still hold one).
+    status: 'quoted' (not executed) -> 'pending' (relayed) -> 'ok' | 'failed' (+ reason); back to
+    'pending' when the block of its receipt is reorganised away (mined_in).
+    settled: the relayer nonce is consumed on chain in a block the chain's index_confirmations
+    deep, or none was used; reconcile() looks after every row with a nonce that is not settled (a
+    failed-expired row may still hold one, a mined one waits for its block to be final).
     """
 
     __tablename__ = "payments"
@@ -194,6 +196,9 @@ class Payment(SQLModel, table=True):
     old_tx_hashes: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # replaced, space-separated
     raw_tx: str | None = Field(default=None, sa_column=Column(Text, nullable=True))  # signed, for re-sending
     settled: bool = Field(default=False)
+    # The hash of the block whose receipt gave the status, while the row is followed until that
+    # block is final: a receipt then missing, or in another block, is a reorganisation.
+    mined_in: str | None = Field(default=None, max_length=66)
     activity_id: int | None = Field(default=None)
     sent_at: int | None = Field(default=None, sa_type=BigInteger)
     claimed_at: int | None = Field(default=None, sa_type=BigInteger)  # when execute took the quote (the execute quota)

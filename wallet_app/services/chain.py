@@ -337,7 +337,8 @@ def transaction_known(w3: Web3, tx_hash: str | None) -> bool:
 
 def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
     """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
-    fields the relayer and the activity statuses read: status, blockNumber, transactionHash, to,
+    fields the relayer and the activity statuses read: status, blockNumber, blockHash (a reorg
+    moves or removes it), transactionHash, to,
     and what the transaction cost: gasUsed and effectiveGasPrice, None from a node without it, and
     l1Fee, the L1 data fee an OP-stack chain (Base, Optimism) charges on top, 0 elsewhere)."""
     if not hashes:
@@ -349,6 +350,7 @@ def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
             found[h] = {
                 "status": int(r["status"], 16),
                 "blockNumber": int(r["blockNumber"], 16),
+                "blockHash": (r.get("blockHash") or "").lower() or None,
                 "transactionHash": r["transactionHash"],
                 "to": Web3.to_checksum_address(r["to"]) if r.get("to") else None,
                 "gasUsed": int(r["gasUsed"], 16),

@@ -33,8 +33,12 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
 
 reconcile(chain) runs in the relayer process (wallet_app.relayer, every
 settings.relayer_interval_seconds; /payment/status only reads) and walks the rows whose nonce is
-not yet consumed on chain (also those a replaced relayer key sent: followed to their receipt, or
-failed once past their deadline, never re-sent): receipt -> ok / failed(reason);
+not yet consumed on chain in a final block (also those a replaced relayer key sent: followed to
+their receipt, or failed once past their deadline, never re-sent): receipt -> ok / failed(reason),
+settled once its block is the chain's index_confirmations deep (is_final); until then a receipt
+gone (its block reorganised away, mined_in) puts the payment back to pending, and it is followed
+as a sent one: re-sent, same nonce and hash, when the node lost it (else its nonce stayed taken in
+the relayer's books and every later payment waited behind the hole), mined again, or failed;
 nonce consumed by another tx (the node knows none of its hashes for DROPPED_AFTER_SECONDS: a
 node may answer the new nonce before the receipt, e.g. anvil under load or a provider's lagging
 replica) -> failed 'dropped'; unknown to the node (never sent, or evicted) -> re-send of the same
@@ -1010,8 +1014,16 @@ def _paid_tx(w3, row: Payment, payment_contract: str, block: int) -> str | None:
     return None
 
 
-def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
-    row.tx_hash, row.settled = tx_hash, True
+def is_final(block: int, head: int, confirmations: int) -> bool:
+    """Whether a block is deep enough under the head to be taken as final: the chain's
+    index_confirmations, as the indexer counts them (0: the head itself)."""
+    return block <= head - confirmations
+
+
+def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt, final: bool = True) -> None:
+    """The status a receipt gives; the row is settled once its block is final, followed until then
+    (mined_in: a reorganisation that drops or moves the transaction is seen, _reorganised)."""
+    row.tx_hash, row.settled, row.mined_in = tx_hash, final, receipt.get("blockHash")
     if receipt.get("effectiveGasPrice") is not None:  # else the gas limit's cost stays (more, never less)
         # On an OP-stack chain the L1 data fee is paid too, often as much again (the budget counts it).
         row.gas_cost_wei = gas_cost(receipt["gasUsed"], receipt["effectiveGasPrice"]) + receipt.get("l1Fee", 0)
@@ -1035,11 +1047,23 @@ def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt) -> None:
 def _is_filler(row: Payment, receipt) -> bool:
     """Whether the mined transaction is the filler of a refused send (a transfer to the relayer
     itself), not the refused pay() mined after all (its hash is kept, see _refused)."""
-    return (
-        row.status == "failed"
-        and (row.reason or "").startswith("relay_rejected")
-        and (receipt.get("to") or "").lower() == (row.relayer_address or "").lower()
-    )
+    return _filled(row) and (receipt.get("to") or "").lower() == (row.relayer_address or "").lower()
+
+
+def _filled(row: Payment) -> bool:
+    """Whether the row's nonce went to the filler of a refused send (its status is not a receipt's)."""
+    return row.status == "failed" and (row.reason or "").startswith("relay_rejected")
+
+
+def _reorganised(row: Payment) -> None:
+    """A row whose receipt was read from a block that is no longer the chain's (mined_in): the
+    transaction is not mined now, so the payment is on its way again, and the rest of the pass
+    follows it as a sent one (re-sent, same nonce and hash, when the node no longer has it: its
+    nonce is free again, and the relayer's next nonces wait behind it)."""
+    log.warning("payment %s: its block %s was reorganised away, followed again", row.payment_id, row.mined_in)
+    row.mined_in = None
+    if not _filled(row):
+        row.status, row.reason = "pending", None
 
 
 def reconcile(chain: ChainConfig, now: Callable[[], int] = now_epoch) -> dict[str, int]:
@@ -1090,9 +1114,15 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
             for row in rows:
                 before = _followed(row)
                 tx_hash, receipt = next(((h, receipts[h]) for h in _hashes(row) if h in receipts), (None, None))
+                if receipt is None and row.mined_in is not None:
+                    _reorganised(row)  # then followed below as a sent transaction
                 if tx_hash is not None and receipt is not None:
-                    _apply_receipt(db, row, w3, tx_hash, receipt)
-                    counts[row.status] += 1
+                    deep = is_final(receipt["blockNumber"], node.head, chain.index_confirmations)
+                    if (row.tx_hash, row.mined_in) == (tx_hash, receipt.get("blockHash")):
+                        row.settled = deep  # its status is known: waiting for its block to be final
+                    else:
+                        _apply_receipt(db, row, w3, tx_hash, receipt, deep)
+                        counts[row.status] += 1
                 elif row.relayer_address != relayer:
                     # Sent with a key this relayer no longer holds (RELAYER_PRIVATE_KEY replaced):
                     # followed to its receipt, never re-sent or re-priced; past its deadline its
@@ -1195,6 +1225,7 @@ class _NodeNow(NamedTuple):
     pool_nonce: int  # the same counting the node's pool of ready transactions
     timestamp: int  # the latest block's
     gas_price: int
+    head: int = 0  # the latest block's number
 
 
 def _node_now(w3, address: str) -> _NodeNow:
@@ -1209,7 +1240,9 @@ def _node_now(w3, address: str) -> _NodeNow:
     answers = _batch(w3, calls)
     try:
         mined, pool, block, price = (answer["result"] for answer in answers)
-        return _NodeNow(int(mined, 16), int(pool, 16), int(block["timestamp"], 16), int(price, 16))
+        return _NodeNow(
+            int(mined, 16), int(pool, 16), int(block["timestamp"], 16), int(price, 16), int(block["number"], 16)
+        )
     except (KeyError, TypeError, ValueError) as e:
         raise Web3RPCError(f"unexpected answer to the follow pass's reads: {answers!r}") from e
 
@@ -1283,7 +1316,17 @@ def _warn_changed(payment_id: str, message: str, *args: object) -> None:
 
 def _followed(row: Payment) -> tuple:
     """What reconcile() may change on a row."""
-    return (row.status, row.reason, row.settled, row.tx_hash, row.old_tx_hashes, row.raw_tx, row.gas_price, row.sent_at)
+    return (
+        row.status,
+        row.reason,
+        row.settled,
+        row.tx_hash,
+        row.old_tx_hashes,
+        row.raw_tx,
+        row.gas_price,
+        row.sent_at,
+        row.mined_in,
+    )
 
 
 def _known_hashes(w3, hashes: list[str]) -> set[str]:

@@ -31,7 +31,7 @@ def node(answers: object) -> SimpleNamespace:
 
 def test_the_four_reads_are_one_batch_in_order():
     w3 = node(GOOD)
-    assert _node_now(w3, ADDRESS) == (42, 44, 0x6560B8C0, 1_000_000_000)
+    assert _node_now(w3, ADDRESS) == (42, 44, 0x6560B8C0, 1_000_000_000, 9)
     assert w3.asked == [
         [
             ("eth_getTransactionCount", [ADDRESS, "latest"]),
@@ -48,6 +48,7 @@ def test_the_four_reads_are_one_batch_in_order():
         [GOOD[0], GOOD[1], GOOD[2], {"error": {"code": -32000, "message": "busy"}}],  # one call refused
         [GOOD[0], GOOD[1], {"result": None}, GOOD[3]],  # no latest block
         [GOOD[0], GOOD[1], {"result": {"number": "0x9"}}, GOOD[3]],  # a block without its timestamp
+        [GOOD[0], GOOD[1], {"result": {"timestamp": "0x6560b8c0"}}, GOOD[3]],  # nor its number
         [GOOD[0], {"result": "pending"}, GOOD[2], GOOD[3]],  # not a quantity
         GOOD[:3],  # an answer short
         {"error": {"code": -32600, "message": "batch refused"}},  # the whole batch refused

@@ -1,0 +1,130 @@
+"""Chain reorganisations on a real anvil of the module's own (anvil_reorg replaces the newest
+blocks; the transactions of the blocks it drops are gone, as on an L2 whose sequencer reorgs or a
+provider's node that had them on a losing branch): the relayer's payments and the users' sends."""
+
+import json
+import time
+
+import pytest
+from eth_account import Account
+from sqlmodel import col, select
+from web3 import Web3
+
+from contracts.deploy import deploy
+from tests.api.test_payments import (  # noqa: F401 - app is a fixture
+    API,
+    TOKEN_ABI,
+    app,
+    balance,
+    get_quote,
+    pay_body,
+    plain_token_of,
+    use_chain,
+    wait_status,
+)
+from tests.waits import wait_until
+from wallet_app import relayer as relayer_loop
+from wallet_app.core.config import REPO_ROOT
+from wallet_app.core.db import get_session
+from wallet_app.dev import faucet
+from wallet_app.dev.anvil import Anvil
+from wallet_app.models import Activity, Payment
+from wallet_app.services import chain as chain_svc
+
+CONFIRMATIONS = 2
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    """A node of its own (a reorg of the shared one would drop other tests' blocks), contracts deployed."""
+    path = tmp_path_factory.mktemp("reorg")
+    with Anvil(port=0, start_timeout=20) as anvil:
+        deployed = deploy(anvil.url, path)
+        yield anvil, deployed, path
+        chain_svc._clients.pop((31337, anvil.url), None)
+
+
+@pytest.fixture
+def reorg_chain(node, settings_env, monkeypatch, tmp_path):
+    """chains.dev.json pointed at the node, with CONFIRMATIONS blocks before a block is taken as final."""
+    anvil, deployed, path = node
+    entries = json.loads((REPO_ROOT / "chains.dev.json").read_text())
+    for e in entries:
+        e.update(rpc_url=anvil.url, index_confirmations=CONFIRMATIONS)
+    (tmp_path / "chains.json").write_text(json.dumps(entries))
+    use_chain(monkeypatch, tmp_path / "chains.json", path)
+    return Web3(Web3.HTTPProvider(anvil.url)), deployed, path
+
+
+def reorg(w3: Web3, depth: int) -> None:
+    """The newest `depth` blocks replaced by empty ones: their transactions are gone."""
+    w3.provider.make_request("anvil_reorg", [depth, []])  # type: ignore[arg-type]
+
+
+def mine(w3: Web3, blocks: int = 1) -> None:
+    w3.provider.make_request("anvil_mine", [hex(blocks)])  # type: ignore[arg-type]
+
+
+def payments() -> list[Payment]:
+    with get_session() as s:
+        return list(s.exec(select(Payment).where(Payment.status != "quoted").order_by(col(Payment.id))))
+
+
+def paying_user(client, login, w3_, deployed):
+    """A signed-in user, funded by the dev faucet (done before the test's blocks: a reorg of them
+    takes nothing else with it), with tEUR approved to the payment contract."""
+    acct = Account.create()
+    login(f"{acct.address.lower()}@example.com")
+    assert client.post(f"{API}/me/address", json={"address": acct.address}).status_code == 200
+    assert faucet.wait_idle()
+    token = plain_token_of(deployed)
+    data = Web3().eth.contract(abi=TOKEN_ABI).encode_abi("approve", [deployed["payment"], 2**256 - 1])
+    tx = acct.sign_transaction({"chainId": 31337, "to": token, "data": data, "value": 0, "gas": 100_000,
+                                "gasPrice": w3_.eth.gas_price * 2, "nonce": 0})
+    assert w3_.eth.wait_for_transaction_receipt(w3_.eth.send_raw_transaction(tx.raw_transaction))["status"] == 1
+    return acct, token
+
+
+def pay(client, acct, token, merchant, amount) -> str:
+    q = get_quote(client, token, amount)
+    r = client.post(f"{API}/payment/execute", json=pay_body(acct, q, merchant, token, amount, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    return q["payment_id"]
+
+
+def test_a_payment_whose_block_is_reorganised_away_is_sent_again_and_the_next_one_is_mined(
+    client, login, reorg_chain
+):
+    """The relayer settled a payment from its receipt and never looked again: when its block was
+    replaced, the payment stayed 'ok' though the merchant had nothing, and its nonce stayed taken
+    in the relayer's books, so the next payment was sent with the nonce after it and waited for
+    ever behind the hole (every later payment with it)."""
+    w3_, deployed, _ = reorg_chain
+    acct, token = paying_user(client, login, w3_, deployed)
+    merchant = Account.create().address
+    first = pay(client, acct, token, merchant, 700)
+    assert wait_status(client, first) == {"status": "ok"}
+    assert balance(w3_, token, merchant) == 700
+
+    reorg(w3_, 1)  # the block with the pay() is replaced: the payment is gone from the chain
+    assert balance(w3_, token, merchant) == 0
+    # The relayer finds its receipt gone: the payment is on its way again (its activity too),
+    # with the same transaction (the same nonce and hash: never paid twice).
+    relayer_loop.run_once()
+    (row,) = payments()
+    assert row.status == "pending"
+    with get_session() as s:
+        assert s.get(Activity, row.activity_id).status == "submitted"
+    assert wait_status(client, first) == {"status": "ok"}
+    assert balance(w3_, token, merchant) == 700
+
+    second = pay(client, acct, token, merchant, 300)
+    assert wait_status(client, second, timeout=20) == {"status": "ok"}
+    assert balance(w3_, token, merchant) == 1000
+    rows = payments()
+    assert [r.nonce for r in rows] == [rows[0].nonce, rows[0].nonce + 1]
+    # Final once CONFIRMATIONS blocks are on top of it: no longer followed.
+    mine(w3_, CONFIRMATIONS)
+    wait_until(lambda: relayer_loop.run_once() is not None and all(r.settled for r in payments()), 10.0,
+               "not settled once final")
+
