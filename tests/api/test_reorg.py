@@ -22,6 +22,7 @@ from tests.api.test_payments import (  # noqa: F401 - app is a fixture
     use_chain,
     wait_status,
 )
+from tests.api.test_wallet_api import sign
 from tests.waits import wait_until
 from wallet_app import relayer as relayer_loop
 from wallet_app.core.config import REPO_ROOT
@@ -30,6 +31,7 @@ from wallet_app.dev import faucet
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
+from wallet_app.services import indexer
 
 CONFIRMATIONS = 2
 
@@ -128,3 +130,41 @@ def test_a_payment_whose_block_is_reorganised_away_is_sent_again_and_the_next_on
     wait_until(lambda: relayer_loop.run_once() is not None and all(r.settled for r in payments()), 10.0,
                "not settled once final")
 
+
+def sent(client, acct, token, recipient, amount) -> tuple[str, str]:
+    """The user's own send through /tx/build and /tx/submit: (its hash, its signed raw tx)."""
+    built = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": token, "to": recipient,
+                                                 "amount": str(amount)})
+    assert built.status_code == 200, built.text
+    raw = sign(acct, built.json())
+    resp = client.post(f"{API}/tx/submit", json={"raw_tx": raw})
+    assert resp.status_code == 200, resp.text
+    return resp.json()["tx_hash"], raw
+
+
+def send_status(client, tx_hash: str) -> str:
+    """The entry's status as /activity reads it, after a pass of the indexer's status refresh."""
+    indexer.refresh_outgoing(chain_svc.get_chain(31337))
+    (entry,) = [e for e in client.get(f"{API}/activities").json() if e["tx_hash"] == tx_hash]
+    return entry["status"]
+
+
+def test_a_send_is_ok_once_its_block_is_final_and_not_while_a_reorg_can_take_it(client, login, reorg_chain):
+    """A send was marked ok from its first receipt, for good: its block replaced, the entry still
+    said ok (the user told the recipient was paid) while the transaction was on no chain at all."""
+    w3_, deployed, _ = reorg_chain
+    acct, _ = paying_user(client, login, w3_, deployed)
+    token, recipient = deployed["tokens"]["tUSD"], Account.create().address
+    tx_hash, raw = sent(client, acct, token, recipient, 1_500_000)
+    wait_until(lambda: w3_.eth.get_transaction_count(acct.address) == 2, 10.0, "the send is not mined")
+    assert send_status(client, tx_hash) == "submitted"  # mined, not final
+
+    reorg(w3_, 1)  # its block replaced: the send is gone
+    assert balance(w3_, token, recipient) == 0
+    assert send_status(client, tx_hash) == "submitted"
+
+    w3_.eth.send_raw_transaction(raw)  # mined again (a node puts a lost branch's transactions back)
+    assert send_status(client, tx_hash) == "submitted"
+    mine(w3_, CONFIRMATIONS)
+    assert send_status(client, tx_hash) == "ok"
+    assert balance(w3_, token, recipient) == 1_500_000

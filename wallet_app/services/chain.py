@@ -335,6 +335,22 @@ def transaction_known(w3: Web3, tx_hash: str | None) -> bool:
         return False
 
 
+def is_final(block: int, head: int, confirmations: int) -> bool:
+    """Whether a block is deep enough under the head to be taken as final: the chain's
+    index_confirmations, as the indexer counts them (0: the head itself). A status read from a
+    receipt in a block less deep may be undone by a reorganisation."""
+    return block <= head - confirmations
+
+
+def final_receipts(w3: Web3, chain: ChainConfig, found: dict[str, dict]) -> dict[str, dict]:
+    """Of these receipts (receipts()' form), those whose block is final now (one eth_blockNumber,
+    none when the chain takes its head as final)."""
+    if not found or chain.index_confirmations == 0:
+        return found
+    head = _read(lambda: w3.eth.block_number)
+    return {h: r for h, r in found.items() if is_final(r["blockNumber"], head, chain.index_confirmations)}
+
+
 def receipts(w3: Web3, hashes: list[str]) -> dict[str, dict]:
     """The receipts of these transactions that are mined, by hash, in one JSON-RPC batch (the
     fields the relayer and the activity statuses read: status, blockNumber, blockHash (a reorg

@@ -26,7 +26,8 @@ while the lease is held; another process takes over LEASE_SECONDS after the hold
 A new chain starts at its current safe head: history from before is not indexed.
 
 Outgoing entries (the user's own sends) get their status here too: refresh_outgoing() reads the
-receipts of 'submitted' entries in one batch and marks them ok or failed (status_from_receipt).
+receipts of 'submitted' entries in one batch and marks them ok or failed (status_from_receipt)
+once their block is index_confirmations deep, like the transfers received (chain.final_receipts).
 Payments are left to the relayer, which owns their status.
 """
 
@@ -480,7 +481,10 @@ def refresh_outgoing(chain: ChainConfig, limit: int = STATUS_BATCH) -> dict[str,
     _status_below[chain.chain_id] = min(stored_id(r) for r in pending) if len(pending) == limit else None
     if not pending:
         return {}
-    found = chain_svc.receipts(chain_svc.web3_for(chain), sorted({r.tx_hash for r in pending if r.tx_hash}))
+    w3 = chain_svc.web3_for(chain)
+    found = chain_svc.final_receipts(
+        w3, chain, chain_svc.receipts(w3, sorted({r.tx_hash for r in pending if r.tx_hash}))
+    )
     counts: dict[str, int] = {}
     for row in pending:
         status = status_from_receipt(found.get(row.tx_hash or ""))

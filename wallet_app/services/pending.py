@@ -145,10 +145,16 @@ def stored_fields(row: Activity) -> dict[str, Any] | None:
 
 
 def tx_status(chain: ChainConfig, tx_hash: str) -> str:
-    """'pending' | 'ok' | 'failed' of a sent transaction, from its receipt ('pending': none yet,
-    or the node does not answer). The one rule for a send's status (Activity, the indexer)."""
+    """'pending' | 'ok' | 'failed' of a sent transaction, from its receipt ('pending': none yet, its
+    block not the chain's index_confirmations deep yet, or the node does not answer). The one rule
+    for a send's status (Activity, the indexer): a status is final, so it is not read from a block
+    a reorganisation may still replace (the send's entry once said ok for good while the
+    transaction was on no chain at all)."""
     try:
-        receipt = chain_svc.web3_for(chain).eth.get_transaction_receipt(HexStr(tx_hash))
+        w3 = chain_svc.web3_for(chain)
+        receipt = w3.eth.get_transaction_receipt(HexStr(tx_hash))
+        if not chain_svc.final_receipts(w3, chain, {tx_hash: dict(receipt)}):
+            return "pending"
     except Exception:  # TransactionNotFound (not mined) or the node is down: still pending
         return "pending"
     return receipt_status(receipt)

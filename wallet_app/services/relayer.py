@@ -94,6 +94,7 @@ from wallet_app.services.chain import (
     decode_raw_tx,
     erc20_allowance_and_balance,
     gas_price,
+    is_final,
     is_transient_refusal,
     transaction_known,
     web3_for,
@@ -1012,12 +1013,6 @@ def _paid_tx(w3, row: Payment, payment_contract: str, block: int) -> str | None:
         if args["token"].lower() == row.token_address and str(args["amount"]) == row.amount:
             return "0x" + bytes(entry["transactionHash"]).hex()
     return None
-
-
-def is_final(block: int, head: int, confirmations: int) -> bool:
-    """Whether a block is deep enough under the head to be taken as final: the chain's
-    index_confirmations, as the indexer counts them (0: the head itself)."""
-    return block <= head - confirmations
 
 
 def _apply_receipt(db, row: Payment, w3, tx_hash: str, receipt, final: bool = True) -> None:

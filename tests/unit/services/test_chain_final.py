@@ -1,12 +1,12 @@
-"""services.relayer.is_final: a payment's block is final (the row settled, no longer followed for
-a reorganisation) once the chain's index_confirmations blocks are counted under the head, as the
-indexer counts them."""
+"""services.chain.is_final: a payment's block is final (the row settled, no longer followed for
+a reorganisation; a user's send marked ok or failed) once the chain's index_confirmations blocks
+are counted under the head, as the indexer counts them."""
 
 from __future__ import annotations
 
 import pytest
 
-from wallet_app.services.relayer import is_final
+from wallet_app.services.chain import is_final
 
 
 @pytest.mark.parametrize(
