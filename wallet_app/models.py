@@ -154,6 +154,10 @@ class ChainCursor(SQLModel, table=True):
     next_block: int = Field(sa_type=BigInteger)
     lease_owner: str | None = Field(default=None, max_length=64)
     lease_until: int = Field(default=0, sa_type=BigInteger)  # epoch seconds
+    # The newest block scanned and its hash: a pass that finds another block there (a reorganisation
+    # under the cursor) scans the blocks before it again (services.indexer.REWIND_BLOCKS).
+    last_block: int | None = Field(default=None, sa_type=BigInteger)
+    last_hash: str | None = Field(default=None, max_length=66)
 
 
 # ---------------------------------------------------------------- merchant payments (issue 6)

@@ -12,6 +12,7 @@ from web3 import Web3
 
 from contracts.deploy import deploy
 from tests.api.test_payments import (  # noqa: F401 - app is a fixture
+    ANVIL_KEY_2,
     API,
     TOKEN_ABI,
     app,
@@ -168,3 +169,43 @@ def test_a_send_is_ok_once_its_block_is_final_and_not_while_a_reorg_can_take_it(
     mine(w3_, CONFIRMATIONS)
     assert send_status(client, tx_hash) == "ok"
     assert balance(w3_, token, recipient) == 1_500_000
+
+
+def received() -> list[tuple[str, str]]:
+    """(tx hash, amount) of the transfers the indexer recorded as received."""
+    with get_session() as s:
+        rows = s.exec(select(Activity).where(Activity.type == "receive").order_by(col(Activity.id))).all()
+    return [(r.tx_hash, r.amount) for r in rows]
+
+
+def test_a_transfer_received_on_a_replaced_branch_is_removed_and_the_new_branchs_is_found(client, login, reorg_chain):
+    """The indexer's cursor only went forward: after a reorganisation deeper than the chain's
+    index_confirmations, the entry of a transfer no longer on the chain stayed in the user's
+    activity, and the new branch's transfers below the cursor were never seen."""
+    w3_, deployed, _ = reorg_chain
+    acct, _ = paying_user(client, login, w3_, deployed)
+    chain, owner = chain_svc.get_chain(31337), indexer.new_owner()
+    indexer.index_chain(chain, owner)  # the chain's cursor starts at its safe head
+    sender = Account.from_key(ANVIL_KEY_2)
+    nonce = w3_.eth.get_transaction_count(sender.address)
+
+    def transfer(value: int) -> str:
+        return "0x" + bytes(sender.sign_transaction({
+            "chainId": 31337, "to": acct.address, "value": value, "gas": 21_000,
+            "gasPrice": w3_.eth.gas_price * 2, "nonce": nonce}).raw_transaction).hex()
+
+    first = w3_.eth.send_raw_transaction(transfer(10**15)).to_0x_hex()
+    block = w3_.eth.get_transaction_receipt(first)["blockNumber"]
+    mine(w3_, CONFIRMATIONS)
+    indexer.index_chain(chain, owner)
+    assert received() == [(first, str(10**15))]
+
+    # A reorganisation deeper than the confirmations: the block with the transfer and those on
+    # top of it replaced, the new branch carrying another transfer (same sender, same nonce).
+    other = transfer(2 * 10**15)
+    w3_.provider.make_request("anvil_reorg", [w3_.eth.block_number - block + 1, [[other, 0]]])
+    second = Web3.keccak(hexstr=other).to_0x_hex()
+    assert w3_.eth.get_transaction_receipt(second)["blockNumber"] == block
+    mine(w3_, CONFIRMATIONS)
+    indexer.index_chain(chain, owner)
+    assert received() == [(second, str(2 * 10**15))]

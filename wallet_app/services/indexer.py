@@ -40,9 +40,9 @@ import socket
 import uuid
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from sqlalchemy import or_, update
+from sqlalchemy import delete, or_, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -66,6 +66,10 @@ TOPIC_CHUNK = 500  # recipient addresses per eth_getLogs filter (providers cap f
 TOKEN_CHUNK = 500  # token addresses per filter: geth refuses more than 1,000 (users list any tokens)
 PASS_BLOCKS = 5000  # blocks per chain per pass at most: a long catch-up renews the lease on the way
 LEASE_SECONDS = 60
+# A pass first reads the newest block scanned again: another hash there is a reorganisation under
+# the cursor, deeper than index_confirmations, and the blocks up to this many before the cursor
+# are scanned again (a deeper one is not repaired: raise index_confirmations for such a chain).
+REWIND_BLOCKS = 128
 STATUS_BATCH = 100  # submitted entries whose receipts are read per pass
 RECEIVE = "receive"
 # A user's entries kept per range at most (the newest): the activity list shows the newest 100
@@ -241,10 +245,41 @@ def entries_for(found: Iterable[Incoming], watch: WatchList, chain: ChainConfig,
                     "counterparty": t.sender,
                     "status": "ok",
                     "created_at": times.get(t.block_number) or now_epoch(),
-                    "data": json.dumps({"block": t.block_number}, separators=(",", ":")),
+                    "data": block_data(t.block_number),
                 }
             )
     return rows[::-1]
+
+
+def block_data(number: int) -> str:
+    """A received entry's data: its block (remove_replaced finds the entries of a block by it)."""
+    return json.dumps({"block": number}, separators=(",", ":"))
+
+
+def remove_replaced(db: Session, chain_id: int, blocks: range, rows: list[dict]) -> int:
+    """After a reorganisation, in db's transaction: deletes the chain's received entries of these
+    blocks that are not among `rows` (what the chain holds now in the range scanned again; those
+    of later blocks come back when their range is scanned). -> how many were deleted."""
+    if not blocks:
+        return 0
+    keep = {(r["user_id"], r["tx_hash"], r["log_index"]) for r in rows}
+    entries = db.exec(
+        select(Activity.id, Activity.user_id, Activity.tx_hash, Activity.log_index).where(
+            Activity.chain_id == chain_id,
+            Activity.type == RECEIVE,
+            col(Activity.data).in_([block_data(n) for n in blocks]),
+        )
+    ).all()
+    gone = [i for i, user_id, tx_hash, log_index in entries if (user_id, tx_hash, log_index) not in keep]
+    if gone:
+        db.execute(delete(Activity).where(col(Activity.id).in_(gone)))
+    return len(gone)
+
+
+def rescan_from(cursor: int, last_block: int, rewind: int = REWIND_BLOCKS) -> int:
+    """Where the indexer scans again when block `last_block`, the newest it scanned, is no longer
+    the chain's: `rewind` blocks before it (the cursor, when it was moved back past it)."""
+    return max(0, min(cursor, last_block + 1) - rewind)
 
 
 def insert_new(db: Session, rows: list[dict]) -> int:
@@ -266,7 +301,13 @@ def new_owner() -> str:
     return f"{socket.gethostname()[:30]}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
 
 
-def take_lease(chain_id: int, owner: str, start_block: int, now: int | None = None) -> int | None:
+class Lease(NamedTuple):
+    next_block: int  # the cursor
+    last_block: int | None  # the newest block scanned, and its hash (None: not known yet)
+    last_hash: str | None
+
+
+def take_lease(chain_id: int, owner: str, start_block: int, now: int | None = None) -> Lease | None:
     """The cursor of `chain_id` if `owner` holds (or now took) its lease, else None. A new chain's
     cursor starts at `start_block`."""
     now = now_epoch() if now is None else now
@@ -279,7 +320,7 @@ def take_lease(chain_id: int, owner: str, start_block: int, now: int | None = No
                     )
                 )
                 db.commit()
-                return start_block
+                return Lease(start_block, None, None)
             except IntegrityError:  # another process created it first: its lease
                 db.rollback()
                 return None
@@ -294,9 +335,13 @@ def take_lease(chain_id: int, owner: str, start_block: int, now: int | None = No
         if getattr(result, "rowcount", 0) != 1:
             db.rollback()
             return None
-        cursor = db.exec(select(ChainCursor.next_block).where(ChainCursor.chain_id == chain_id)).one()
+        cursor = db.exec(
+            select(ChainCursor.next_block, ChainCursor.last_block, ChainCursor.last_hash).where(
+                ChainCursor.chain_id == chain_id
+            )
+        ).one()
         db.commit()
-        return int(cursor)
+        return Lease(int(cursor[0]), cursor[1], cursor[2])
 
 
 def release_lease(chain_id: int, owner: str) -> None:
@@ -310,12 +355,16 @@ def release_lease(chain_id: int, owner: str) -> None:
         db.commit()
 
 
-def _advance(db: Session, chain_id: int, owner: str, next_block: int) -> bool:
-    """Moves the cursor in db's transaction while `owner` holds the lease (renewing it)."""
+def _advance(db: Session, chain_id: int, owner: str, next_block: int, last: tuple[int, str] | None = None) -> bool:
+    """Moves the cursor in db's transaction while `owner` holds the lease (renewing it); `last`:
+    the newest block scanned and its hash."""
+    values: dict[str, Any] = {"next_block": next_block, "lease_until": now_epoch() + LEASE_SECONDS}
+    if last is not None:
+        values.update(last_block=last[0], last_hash=last[1])
     result = db.execute(
         update(ChainCursor)
         .where(col(ChainCursor.chain_id) == chain_id, col(ChainCursor.lease_owner) == owner)
-        .values(next_block=next_block, lease_until=now_epoch() + LEASE_SECONDS)
+        .values(**values)
     )
     return getattr(result, "rowcount", 0) == 1
 
@@ -325,6 +374,15 @@ def _advance(db: Session, chain_id: int, owner: str, next_block: int) -> bool:
 
 def head(w3: Web3) -> int:
     return int(w3.provider.make_request("eth_blockNumber", [])["result"], 16)  # type: ignore[arg-type]
+
+
+def block_hash(w3: Web3, number: int) -> str | None:
+    """The hash of the chain's block `number` now (lowercase), None when it has none (shorter now)."""
+    (answer,) = chain_svc.rpc_batch(w3, [("eth_getBlockByNumber", [hex(number), False])])
+    if "error" in answer:
+        raise RuntimeError(f"block {number}: {answer['error']}")
+    block = answer.get("result")
+    return block["hash"].lower() if block else None
 
 
 def fetch_logs(w3: Web3, first: int, last: int, tokens: list[str], addresses: list[str]) -> list[dict]:
@@ -387,13 +445,14 @@ def _refused_block(w3: Web3, block: int, tokens: list[str], addresses: list[str]
 class BlockScan:
     native: list[Incoming]  # value transfers to watched addresses
     times: dict[int, int]  # block number -> timestamp
+    hashes: dict[int, str]  # block number -> hash (lowercase)
     hidden: set[str]  # hashes of the transactions sent by a hidden sender (extensions.hidden_senders)
 
 
 def scan_blocks(w3: Web3, first: int, last: int, watched: set[str], hidden: frozenset[str]) -> BlockScan:
     """Reads the blocks [first, last] with their transactions, BLOCK_BATCH blocks per JSON-RPC
     batch, keeping only the matches."""
-    scan = BlockScan([], {}, set())
+    scan = BlockScan([], {}, {}, set())
     for start in range(first, last + 1, BLOCK_BATCH):
         numbers = range(start, min(start + BLOCK_BATCH, last + 1))
         for n, answer in zip(
@@ -403,6 +462,7 @@ def scan_blocks(w3: Web3, first: int, last: int, watched: set[str], hidden: froz
             if not block:  # past the node's head (it went back?): stop here, retried next pass
                 raise RuntimeError(f"block {n} not available: {answer.get('error')}")
             scan.times[n] = int(block["timestamp"], 16)
+            scan.hashes[n] = block["hash"].lower()
             scan.native.extend(native_from_block(block, watched))
             if hidden:
                 scan.hidden.update(tx["hash"].lower() for tx in block["transactions"] if tx["from"].lower() in hidden)
@@ -417,9 +477,10 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
     holds its lease. -> {blocks, received, skipped (1: another process holds the lease)}"""
     w3 = chain_svc.web3_for(chain)
     tip = head(w3)
-    cursor = take_lease(chain.chain_id, owner, max(tip - chain.index_confirmations, 0))
-    if cursor is None:
+    lease = take_lease(chain.chain_id, owner, max(tip - chain.index_confirmations, 0))
+    if lease is None:
         return {"blocks": 0, "received": 0, "skipped": 1}
+    cursor, repair_until = lease.next_block, 0
     if cursor > tip + 1:  # the chain is shorter than what was scanned: a development chain started afresh
         log.warning(
             "chain %s is at block %s, its indexer cursor at %s: starting again at the head", chain.chain_id, tip, cursor
@@ -428,6 +489,17 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
         with get_session() as db:
             _advance(db, chain.chain_id, owner, cursor)
             db.commit()
+    elif lease.last_block is not None and block_hash(w3, lease.last_block) != lease.last_hash:
+        # The newest block scanned was replaced (a reorganisation deeper than index_confirmations):
+        # its transfers, and maybe those of blocks before it, are not the chain's any more, and the
+        # new branch's were never seen. Scanned again; the entries the new branch lacks go.
+        repair_until, cursor = cursor, rescan_from(cursor, lease.last_block)
+        log.warning(
+            "chain %s: block %s is not the one indexed (a reorganisation): blocks from %s scanned again",
+            chain.chain_id,
+            lease.last_block,
+            cursor,
+        )
     blocks = received = 0
     hidden = extensions.hidden_senders()
     while blocks < max_blocks:
@@ -438,13 +510,19 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
         with get_session() as db:
             watch = watch_list(db, chain)
         watched = set(watch.users)
-        scan = scan_blocks(w3, first, last, watched, hidden) if watched else BlockScan([], {}, set())
+        scan = scan_blocks(w3, first, last, watched, hidden) if watched else BlockScan([], {}, {}, set())
         tokens = transfers_from_logs(fetch_logs(w3, first, last, watch.tokens, watch.addresses), watched)
         found = [t for t in [*scan.native, *tokens] if t.tx_hash not in scan.hidden]
         rows = entries_for(found, watch, chain, scan.times)
+        last_hash = scan.hashes.get(last) or block_hash(w3, last)
         with get_session() as db:
+            if first < repair_until:  # the first range after a reorganisation: up to the old cursor
+                removed = remove_replaced(db, chain.chain_id, range(first, repair_until), rows)
+                repair_until = 0
+                if removed:
+                    log.warning("chain %s: %s received entries no longer on the chain removed", chain.chain_id, removed)
             new = insert_new(db, rows)
-            if not _advance(db, chain.chain_id, owner, last + 1):
+            if not _advance(db, chain.chain_id, owner, last + 1, (last, last_hash) if last_hash else None):
                 db.rollback()  # the lease went to another process (this one was too slow): it redoes the range
                 log.warning("indexer lease of chain %s lost at block %s", chain.chain_id, first)
                 break

@@ -47,6 +47,24 @@ def test_plan_range(next_block, head, confirmations, max_blocks, expected):
     assert indexer.plan_range(next_block, head, confirmations, max_blocks) == expected
 
 
+@pytest.mark.parametrize("cursor, last_block, rewind, expected", [
+    (1000, 999, 128, 872),  # the newest block scanned replaced: the 128 blocks up to it again
+    (500, 999, 128, 372),  # a cursor moved back before it: from the cursor
+    (50, 49, 128, 0),  # a young chain: from its first block
+    (1000, 999, 1, 999),
+])
+def test_rescan_from(cursor, last_block, rewind, expected):
+    assert indexer.rescan_from(cursor, last_block, rewind) == expected
+
+
+def test_block_data_is_the_entries_data():
+    """remove_replaced finds a block's entries by this exact text."""
+    assert indexer.block_data(38) == '{"block":38}'
+    watch = WatchList({ALICE: [1]}, {}, {})
+    (row,) = indexer.entries_for([Incoming(ALICE, BOB, ZERO_ADDRESS, 5, TX, -1, 38)], watch, CHAIN, {})
+    assert row["data"] == indexer.block_data(38)
+
+
 def test_transfer_topic_is_the_erc20_event():
     assert indexer.TRANSFER_TOPIC == "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef"
 
