@@ -223,7 +223,9 @@ def confirmed_payload(payload: str) -> str | None:
         return None
     fields = ("payer", "merchant", "token", "amount")
     for event in found:
-        if all(event[f] == payment[f] for f in fields) and event["confirmations"] >= chain.index_confirmations:
+        # confirmations counts the event's own block: final (chains.is_final, as the indexer and
+        # the relayer take it) is index_confirmations blocks on top of it.
+        if all(event[f] == payment[f] for f in fields) and event["confirmations"] > chain.index_confirmations:
             confirmed = {**payment, "block_number": event["block_number"], "tx_hash": event["tx_hash"]}
             return json.dumps(confirmed, separators=(",", ":"), sort_keys=True)
     return None

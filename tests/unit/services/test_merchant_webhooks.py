@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from wallet_app.services import chain as chains
+from wallet_app.services import merchant_payments, merchant_webhooks
 from wallet_app.services.merchant_payments import fallback_ranges
 from wallet_app.services.merchant_webhooks import backoff_seconds, event_body, signature, verify
 
@@ -62,3 +64,24 @@ def test_event_body_signs_its_timestamp_and_keeps_the_payment():
 ])
 def test_fallback_ranges(head, hint, window, windows, ranges):
     assert fallback_ranges(head, hint, window, windows) == ranges
+
+
+PAYMENT = {"ref": "0x" + "ab" * 32, "chain_id": 8453, "payer": "0x" + "11" * 20, "merchant": "0x" + "22" * 20,
+           "token": "0x" + "33" * 20, "amount": "1500000", "tx_hash": "0x" + "44" * 32, "block_number": 100}
+
+
+@pytest.mark.parametrize("confirmations_needed, confirmations, sent", [
+    (1, 1, False),  # the event in the head block: the one a 1-block reorganisation replaces (was sent)
+    (1, 2, True),  # one block on top of it: final for the indexer and the relayer too
+    (5, 5, False),
+    (5, 6, True),
+    (5, 40, True),
+    (0, 1, True),  # no confirmations: at once, without a chain read
+])
+def test_a_webhook_waits_for_its_block_to_be_final(monkeypatch, confirmations_needed, confirmations, sent):
+    chain = type("Chain", (), {"index_confirmations": confirmations_needed})()
+    monkeypatch.setattr(chains, "get_chain", lambda chain_id: chain)
+    event = {**PAYMENT, "confirmations": confirmations}
+    monkeypatch.setattr(merchant_payments, "chain_payments", lambda chain_, ref: [event])
+    payload = merchant_webhooks.confirmed_payload(json.dumps(PAYMENT))
+    assert (payload is not None) is sent
