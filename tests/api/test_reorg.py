@@ -32,7 +32,7 @@ from wallet_app.dev import faucet
 from wallet_app.dev.anvil import Anvil
 from wallet_app.models import Activity, Payment
 from wallet_app.services import chain as chain_svc
-from wallet_app.services import indexer
+from wallet_app.services import indexer, relayer
 
 CONFIRMATIONS = 2
 
@@ -209,3 +209,32 @@ def test_a_transfer_received_on_a_replaced_branch_is_removed_and_the_new_branchs
     mine(w3_, CONFIRMATIONS)
     indexer.index_chain(chain, owner)
     assert received() == [(second, str(2 * 10**15))]
+
+
+def test_a_payment_found_paid_by_another_transaction_waits_for_its_block_to_be_final(client, login, reorg_chain):
+    """A queued payment whose check reverts Replayed is looked for among the Paid events: found, it
+    was settled 'ok' at once with that transaction, for good. Its block replaced, the payment said
+    ok and the merchant had nothing, though the relayer still held the signed Pay it could send."""
+    w3_, deployed, _ = reorg_chain
+    acct, token = paying_user(client, login, w3_, deployed)
+    merchant = Account.create().address
+    pid = pay(client, acct, token, merchant, 400)  # queued, not sent yet
+    (row,) = payments()
+    # Someone else submits the same signed Pay first (a copy of it, or the payer themself).
+    other = Account.from_key(ANVIL_KEY_2)
+    copy = other.sign_transaction({"chainId": 31337, "to": deployed["payment"], "data": relayer._queued_call(row),
+                                   "value": 0, "gas": 300_000, "gasPrice": w3_.eth.gas_price * 2,
+                                   "nonce": w3_.eth.get_transaction_count(other.address)})
+    assert w3_.eth.wait_for_transaction_receipt(w3_.eth.send_raw_transaction(copy.raw_transaction))["status"] == 1
+    assert balance(w3_, token, merchant) == 400
+
+    relayer.send_queued(chain_svc.get_chain(31337))
+    (row,) = payments()
+    assert (row.status, row.settled, row.nonce) == ("pending", False, None)  # its block is not final yet
+
+    reorg(w3_, 1)  # the copy's block replaced: nobody has paid
+    assert balance(w3_, token, merchant) == 0
+    assert wait_status(client, pid) == {"status": "ok"}  # the relayer sends its own
+    assert balance(w3_, token, merchant) == 400
+    (row,) = payments()
+    assert row.nonce is not None and row.tx_hash != copy.hash.to_0x_hex()

@@ -24,7 +24,8 @@ Nonces (pipelined: the nonce lock covers allocation only, never an RPC round tri
   the node is that replacement, not a nonce taken by someone else. Likewise reconcile() writes a
   row only while it holds the transaction the pass read (_keep_current).
 - a queued payment whose check reverts Replayed is looked for among the Paid events: found (a
-  copy of its signed Pay, or a transaction of ours its row no longer holds), it is ok with it.
+  copy of its signed Pay, or a transaction of ours its row no longer holds), it is ok with it
+  once that block is final (queued until then: replaced, the relayer sends the payment itself).
 - the unique index (chain_id, relayer_address, nonce) refuses a duplicate even from a writer
   that ignores the lock.
 - a payer's payment of a token goes beside their others on their way only while their allowance
@@ -777,7 +778,8 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
     # that transaction, never failed 'replayed' while the merchant has the money.
     replayed = [row for row, job in zip(rows, jobs, strict=True) if job.failure == "replayed"]
     try:
-        paid = _paid_elsewhere(chain, replayed)
+        paid, not_final = _paid_elsewhere(chain, replayed)
+        held |= not_final  # settled once that block is final; sent by the relayer if it is replaced
     except (*_NETWORK_ERRORS, Web3RPCError):
         paid, held = {}, held | {stored_id(row) for row in replayed}  # looked for again in a later pass
     too_dear = "relay_unavailable: gas price above the cap" if price > chain.max_gas_price_wei else None
@@ -976,27 +978,37 @@ def _paid_by_another_tx(w3, row: Payment, receipt) -> str | None:
     """The transaction that paid exactly this payment (someone else submitted the same signed
     Pay before ours, which then reverted Replayed), or None. Replaying our call on the block
     before cannot tell: the other one may be earlier in the same block."""
-    return _paid_tx(w3, row, receipt["to"], receipt["blockNumber"])
+    found = _paid_tx(w3, row, receipt["to"], receipt["blockNumber"])
+    return None if found is None else found[0]
 
 
-def _paid_elsewhere(chain: ChainConfig, rows: list[Payment]) -> dict[int, str]:
-    """Of these queued payments (their check reverted Replayed), those paid on chain: row id -> the
-    transaction that paid it. Raises what web3 raises."""
+def _paid_elsewhere(chain: ChainConfig, rows: list[Payment]) -> tuple[dict[int, str], set[int]]:
+    """Of these queued payments (their check reverted Replayed), those paid on chain in a final
+    block (is_final): row id -> the transaction that paid it; and the ids of those paid in a block
+    not final yet (kept queued: a reorganisation may still replace it, and then the relayer sends
+    the payment itself; settled at once, the payment stayed ok with no Paid on the chain). Raises
+    what web3 raises."""
     if not rows:
-        return {}
+        return {}, set()
     w3 = web3_for(chain)
-    block = w3.eth.block_number
-    return {
-        stored_id(row): paid_by
-        for row in rows
-        if (paid_by := _paid_tx(w3, row, cast(str, chain.payment_contract), block)) is not None
-    }
+    head = w3.eth.block_number
+    paid, not_final = {}, set()
+    for row in rows:
+        found = _paid_tx(w3, row, cast(str, chain.payment_contract), head)
+        if found is None:
+            continue
+        paid_by, block = found
+        if is_final(block, head, chain.index_confirmations):
+            paid[stored_id(row)] = paid_by
+        else:
+            not_final.add(stored_id(row))
+    return paid, not_final
 
 
-def _paid_tx(w3, row: Payment, payment_contract: str, block: int) -> str | None:
+def _paid_tx(w3, row: Payment, payment_contract: str, block: int) -> tuple[str, int] | None:
     """The transaction whose Paid event is exactly this payment, in the PAID_LOOKBACK_BLOCKS up to
-    `block`, or None. Paid is matched on its indexed (paymentRef, merchant, from) and then on token
-    and amount."""
+    `block`, and the block it is in; or None. Paid is matched on its indexed (paymentRef, merchant,
+    from) and then on token and amount."""
     if row.merchant_address is None:
         return None
     event = contract("NewblPayment2").events.Paid()
@@ -1011,7 +1023,7 @@ def _paid_tx(w3, row: Payment, payment_contract: str, block: int) -> str | None:
     for entry in logs:
         args = event.process_log(entry)["args"]
         if args["token"].lower() == row.token_address and str(args["amount"]) == row.amount:
-            return "0x" + bytes(entry["transactionHash"]).hex()
+            return "0x" + bytes(entry["transactionHash"]).hex(), int(entry["blockNumber"])
     return None
 
 
