@@ -27,7 +27,10 @@ TYPES = ("transfer", "approve", "payment", "call", "cancel", "receive")  # recei
 STATUSES = ("submitted", "ok", "failed", "replaced", "cancelled", "dropped")
 REPLACE_KINDS = ("speedup", "cancel")
 POLL_INTERVAL_S = 2.0
-POLL_MAX = 15  # pending entries are re-read at most this often per page load (30 s)
+# Pending entries are re-read at most this often per page load (2 minutes): a send is ok once its
+# block is the chain's index_confirmations deep (5 by default: about 72 s after it is sent on a
+# chain of 12 s blocks), not at its first receipt.
+POLL_MAX = 60
 
 
 # ---------------------------------------------------------------- pure helpers (table-tested)

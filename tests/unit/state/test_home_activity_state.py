@@ -289,3 +289,38 @@ def test_a_database_out_of_reach_keeps_the_lists_shown_and_a_pending_send_polled
     assert answers == []  # polled on through the outage until the send was final
     assert shown == [["submitted"]] * 3  # never emptied meanwhile
     assert [e["status"] for e in state.entries] == ["ok"]
+
+
+def test_a_pending_send_is_polled_until_its_block_is_final(monkeypatch):
+    """A send is ok once its block has index_confirmations (5 by default) blocks on top: on a chain
+    of 12 s blocks, about 72 s after it was sent. The page re-read it for 30 s and then showed it
+    pending until the next visit."""
+    from types import SimpleNamespace
+
+    from tests.conftest import run_async
+    from wallet_app.state import activity as activity_state
+    from wallet_app.state.activity import POLL_INTERVAL_S, ActivityState
+
+    entry = {"id": 7, "type": "transfer", "status": "submitted", "tx_hash": "0x" + "ab" * 32, "counterparty": ""}
+    reads = int(72 / POLL_INTERVAL_S) + 1
+    answers = [[entry]] * (reads - 1) + [[{**entry, "status": "ok"}]]
+
+    async def no_lock(self, *exc):
+        return self
+
+    async def signed_in(self):
+        return SimpleNamespace(id=1)
+
+    async def no_wait(_seconds):
+        return None
+
+    monkeypatch.setattr(activity_state.activity, "known_counterparties", lambda user: [])
+    monkeypatch.setattr(activity_state.activity, "activities", lambda _user: answers.pop(0))
+    monkeypatch.setattr(ActivityState, "__aenter__", no_lock, raising=False)
+    monkeypatch.setattr(ActivityState, "__aexit__", no_lock, raising=False)
+    monkeypatch.setattr(ActivityState, "_require_user", signed_in)
+    monkeypatch.setattr(activity_state.asyncio, "sleep", no_wait)
+    state = ActivityState(_reflex_internal_init=True)
+    run_async(ActivityState.load.fn(state))
+    assert answers == []
+    assert [e["status"] for e in state.entries] == ["ok"]
