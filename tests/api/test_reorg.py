@@ -11,15 +11,19 @@ from sqlmodel import col, select
 from web3 import Web3
 
 from contracts.deploy import deploy
-from tests.api.test_payments import (  # noqa: F401 - app is a fixture
+from tests.api.test_payments import (  # noqa: F401 - app and payer are fixtures
     ANVIL_KEY_2,
     API,
     TOKEN_ABI,
     app,
+    approve_directly,
     balance,
     get_quote,
     pay_body,
+    payer,
     plain_token_of,
+    send_queued,
+    token_of,
     use_chain,
     wait_status,
 )
@@ -238,3 +242,21 @@ def test_a_payment_found_paid_by_another_transaction_waits_for_its_block_to_be_f
     assert balance(w3_, token, merchant) == 400
     (row,) = payments()
     assert row.nonce is not None and row.tx_hash != copy.hash.to_0x_hex()
+
+
+def test_on_a_chain_without_confirmations_a_payment_is_settled_with_its_receipt(client, payer, deployed, w3,  # noqa: F811
+                                                                               send_tx, chain, monkeypatch):
+    """The follow pass reads the node's head before the receipts: a payment mined in between is in a
+    block past that head, and is final all the same on a chain that takes its head as final (the
+    development chain). It was left unsettled until the next pass (the payments bench saw it)."""
+    token, merchant = token_of(deployed), Account.create().address
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, 33)
+    client.post(f"{API}/payment/execute", json=pay_body(payer, q, merchant, token, 33, int(time.time()) + 300))
+    send_queued(chain)
+    wait_until(lambda: balance(w3, token, merchant) == 33, 30.0, "not mined")
+    real = relayer._node_now
+    monkeypatch.setattr(relayer, "_node_now", lambda w3_, address: real(w3_, address)._replace(head=0))
+    assert relayer.reconcile(chain)["ok"] == 1
+    (row,) = payments()
+    assert (row.status, row.settled) == ("ok", True)

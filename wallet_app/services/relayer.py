@@ -1124,7 +1124,9 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
                 if receipt is None and row.mined_in is not None:
                     _reorganised(row)  # then followed below as a sent transaction
                 if tx_hash is not None and receipt is not None:
-                    deep = is_final(receipt["blockNumber"], node.head, chain.index_confirmations)
+                    # The head was read before the receipts: one mined since is in a block past it.
+                    head = max(node.head, receipt["blockNumber"])
+                    deep = is_final(receipt["blockNumber"], head, chain.index_confirmations)
                     if (row.tx_hash, row.mined_in) == (tx_hash, receipt.get("blockHash")):
                         row.settled = deep  # its status is known: waiting for its block to be final
                     else:
