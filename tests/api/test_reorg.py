@@ -260,3 +260,33 @@ def test_on_a_chain_without_confirmations_a_payment_is_settled_with_its_receipt(
     assert relayer.reconcile(chain)["ok"] == 1
     (row,) = payments()
     assert (row.status, row.settled) == ("ok", True)
+
+
+def test_a_rescan_after_a_reorganisation_keeps_the_entries_still_on_the_chain(client, login, reorg_chain,
+                                                                             monkeypatch):
+    """The range scanned again keeps a user's newest RECEIVE_KEEP transfers (a flood's cap): the
+    older ones, recorded before in ranges of their own and still on the chain, are not removed."""
+    monkeypatch.setattr(indexer, "RECEIVE_KEEP", 1)
+    w3_, deployed, _ = reorg_chain
+    acct, _ = paying_user(client, login, w3_, deployed)
+    chain, owner = chain_svc.get_chain(31337), indexer.new_owner()
+    indexer.index_chain(chain, owner)
+    sender = Account.from_key(ANVIL_KEY_2)
+    start = w3_.eth.get_transaction_count(sender.address)
+
+    def transfer(nonce: int) -> str:
+        return "0x" + bytes(sender.sign_transaction({
+            "chainId": 31337, "to": acct.address, "value": 10**15, "gas": 21_000,
+            "gasPrice": w3_.eth.gas_price * 2, "nonce": nonce}).raw_transaction).hex()
+
+    hashes = []
+    for nonce in (start, start + 1):  # each in a range of its own
+        hashes.append(w3_.eth.send_raw_transaction(raw := transfer(nonce)).to_0x_hex())
+        mine(w3_, CONFIRMATIONS)
+        indexer.index_chain(chain, owner)
+    assert [h for h, _ in received()] == hashes
+    # The newest block scanned replaced (the second transfer mined again in its place).
+    w3_.provider.make_request("anvil_reorg", [CONFIRMATIONS + 1, [[raw, 0]]])
+    mine(w3_, CONFIRMATIONS)
+    indexer.index_chain(chain, owner)
+    assert [h for h, _ in received()] == hashes

@@ -256,13 +256,13 @@ def block_data(number: int) -> str:
     return json.dumps({"block": number}, separators=(",", ":"))
 
 
-def remove_replaced(db: Session, chain_id: int, blocks: range, rows: list[dict]) -> int:
+def remove_replaced(db: Session, chain_id: int, blocks: range, keep: set[tuple[int, str, int]]) -> int:
     """After a reorganisation, in db's transaction: deletes the chain's received entries of these
-    blocks that are not among `rows` (what the chain holds now in the range scanned again; those
-    of later blocks come back when their range is scanned). -> how many were deleted."""
+    blocks whose (user, tx hash, log index) is not in `keep` (what the chain holds now in the range
+    scanned again, RECEIVE_KEEP not applied: an entry kept before stays; those of later blocks come
+    back when their range is scanned). -> how many were deleted."""
     if not blocks:
         return 0
-    keep = {(r["user_id"], r["tx_hash"], r["log_index"]) for r in rows}
     entries = db.exec(
         select(Activity.id, Activity.user_id, Activity.tx_hash, Activity.log_index).where(
             Activity.chain_id == chain_id,
@@ -517,7 +517,8 @@ def index_chain(chain: ChainConfig, owner: str, max_blocks: int = PASS_BLOCKS) -
         last_hash = scan.hashes.get(last) or block_hash(w3, last)
         with get_session() as db:
             if first < repair_until:  # the first range after a reorganisation: up to the old cursor
-                removed = remove_replaced(db, chain.chain_id, range(first, repair_until), rows)
+                keep = {(uid, t.tx_hash, t.log_index) for t in found for uid in watch.users.get(t.to, [])}
+                removed = remove_replaced(db, chain.chain_id, range(first, repair_until), keep)
                 repair_until = 0
                 if removed:
                     log.warning("chain %s: %s received entries no longer on the chain removed", chain.chain_id, removed)
