@@ -290,3 +290,17 @@ def test_a_rescan_after_a_reorganisation_keeps_the_entries_still_on_the_chain(cl
     mine(w3_, CONFIRMATIONS)
     indexer.index_chain(chain, owner)
     assert [h for h, _ in received()] == hashes
+
+
+def test_a_send_mined_in_a_block_not_final_yet_is_not_offered_a_replacement(client, login, reorg_chain):
+    """Pending until its block is final, a mined send must not be built a speed-up or cancel: the
+    user would sign one the node can only refuse (its nonce is used)."""
+    w3_, deployed, _ = reorg_chain
+    acct, _ = paying_user(client, login, w3_, deployed)
+    tx_hash, _ = sent(client, acct, deployed["tokens"]["tUSD"], Account.create().address, 1)
+    wait_until(lambda: w3_.eth.get_transaction_count(acct.address) == 2, 10.0, "the send is not mined")
+    assert send_status(client, tx_hash) == "submitted"
+    (entry,) = [e for e in client.get(f"{API}/activities").json() if e["tx_hash"] == tx_hash]
+    for kind in ("speedup", "cancel"):
+        resp = client.post(f"{API}/tx/replace", json={"activity_id": entry["id"], "kind": kind})
+        assert (resp.status_code, resp.json()) == (409, {"detail": "already_mined"})

@@ -324,9 +324,22 @@ def _pending_entry(user: User, activity_id: Any) -> Pending:
         group = _group(db, row)
         for r in group:
             db.expunge(r)
-    if any(r.status in ("ok", "failed") for r in group):
+    if any(r.status in ("ok", "failed") for r in group) or _mined_not_final(chain, group):
         raise AppError("already_mined", "a transaction with this nonce is already mined")
     return Pending(row, fields, chain, group)
+
+
+def _mined_not_final(chain: ChainConfig, group: list[Activity]) -> bool:
+    """Whether a member of a pending group is mined in a block not final yet (tx_status: pending
+    until it is): its nonce is used, and a replacement could only be refused by the node. False
+    when the node does not answer (the node refuses the replacement then, if it is mined)."""
+    hashes = [r.tx_hash for r in group if r.tx_hash]
+    if chain.index_confirmations == 0 or not hashes:
+        return False
+    try:
+        return bool(chain_svc.receipts(chain_svc.web3_for(chain), hashes))
+    except Exception:  # the node is down or refuses the batch
+        return False
 
 
 def _group_prices(p: Pending) -> list[int]:
