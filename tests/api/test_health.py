@@ -63,7 +63,7 @@ def test_every_shared_thread_held_is_no_database_outage(client, login, monkeypat
     def held(_user):
         inside.append(1)
         assert release.wait(30), "never released"
-        return []
+        return tokens.Balances([], [])
 
     monkeypatch.setattr(tokens, "asset_balances", held)
     holders = [threading.Thread(target=lambda: client.get("/api/v1/assets")) for _ in range(45)]

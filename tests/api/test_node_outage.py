@@ -101,3 +101,68 @@ def test_a_node_that_let_a_request_time_out_is_left_alone_for_a_while(hanging_ch
         w3.provider._quiet_until = time.monotonic()
     assert client.get("/api/v1/assets").status_code == 200
     assert len(hanging_chain.held) > asked
+
+
+OFFLINE_CHAIN = {
+    # An RPC that refuses every connection (127.0.0.2 is loopback; nothing listens on port 9 there).
+    "chain_id": 31338, "chain_name": "Newbl Offline", "rpc_url": "http://127.0.0.2:9",
+    "multicall_address": "0x" + "11" * 20, "payment_contract": None, "native_symbol": "ETH", "native_name": "Ether",
+    "native_decimals": 18, "explorer_url": None,
+    "tokens": [{"token_address": "0x" + "22" * 20, "token_symbol": "tOFF", "token_name": "Offline Token",
+                "token_decimals": 6}],
+}
+
+
+@pytest.fixture
+def one_chain_down(monkeypatch, chain_env, chains_file, tmp_path):
+    """The test anvil's chain, and a second chain whose node does not answer."""
+    path = tmp_path / "chains-one-down.json"
+    path.write_text(json.dumps([*json.loads(chains_file.read_text()), OFFLINE_CHAIN]))
+    monkeypatch.setenv("CHAINS_FILE", str(path))
+    get_settings.cache_clear()
+    chain_svc._clients.clear()
+    yield
+    chain_svc._clients.clear()
+
+
+def test_assets_name_the_chains_whose_balances_could_not_be_read(one_chain_down, client, login):
+    """A chain whose node did not answer was left out of the list and nothing said so: a list
+    without it read as "nothing held there" (a user whose only chain was down saw no tokens at
+    all). Its id is in X-Unavailable-Chains; the items of the chains that answered are as ever."""
+    from contracts.deploy import FAUCET_TOKEN_UNITS
+    from wallet_app.dev import faucet
+
+    login("half@example.com", "en")
+    assert client.post("/api/v1/me/address", json={"address": ADDRESS}).status_code == 200
+    assert faucet.wait_idle(60)
+    answer = client.get("/api/v1/assets")
+    assert answer.status_code == 200
+    assert [(i["chain_id"], i["token_symbol"]) for i in answer.json()] == [
+        (31337, "tUSD"), (31337, "tKRW"), (31337, "ETH")]
+    assert answer.json()[0]["balance"] == str(FAUCET_TOKEN_UNITS)
+    assert answer.headers["X-Unavailable-Chains"] == "31338"
+    assert tokens.asset_balances(tokens_user(client)).unavailable == [
+        {"chain_id": 31338, "chain_name": "Newbl Offline"}]
+
+
+def test_assets_of_a_single_chain_that_hangs_say_so(hanging_chain, with_address):
+    """The only chain's node hangs (its first read times out, the next ones meet its quiet spell):
+    the list is empty, and the answer says that this is not "no tokens"."""
+    for _ in range(2):
+        answer = with_address.get("/api/v1/assets")
+        assert (answer.status_code, answer.json()) == (200, [])
+        assert answer.headers["X-Unavailable-Chains"] == "31337"
+
+
+def test_assets_of_chains_that_all_answered_carry_no_such_header(chain_env, client, login):
+    login("whole@example.com", "en")
+    assert client.post("/api/v1/me/address", json={"address": ADDRESS}).status_code == 200
+    answer = client.get("/api/v1/assets")
+    assert answer.status_code == 200 and answer.json()
+    assert "X-Unavailable-Chains" not in answer.headers
+
+
+def tokens_user(client):
+    from wallet_app.services import sessions
+
+    return sessions.lookup_user(client.cookies.get(sessions.SESSION_COOKIE))

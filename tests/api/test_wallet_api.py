@@ -106,7 +106,7 @@ def test_assets_equal_balance_of_with_one_eth_call(api_user, client, chain, w3, 
     assert (native["token_address"], native["token_name"], native["token_decimals"]) == (ZERO_ADDRESS, "Ether", 18)
     assert int(native["balance"]) == w3.eth.get_balance(api_user.address) == FAUCET_ETH_WEI
     # The Reflex handlers call the same service with the user: same answer.
-    assert tokens.asset_balances(current_user(client)) == items
+    assert tokens.asset_balances(current_user(client)) == (items, [])
     assert client.get(f"{API}/tokens").json() == [{k: i[k] for k in i if k != "balance"} for i in items]
 
 
@@ -129,7 +129,7 @@ def test_a_token_list_seeded_at_once_by_another_worker(api_user, client, monkeyp
         return rows
 
     monkeypatch.setattr(crud, "list_user_tokens", read_then_seeded_elsewhere)
-    items = tokens.asset_balances(user.id)
+    items = tokens.asset_balances(user.id).items
     assert raced and [(i["token_symbol"], i["balance"]) for i in items] == [
         ("tUSD", str(FAUCET_TOKEN_UNITS)), ("tKRW", str(FAUCET_TOKEN_UNITS)), ("ETH", str(FAUCET_ETH_WEI))]
 

@@ -55,6 +55,26 @@ def _token_row(row: ObjectVar[dict[str, str]]) -> rx.Component:
     )
 
 
+def _unavailable_notice() -> rx.Component:
+    """The chains whose balances could not be read at the last load (their rows shown stay). In a
+    live region there from the page's start: one added along with its text is not always announced."""
+    s = TokenListState
+    return rx.box(
+        rx.cond(
+            s.unavailable.length() > 0,
+            rx.callout.root(
+                rx.callout.icon(rx.icon("triangle-alert")),
+                # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
+                rx.callout.text(s.unavailable[SessionState.lang], id="token-list-unavailable"),  # type: ignore[call-overload]
+                color_scheme="orange",
+                width="100%",
+            ),
+        ),
+        role="status",
+        width="100%",
+    )
+
+
 def token_list() -> rx.Component:
     s = TokenListState
     return rx.vstack(
@@ -79,13 +99,18 @@ def token_list() -> rx.Component:
             wrap="wrap",  # the buttons go under the heading on a narrow (zoomed) screen
             width="100%",
         ),
+        _unavailable_notice(),
         rx.cond(
             s.loading,
             rx.vstack(_skeleton_row(), _skeleton_row(), spacing="0", width="100%", aria_busy="true"),
             rx.cond(
                 s.rows.length() > 0,
                 rx.vstack(rx.foreach(s.rows, _token_row), spacing="0", width="100%", id="token-list"),
-                rx.text(t("tokens_empty"), color_scheme="gray", id="token-list-empty"),
+                # "No tokens yet." only when every chain answered: else nothing held and nothing read look alike.
+                rx.cond(
+                    s.unavailable.length() == 0,
+                    rx.text(t("tokens_empty"), color_scheme="gray", id="token-list-empty"),
+                ),
             ),
         ),
         add_token_dialog(),

@@ -14,7 +14,7 @@ import threading
 import time
 import unicodedata
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import inspect
 from sqlalchemy.exc import IntegrityError
@@ -254,33 +254,44 @@ def token_info(user: User | int, chain: ChainConfig, address: str) -> TokenInfo 
         return None
 
 
-def asset_balances(user: User | int) -> list[dict]:
+class Balances(NamedTuple):
+    """asset_balances' answer: the token balance items, and the chains whose node did not answer
+    ({chain_id, chain_name}, in the order of the user's list): their tokens are not in `items`,
+    which does not mean that none is held there."""
+
+    items: list[dict]
+    unavailable: list[dict]
+
+
+def asset_balances(user: User | int) -> Balances:
     """Token balance items (specification section 3), balance as an integer string in the
     smallest unit. One aggregated eth_call per chain, chains read in parallel; a chain that
-    does not answer contributes no items. No address yet: an empty list. Rate-limited per user
-    (RATE_LIMIT_BALANCES): the reads cost the operator's node."""
+    does not answer contributes no items and is named in `unavailable`. No address yet: no
+    items. Rate-limited per user (RATE_LIMIT_BALANCES): the reads cost the operator's node."""
     accounts.hit("balances", user)
     u, rows = _user_token_rows(user)
     owner = u.address
     if not owner or not rows:
-        return []
+        return Balances([], [])
     per_chain: dict[int, tuple[ChainConfig, list[UserToken]]] = {}
     for c, r in rows:
         per_chain.setdefault(c.chain_id, (c, []))[1].append(r)
 
-    def read(item: tuple[ChainConfig, list[UserToken]]) -> list[dict]:
+    def read(item: tuple[ChainConfig, list[UserToken]]) -> Balances:
         c, tokens = item
         try:
             found = chain_svc.balances(c, owner, [t.token_address for t in tokens])
         except AppError as e:
             _log_unavailable(c.chain_id, e)
-            return []
-        return [
+            return Balances([], [{"chain_id": c.chain_id, "chain_name": c.chain_name}])
+        items = [
             {**_token_dict(c, t), "balance": str(found[t.token_address])} for t in tokens if t.token_address in found
         ]
+        return Balances(items, [])
 
     groups = list(per_chain.values())
     if len(groups) == 1:
         return read(groups[0])
     with ThreadPoolExecutor(max_workers=min(8, len(groups))) as pool:
-        return [item for items in pool.map(read, groups) for item in items]
+        answers = list(pool.map(read, groups))
+    return Balances([i for a in answers for i in a.items], [c for a in answers for c in a.unavailable])

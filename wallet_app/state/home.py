@@ -6,7 +6,8 @@ turns it into an EIP-681 payment request QR, "ethereum:<token>@<chain>/transfer?
 
 Balances come from services.tokens.asset_balances (one aggregated eth_call per chain), read in
 a background event so the page renders at once with skeleton rows. A failed load shows an
-empty list (specification section 8).
+empty list (specification section 8). A chain whose node does not answer is named in a notice,
+and the rows of it already shown stay: an empty list there read as "No tokens yet."
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def balance_rows(items: list[dict]) -> list[dict[str, str]]:
         rows.append(
             {
                 "key": f"{item.get('chain_id')}:{item.get('token_address')}",
+                "chain_id": str(item.get("chain_id")),
                 "symbol": str(item.get("token_symbol") or ""),
                 "name": str(item.get("token_name") or ""),
                 "chain": str(item.get("chain_name") or ""),
@@ -49,22 +51,45 @@ def balance_rows(items: list[dict]) -> list[dict[str, str]]:
     return rows
 
 
-def _load_rows(user) -> list[dict[str, str]] | None:
-    """The token list's rows; None when the user's balance reads are over their rate limit or the
-    database is out of reach for now (the rows shown stay: an empty list reads as no tokens)."""
+def merge_rows(shown: list[dict[str, str]], fresh: list[dict[str, str]], unavailable: set[str]) -> list[dict[str, str]]:
+    """The rows to show after a load: `fresh`, but the rows shown of the chains (chain_id) that
+    could not be read stay as they were; in the order shown, then the rows new to the list."""
+    fresh_by_key = {r["key"]: r for r in fresh}
+    rows = []
+    for row in shown:
+        if row["chain_id"] in unavailable:
+            rows.append(row)
+        elif row["key"] in fresh_by_key:
+            rows.append(fresh_by_key.pop(row["key"]))
+    return rows + [r for r in fresh if r["key"] in fresh_by_key]
+
+
+def unavailable_texts(chains: list[dict]) -> dict[str, str]:
+    """The token list's notice (lang -> text) naming the chains whose balances could not be read;
+    none: {}."""
+    if not chains:
+        return {}
+    return texts_for("assets_unavailable", {"chains": ", ".join(str(c["chain_name"]) for c in chains)})
+
+
+def _load_rows(user) -> tuple[list[dict[str, str]], list[dict]] | None:
+    """The token list's rows and the chains that could not be read (services.tokens.Balances);
+    None when the user's balance reads are over their rate limit or the database is out of reach
+    for now (the rows shown stay: an empty list reads as no tokens)."""
     try:
-        return balance_rows(tokens.asset_balances(user))
+        found = tokens.asset_balances(user)
+        return balance_rows(found.items), found.unavailable
     except AppError as e:
         if e.code == "rate_limited":
             return None
         log.exception("token list load failed")
-        return []
+        return [], []
     except Exception as e:  # noqa: BLE001 - any failure: an empty list, never a broken page
         if unexpected_code(e) == "database_unavailable":
             log.warning("token list load: the database is out of reach (%s)", type(e).__name__)
             return None
         log.exception("token list load failed")
-        return []
+        return [], []
 
 
 ADDRESS_ONLY = "address"  # the Receive token selector's first item: the plain address QR
@@ -167,6 +192,9 @@ class HomeState(SignedInState):
 class TokenListState(SignedInState):
     loading: bool = True
     rows: rx.Field[list[dict[str, str]]] = rx.field(default_factory=list)
+    _rows_owner: str = ""  # the address the rows are of (a wallet replaced in another tab: none kept)
+    # The chains whose balances could not be read at the last load (unavailable_texts): lang -> text.
+    unavailable: rx.Field[dict[str, str]] = rx.field(default_factory=dict)
     # Only the newest load writes its result (a refresh may overtake a slow load).
     _load_seq: int = 0
 
@@ -194,10 +222,15 @@ class TokenListState(SignedInState):
             self._load_seq += 1
             seq = self._load_seq
             self.loading = True
-        rows = await asyncio.to_thread(_load_rows, user)
+        loaded = await asyncio.to_thread(_load_rows, user)
         async with self:
             if seq == self._load_seq:
-                self.rows = self.rows if rows is None else rows
+                if loaded is not None:  # None: the rows and notice shown stay
+                    rows, unavailable = loaded
+                    shown = self.rows if self._rows_owner == user.address else []
+                    self.rows = merge_rows(shown, rows, {str(c["chain_id"]) for c in unavailable})
+                    self._rows_owner = user.address or ""
+                    self.unavailable = unavailable_texts(unavailable)
                 self.loading = False
         return None
 

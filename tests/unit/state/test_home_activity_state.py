@@ -7,64 +7,114 @@ from wallet_app.state.activity import entry_view, render_summary
 from wallet_app.state.home import balance_rows
 
 WHO = "0x" + "12ab" * 10
-ITEM = {"chain_id": 31337, "chain_name": "Dev", "token_address": "0x" + "aa" * 20, "token_symbol": "tUSD",
-        "token_name": "Test USD", "token_decimals": 6}
+ITEM = {
+    "chain_id": 31337,
+    "chain_name": "Dev",
+    "token_address": "0x" + "aa" * 20,
+    "token_symbol": "tUSD",
+    "token_name": "Test USD",
+    "token_decimals": 6,
+}
 
 
-@pytest.mark.parametrize("balance, decimals, shown", [
-    ("1000000000", 6, "1,000"),
-    ("0", 6, "0"),
-    ("1234567891", 6, "1,234.56789"),   # at most 5 decimals, truncated
-    ("1000001", 6, "1"),                # below 0.00001 is cut
-    ("1230000000000000000000", 18, "1,230"),
-    ("7", 0, "7"),
-])
+@pytest.mark.parametrize(
+    "balance, decimals, shown",
+    [
+        ("1000000000", 6, "1,000"),
+        ("0", 6, "0"),
+        ("1234567891", 6, "1,234.56789"),  # at most 5 decimals, truncated
+        ("1000001", 6, "1"),  # below 0.00001 is cut
+        ("1230000000000000000000", 18, "1,230"),
+        ("7", 0, "7"),
+    ],
+)
 def test_balance_rows_format(balance, decimals, shown):
     [row] = balance_rows([{**ITEM, "token_decimals": decimals, "balance": balance}])
-    assert row == {"key": f"31337:{ITEM['token_address']}", "symbol": "tUSD", "name": "Test USD",
-                   "chain": "Dev", "balance": shown}
+    assert row == {
+        "key": f"31337:{ITEM['token_address']}",
+        "chain_id": "31337",
+        "symbol": "tUSD",
+        "name": "Test USD",
+        "chain": "Dev",
+        "balance": shown,
+    }
 
 
 def test_balance_rows_skip_malformed_items():
     good = {**ITEM, "balance": "50"}
-    rows = balance_rows([{**ITEM, "balance": "x"}, {**ITEM, "token_decimals": None, "balance": "1"},
-                         {k: v for k, v in good.items() if k != "balance"}, good])
+    rows = balance_rows(
+        [
+            {**ITEM, "balance": "x"},
+            {**ITEM, "token_decimals": None, "balance": "1"},
+            {k: v for k, v in good.items() if k != "balance"},
+            good,
+        ]
+    )
     assert [r["balance"] for r in rows] == ["0.00005"]
 
 
 def entry(**fields):
-    base = {"id": 1, "type": "transfer", "summary": "English summary", "chain_id": 31337,
-            "tx_hash": "0x" + "cd" * 32, "token_address": ITEM["token_address"], "token_symbol": "tUSD",
-            "token_decimals": 6, "amount": "1500000", "counterparty": WHO, "status": "ok"}
+    base = {
+        "id": 1,
+        "type": "transfer",
+        "summary": "English summary",
+        "chain_id": 31337,
+        "tx_hash": "0x" + "cd" * 32,
+        "token_address": ITEM["token_address"],
+        "token_symbol": "tUSD",
+        "token_decimals": 6,
+        "amount": "1500000",
+        "counterparty": WHO,
+        "status": "ok",
+    }
     return {**base, **fields}
 
 
-@pytest.mark.parametrize("fields, en, ko", [
-    ({}, "Sent 1.5 tUSD to 0x12ab…12ab", "0x12ab…12ab에게 1.5 tUSD 보냄"),
-    ({"type": "approve"}, "Approved 1.5 tUSD for 0x12ab…12ab", "0x12ab…12ab에게 1.5 tUSD 사용 승인"),
-    ({"type": "payment", "amount": "1234567891000"}, "Paid 1,234,567.891 tUSD to 0x12ab…12ab",
-     "0x12ab…12ab에게 1,234,567.891 tUSD 결제"),
-    # Full token precision in activity (not the 5-decimal balance display).
-    ({"amount": "1000001"}, "Sent 1.000001 tUSD to 0x12ab…12ab", "0x12ab…12ab에게 1.000001 tUSD 보냄"),
-    ({"token_symbol": None}, "Sent 1.5 to 0x12ab…12ab", "0x12ab…12ab에게 1.5 보냄"),
-    ({"type": "call", "amount": None}, "Contract call to 0x12ab…12ab", "0x12ab…12ab 컨트랙트 호출"),
-    ({"type": "receive", "amount": "2000000000000000000", "token_symbol": "ETH", "token_decimals": 18},
-     "Received 2 ETH from 0x12ab…12ab", "0x12ab…12ab에게서 2 ETH 받음"),
-    ({"amount": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
-    ({"token_decimals": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
-    ({"type": "call", "counterparty": None}, "Contract call", "컨트랙트 호출"),
-    ({"type": "mint"}, "English summary", "English summary"),  # unknown type: the service's text
-    ({"type": "cancel", "replaces_tx": "0x" + "ef" * 32}, "Cancel of 0xefef…efef", "0xefef…efef 취소"),
-])
+@pytest.mark.parametrize(
+    "fields, en, ko",
+    [
+        ({}, "Sent 1.5 tUSD to 0x12ab…12ab", "0x12ab…12ab에게 1.5 tUSD 보냄"),
+        ({"type": "approve"}, "Approved 1.5 tUSD for 0x12ab…12ab", "0x12ab…12ab에게 1.5 tUSD 사용 승인"),
+        (
+            {"type": "payment", "amount": "1234567891000"},
+            "Paid 1,234,567.891 tUSD to 0x12ab…12ab",
+            "0x12ab…12ab에게 1,234,567.891 tUSD 결제",
+        ),
+        # Full token precision in activity (not the 5-decimal balance display).
+        ({"amount": "1000001"}, "Sent 1.000001 tUSD to 0x12ab…12ab", "0x12ab…12ab에게 1.000001 tUSD 보냄"),
+        ({"token_symbol": None}, "Sent 1.5 to 0x12ab…12ab", "0x12ab…12ab에게 1.5 보냄"),
+        ({"type": "call", "amount": None}, "Contract call to 0x12ab…12ab", "0x12ab…12ab 컨트랙트 호출"),
+        (
+            {"type": "receive", "amount": "2000000000000000000", "token_symbol": "ETH", "token_decimals": 18},
+            "Received 2 ETH from 0x12ab…12ab",
+            "0x12ab…12ab에게서 2 ETH 받음",
+        ),
+        ({"amount": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
+        ({"token_decimals": None}, "Transfer with 0x12ab…12ab", "0x12ab…12ab와의 송금"),
+        ({"type": "call", "counterparty": None}, "Contract call", "컨트랙트 호출"),
+        ({"type": "mint"}, "English summary", "English summary"),  # unknown type: the service's text
+        ({"type": "cancel", "replaces_tx": "0x" + "ef" * 32}, "Cancel of 0xefef…efef", "0xefef…efef 취소"),
+    ],
+)
 def test_render_summary(fields, en, ko):
     e = entry(**fields)
     assert render_summary(e, "en") == en
     assert render_summary(e, "ko") == ko
 
 
-@pytest.mark.parametrize("status, shown", [("submitted", "submitted"), ("ok", "ok"), ("failed", "failed"),
-                                           ("replaced", "replaced"), ("cancelled", "cancelled"),
-                                           ("dropped", "dropped"), ("weird", ""), (None, "")])
+@pytest.mark.parametrize(
+    "status, shown",
+    [
+        ("submitted", "submitted"),
+        ("ok", "ok"),
+        ("failed", "failed"),
+        ("replaced", "replaced"),
+        ("cancelled", "cancelled"),
+        ("dropped", "dropped"),
+        ("weird", ""),
+        (None, ""),
+    ],
+)
 def test_entry_view(status, shown):
     v = entry_view(entry(status=status))
     assert v["status"] == shown
@@ -73,14 +123,21 @@ def test_entry_view(status, shown):
     assert v["summary_en"].startswith("Sent") and "보냄" in v["summary_ko"]
 
 
-@pytest.mark.parametrize("fields, replaceable, replaces_en, replaces_ko", [
-    ({}, "", "", ""),
-    ({"status": "submitted", "replaceable": True}, "1", "", ""),
-    ({"status": "ok", "replaceable": True}, "", "", ""),  # only a pending entry offers the buttons
-    ({"status": "submitted", "replaceable": True, "replaces_tx": "0x" + "ef" * 32}, "1",
-     "Replaces 0xefef…efef", "0xefef…efef 대체"),
-    ({"type": "cancel", "replaces_tx": "0x" + "ef" * 32}, "", "", ""),  # the summary says it
-])
+@pytest.mark.parametrize(
+    "fields, replaceable, replaces_en, replaces_ko",
+    [
+        ({}, "", "", ""),
+        ({"status": "submitted", "replaceable": True}, "1", "", ""),
+        ({"status": "ok", "replaceable": True}, "", "", ""),  # only a pending entry offers the buttons
+        (
+            {"status": "submitted", "replaceable": True, "replaces_tx": "0x" + "ef" * 32},
+            "1",
+            "Replaces 0xefef…efef",
+            "0xefef…efef 대체",
+        ),
+        ({"type": "cancel", "replaces_tx": "0x" + "ef" * 32}, "", "", ""),  # the summary says it
+    ],
+)
 def test_entry_view_replacements(fields, replaceable, replaces_en, replaces_ko):
     v = entry_view(entry(**fields))
     assert (v["replaceable"], v["replaces_en"], v["replaces_ko"]) == (replaceable, replaces_en, replaces_ko)
@@ -105,7 +162,7 @@ def test_failed_loads_give_empty_lists(db):
     from wallet_app.state.activity import _load
     from wallet_app.state.home import _load_rows
 
-    assert _load_rows(987654) == []
+    assert _load_rows(987654) == ([], [])
     assert _load(987654) == []
 
 
@@ -135,7 +192,6 @@ def test_copycat_texts_name_the_listed_token_in_both_languages():
     }
 
 
-
 def test_copycat_texts_warn_of_a_symbol_outside_ascii_in_both_languages():
     """No table knows every script's letters drawn like Latin ones: Cherokee "tUᏚᎠ" read as tUSD
     with no warning (an audit). A copycat's own warning comes first."""
@@ -152,19 +208,25 @@ def test_copycat_texts_warn_of_a_symbol_outside_ascii_in_both_languages():
     assert copycat_texts(tusd, "tUᏚᎠ")["en"].startswith("Your list already has tUSD at another address")
 
 
-POISON_EN = ("This sender's address looks like one you sent to before, but it is different "
-             "(address poisoning): never send to it.")
-POISON_KO = ("보낸 사람의 주소는 전에 송금한 주소와 비슷해 보이지만 다른 주소입니다(주소 위장). "
-             "이 주소로는 절대 보내지 마세요.")
+POISON_EN = (
+    "This sender's address looks like one you sent to before, but it is different "
+    "(address poisoning): never send to it."
+)
+POISON_KO = (
+    "보낸 사람의 주소는 전에 송금한 주소와 비슷해 보이지만 다른 주소입니다(주소 위장). 이 주소로는 절대 보내지 마세요."
+)
 
 
-@pytest.mark.parametrize("fields, known, en, ko", [
-    # Dust from a look-alike of an address the user sent to: the summaries alike, 0x12ab…12ab both.
-    ({"type": "receive"}, ["0x12ab" + "0" * 32 + "12ab"], POISON_EN, POISON_KO),
-    ({"type": "receive"}, [WHO], "", ""),  # from an address the user sent to
-    ({"type": "receive"}, [], "", ""),
-    ({"type": "transfer"}, ["0x12ab" + "0" * 32 + "12ab"], "", ""),  # the user's own send
-])
+@pytest.mark.parametrize(
+    "fields, known, en, ko",
+    [
+        # Dust from a look-alike of an address the user sent to: the summaries alike, 0x12ab…12ab both.
+        ({"type": "receive"}, ["0x12ab" + "0" * 32 + "12ab"], POISON_EN, POISON_KO),
+        ({"type": "receive"}, [WHO], "", ""),  # from an address the user sent to
+        ({"type": "receive"}, [], "", ""),
+        ({"type": "transfer"}, ["0x12ab" + "0" * 32 + "12ab"], "", ""),  # the user's own send
+    ],
+)
 def test_entry_view_calls_out_a_lookalike_sender(fields, known, en, ko):
     v = entry_view(entry(**fields), known)
     assert (v["warning_en"], v["warning_ko"]) == (en, ko)
@@ -185,8 +247,16 @@ def test_receive_shows_the_accounts_address_now(monkeypatch):
         return now
 
     monkeypatch.setattr(home.HomeState, "_require_user", signed_in)
-    monkeypatch.setattr(home.HomeState, "router", property(lambda self: SimpleNamespace(
-        url=SimpleNamespace(path="/home"), headers=SimpleNamespace(accept_language="en"))), raising=False)
+    monkeypatch.setattr(
+        home.HomeState,
+        "router",
+        property(
+            lambda self: SimpleNamespace(
+                url=SimpleNamespace(path="/home"), headers=SimpleNamespace(accept_language="en")
+            )
+        ),
+        raising=False,
+    )
     monkeypatch.setattr(home.tokens, "user_tokens", lambda user: [])
     state = home.HomeState(_reflex_internal_init=True)
     state.address = "0x" + "ab" * 20  # what this tab loaded with
@@ -324,3 +394,47 @@ def test_a_pending_send_is_polled_until_its_block_is_final(monkeypatch):
     run_async(ActivityState.load.fn(state))
     assert answers == []
     assert [e["status"] for e in state.entries] == ["ok"]
+
+
+def row(chain_id, token, balance):
+    return {
+        "key": f"{chain_id}:{token}",
+        "chain_id": str(chain_id),
+        "symbol": token,
+        "name": token,
+        "chain": f"c{chain_id}",
+        "balance": balance,
+    }
+
+
+@pytest.mark.parametrize(
+    "shown, fresh, unavailable, expected",
+    [
+        # every chain read: what was read
+        ([row(1, "a", "1")], [row(1, "a", "2"), row(1, "b", "3")], set(), [row(1, "a", "2"), row(1, "b", "3")]),
+        # nothing shown yet, a chain down: what was read
+        ([], [row(2, "c", "4")], {"1"}, [row(2, "c", "4")]),
+        # the chain shown first is down: its rows stay in their place, the other chain's are new
+        ([row(1, "a", "1"), row(2, "c", "4")], [row(2, "c", "5")], {"1"}, [row(1, "a", "1"), row(2, "c", "5")]),
+        # the only chain down: the rows shown stay
+        ([row(1, "a", "1"), row(1, "b", "2")], [], {"1"}, [row(1, "a", "1"), row(1, "b", "2")]),
+        # a token of a chain that answered, whose own read failed (services.chain.balances leaves it out): gone
+        ([row(1, "a", "1"), row(1, "b", "2")], [row(1, "b", "3")], set(), [row(1, "b", "3")]),
+    ],
+)
+def test_merge_rows_keeps_the_rows_of_chains_not_read(shown, fresh, unavailable, expected):
+    from wallet_app.state.home import merge_rows
+
+    assert merge_rows(shown, fresh, unavailable) == expected
+
+
+def test_unavailable_texts_name_the_chains_in_both_languages():
+    from wallet_app.state.home import unavailable_texts
+
+    assert unavailable_texts([]) == {}
+    assert unavailable_texts([{"chain_id": 1, "chain_name": "Ethereum"}, {"chain_id": 8453, "chain_name": "Base"}]) == {
+        "en": "Your balances on Ethereum, Base could not be read just now, so they may be missing or out of date "
+        "here. What you hold is not affected. Please try again in a moment.",
+        "ko": "지금은 Ethereum, Base의 잔액을 읽을 수 없어 여기에 빠져 있거나 최신이 아닐 수 있습니다. 보유 자산에는 "
+        "영향이 없습니다. 잠시 후 다시 시도해 주세요.",
+    }

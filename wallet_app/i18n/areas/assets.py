@@ -2,6 +2,8 @@
 
 EN: dict[str, str] = {
     "assets_refresh": "Refresh balances",
+    "assets_unavailable": "Your balances on {chains} could not be read just now, so they may be missing or out of "
+    "date here. What you hold is not affected. Please try again in a moment.",
     "add_token": "Add token",
     "add_token_title": "Add token",
     "add_token_network": "Network",
@@ -22,6 +24,8 @@ EN: dict[str, str] = {
 
 KO: dict[str, str] = {
     "assets_refresh": "잔액 새로고침",
+    "assets_unavailable": "지금은 {chains}의 잔액을 읽을 수 없어 여기에 빠져 있거나 최신이 아닐 수 있습니다. 보유 "
+    "자산에는 영향이 없습니다. 잠시 후 다시 시도해 주세요.",
     "add_token": "토큰 추가",
     "add_token_title": "토큰 추가",
     "add_token_network": "네트워크",
