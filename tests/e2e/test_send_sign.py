@@ -225,6 +225,29 @@ def test_a_scanned_payment_link_of_this_wallet_opens_the_payment_page(pw, app_se
         expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
 
 
+def test_a_pasted_payment_link_of_this_wallet_opens_the_payment_page(page, app_server):
+    """The same link pasted into the recipient field said "Invalid recipient address" on Next (the
+    scanned one opened the payment page): now it opens that page too. An address typed a key at a
+    time still fills the field."""
+    token = deployed_token(app_server, "tUSD")
+    merchant = Account.create().address
+    link = f"{app_server.base_url}/payment?token={token}&merchant={merchant}&chain_id=31337&amount=1.5&lang=en"
+    create_wallet(page, new_email("pastelink"))
+    page.goto("/send")
+    field = page.get_by_label("Recipient address")
+    typed = Account.create().address
+    field.press_sequentially(typed)
+    expect(page.locator("#send-recipient-note")).to_be_visible()  # the server read the whole address
+    expect(field).to_have_value(typed)
+    assert "/send" in page.url
+    field.fill(link)  # one input event, as a paste brings it
+    page.wait_for_url("**/payment?**")
+    expect(page.locator("#pay-amount")).to_have_text("1.5")
+    expect(page.locator("#pay-merchant")).to_have_text(merchant)
+    expect(page.locator("#pay-token")).to_have_text("tUSD")
+    expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
+
+
 def test_a_long_amount_on_sign_is_shown_whole(page):
     """A link's amount is read whole on a 390 px screen: on one line, a long one ran past the card's
     edge and was cut there."""

@@ -1,7 +1,8 @@
 """/send: network, token (filtered by network), recipient, amount.
 
 A scanned merchant link to this wallet's /payment opens that page (services.merchant_links.
-own_payment_path). An EIP-681 payment URI ("ethereum:<token>@<chain>/transfer?address=<to>&uint256=<units>", issue 14
+own_payment_path), and so does one pasted into the recipient field (pasted_payment_link). An
+EIP-681 payment URI ("ethereum:<token>@<chain>/transfer?address=<to>&uint256=<units>", issue 14
 item 5), scanned or pasted into the recipient field, fills network, token, recipient and amount
 (services.payment_uri reads it; the token must be in the user's list on that network). A scanned
 one that cannot be used shows its reason in the alert, a pasted one under the field.
@@ -65,6 +66,19 @@ def fields_from_uri(text: str, chains: list[dict[str, str]], user_tokens: list[d
                 "amount": amount,
             }
     raise AppError("uri_unsupported_token", token=request.token, chain=names[chain_id])
+
+
+def pasted_payment_link(shown: str, value: str, origin: str) -> str | None:
+    """The page to open ("/payment?<query>") when `value`, the recipient field's new text, is a
+    merchant link to this wallet's /payment (services.merchant_links.own_payment_path) that
+    arrived whole, as a paste brings it: into an empty field, or in place of what the field held
+    (`shown`). None for any other text, and for a link being typed (`shown` begins it): its first
+    prefix that reads as such a link ("<origin>/payment?m") is not the whole link. An address
+    typed a character at a time is never one."""
+    link = merchant_links.own_payment_path(value, origin)
+    if link is None or (shown and value.startswith(shown)):
+        return None
+    return link
 
 
 class SendState(SignedInState):
@@ -153,7 +167,10 @@ class SendState(SignedInState):
     @rx.event
     def set_recipient(self, value: str):
         if not isinstance(value, str):
-            return
+            return None
+        link = pasted_payment_link(self.recipient, value, self.router.url.origin)
+        if link is not None:  # as the scanner opens it: read as an address it was "invalid recipient"
+            return rx.redirect(link)
         self.uri_error = {}
         if payment_uri.is_payment_uri(value):
             try:
@@ -162,9 +179,10 @@ class SendState(SignedInState):
                 self.recipient = value[: payment_uri.MAX_URI]  # kept as typed, with the reason below it
                 self.recipient_note = ""
                 self.uri_error = texts_for(e.spec.key, e.params)
-            return
+            return None
         self.recipient = value[:MAX_FIELD]
         self._note_recipient()
+        return None
 
     def _note_recipient(self) -> None:
         text = self.recipient.strip()

@@ -127,3 +127,28 @@ def test_receive_request_refuses_a_bad_amount(amount, code):
     with pytest.raises(AppError) as e:
         receive_request(ME, TOKENS[0], amount)
     assert e.value.code == code
+
+
+ORIGIN = "https://wallet.example.com"
+LINK = f"{ORIGIN}/payment?merchant={'0x' + 'ab' * 20}&chain_id=31337&token={'0x' + 'cd' * 20}&amount=1.5"
+OPENED = LINK.removeprefix(ORIGIN)
+
+
+@pytest.mark.parametrize("shown, value, opened", [
+    ("", LINK, OPENED),  # pasted into the empty field
+    ("", f"  {LINK}\n", OPENED),  # with the blanks a copy brings
+    ("0x12", LINK, OPENED),  # pasted over what the field held
+    (LINK[:40], LINK, None),  # being typed: Send does not leave midway
+    (LINK[:-2], LINK, None),
+    (f"{ORIGIN}/payment?m", f"{ORIGIN}/payment?me", None),  # "…/payment?m" read as a link: typed, not opened
+    ("", "0x" + "ab" * 20, None),  # an address
+    ("0x" + "ab" * 19, "0x" + "ab" * 20, None),
+    ("", "https://other.example.com/payment?merchant=0x1", None),  # another site's
+    ("", f"{ORIGIN}/sign?tx=abc", None),  # another page of this wallet
+    ("", f"{ORIGIN}/payment", None),  # no query
+    ("", f"ethereum:{'0x' + 'ab' * 20}", None),
+])
+def test_pasted_payment_link(shown, value, opened):
+    from wallet_app.state.send import pasted_payment_link
+
+    assert pasted_payment_link(shown, value, ORIGIN) == opened
