@@ -14,12 +14,12 @@ import logging
 import reflex as rx
 
 from wallet_app import routes
-from wallet_app.errors import AppError, unexpected_code
+from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES, LANGUAGES
 from wallet_app.services import activity, pending, transfers, txlink
 from wallet_app.services.amounts import format_balance
 from wallet_app.services.eth import short_address
-from wallet_app.state.base import SignedInState
+from wallet_app.state.base import SignedInState, load_or_keep
 
 log = logging.getLogger(__name__)
 
@@ -93,18 +93,16 @@ def entry_view(entry: dict, known: list[str] | None = None) -> dict[str, str]:
 
 
 def _load(user) -> list[dict[str, str]] | None:
-    """The entries' views; None while the database is out of reach (a restart, a failover): the
-    entries shown stay, and a pending one is polled on. An empty list there read as "No activity
-    yet." and ended the polling: a pending send vanished from the page, inviting a second one."""
-    try:
+    """The entries' views; None while the database is out of reach (load_or_keep): the entries
+    shown stay, and a pending one is polled on. An empty list there read as "No activity yet." and
+    ended the polling: a pending send vanished from the page, inviting a second one."""
+
+    def load() -> list[dict[str, str]]:
         known = activity.known_counterparties(user)
         return [entry_view(e, known) for e in activity.activities(user)]
-    except Exception as e:  # noqa: BLE001 - a failed load shows the empty state, not a broken page
-        if unexpected_code(e) == "database_unavailable":
-            log.warning("activity load: the database is out of reach (%s)", type(e).__name__)
-            return None
-        log.exception("activity load failed")
-        return []
+
+    empty: list[dict[str, str]] = []
+    return load_or_keep(log, "activity load", load, empty)
 
 
 # ---------------------------------------------------------------- state

@@ -8,10 +8,31 @@ an event any browser can call.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
 import reflex as rx
 
-from wallet_app.errors import AppError
+from wallet_app.errors import AppError, unexpected_code
 from wallet_app.state.session import SessionState
+
+T = TypeVar("T")
+
+
+def load_or_keep(log: logging.Logger, what: str, load: Callable[[], T | None], empty: T) -> T | None:
+    """A page's list, read by load(). None while the database is out of reach (a restart, a
+    failover; one warning line): the page keeps what it shows, since an empty list would read as
+    nothing there (no tokens, no activity) and end a pending send's polling. `empty` on any other
+    failure (its traceback logged): a failed list load shows an empty list (specification section 8)."""
+    try:
+        return load()
+    except Exception as e:  # noqa: BLE001 - any failure: a list, never a broken page
+        if unexpected_code(e) == "database_unavailable":
+            log.warning("%s: the database is out of reach (%s)", what, type(e).__name__)
+            return None
+        log.exception("%s failed", what)
+        return empty
 
 
 class SignedInState(SessionState):

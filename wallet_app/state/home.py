@@ -17,12 +17,12 @@ import logging
 
 import reflex as rx
 
-from wallet_app.errors import AppError, unexpected_code
+from wallet_app.errors import AppError
 from wallet_app.services import tokens
 from wallet_app.services.amounts import format_balance, format_units, parse_units
 from wallet_app.services.eth import is_zero
 from wallet_app.services.payment_uri import build_transfer_uri
-from wallet_app.state.base import SignedInState
+from wallet_app.state.base import SignedInState, load_or_keep
 from wallet_app.state.session import texts_for
 
 log = logging.getLogger(__name__)
@@ -72,24 +72,25 @@ def unavailable_texts(chains: list[dict]) -> dict[str, str]:
     return texts_for("assets_unavailable", {"chains": ", ".join(str(c["chain_name"]) for c in chains)})
 
 
-def _load_rows(user) -> tuple[list[dict[str, str]], list[dict]] | None:
+RowsRead = tuple[list[dict[str, str]], list[dict]]  # the rows, the chains not read (unavailable_texts)
+
+
+def _load_rows(user) -> RowsRead | None:
     """The token list's rows and the chains that could not be read (services.tokens.Balances);
     None when the user's balance reads are over their rate limit or the database is out of reach
-    for now (the rows shown stay: an empty list reads as no tokens)."""
-    try:
-        found = tokens.asset_balances(user)
+    for now (load_or_keep: the rows shown stay, an empty list reads as no tokens)."""
+
+    def load() -> RowsRead | None:
+        try:
+            found = tokens.asset_balances(user)
+        except AppError as e:
+            if e.code == "rate_limited":
+                return None
+            raise
         return balance_rows(found.items), found.unavailable
-    except AppError as e:
-        if e.code == "rate_limited":
-            return None
-        log.exception("token list load failed")
-        return [], []
-    except Exception as e:  # noqa: BLE001 - any failure: an empty list, never a broken page
-        if unexpected_code(e) == "database_unavailable":
-            log.warning("token list load: the database is out of reach (%s)", type(e).__name__)
-            return None
-        log.exception("token list load failed")
-        return [], []
+
+    empty: RowsRead = ([], [])
+    return load_or_keep(log, "token list load", load, empty)
 
 
 ADDRESS_ONLY = "address"  # the Receive token selector's first item: the plain address QR

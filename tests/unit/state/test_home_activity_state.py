@@ -438,3 +438,26 @@ def test_unavailable_texts_name_the_chains_in_both_languages():
         "ko": "지금은 Ethereum, Base의 잔액을 읽을 수 없어 여기에 빠져 있거나 최신이 아닐 수 있습니다. 보유 자산에는 "
         "영향이 없습니다. 잠시 후 다시 시도해 주세요.",
     }
+
+
+def test_load_or_keep(caplog):
+    """Home's and Activity's lists: kept (None) while the database is out of reach, else empty on a failure."""
+    import logging
+
+    from sqlalchemy.exc import OperationalError
+
+    from wallet_app.state.base import load_or_keep
+
+    log = logging.getLogger("test.load_or_keep")
+
+    def fails(error):
+        def load():
+            raise error
+        return load
+
+    assert load_or_keep(log, "x load", lambda: [1], []) == [1]
+    with caplog.at_level("WARNING", logger="test.load_or_keep"):
+        assert load_or_keep(log, "x load", fails(OperationalError("SELECT", {}, Exception("gone"))), []) is None
+        assert load_or_keep(log, "x load", fails(ValueError("bad")), []) == []
+    assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("WARNING", "x load: the database is out of reach (OperationalError)"), ("ERROR", "x load failed")]
