@@ -412,6 +412,31 @@ def test_signed_in_routes_and_dialogs(auditor: Auditor, app_server):
     a.assert_clean()
 
 
+def test_signed_in_pages_opened_offline(auditor: Auditor):
+    """The installed app opens a signed-in page from the service worker's cache offline: it never
+    gets its state, and showed only its spinner and the reconnecting notice, without an h1 (axe
+    page-has-heading-one). Reproduced by refusing the page's websocket, in another tab."""
+    a = auditor
+    ensure_wallet(a)
+    offline = a.page.context.new_page()
+    offline.route_web_socket("**/_event**", lambda ws: ws.close())
+    b = Auditor(offline)
+    try:
+        for lang in LANGS:
+            a.set_locale(lang)
+            a.goto("/settings", "settings_title")  # the browser now holds the language (nb.lang)
+            a.page.wait_for_function("(c) => localStorage.getItem('nb.lang') === c", arg=lang)
+            b.lang = lang
+            for name, path, heading in (ROUTES[0], ROUTES[-1]):  # one frame (layout.page) serves them all
+                offline.goto(path)
+                expect(offline.locator("#connection-notice-text")).to_have_text(b.t("reconnecting"), timeout=30_000)
+                expect(offline.get_by_role("heading", level=1)).to_have_text(b.t(heading))
+                b.check(f"{name}-offline")
+    finally:
+        offline.close()
+    b.assert_clean()
+
+
 def test_speed_up_buttons_sign_page_and_pin_dialog(auditor: Auditor, app_server):
     """Issue 14 item 4: a pending send's Speed up / Cancel on Activity, /sign for the speed-up (what
     it replaces, the pending fee) and its PIN dialog; the chain stops mining for that moment."""

@@ -149,13 +149,7 @@ def page(
     return rx.fragment(
         # The page's one `main` landmark; the navigation and the dialogs sit beside it.
         rx.el.main(
-            rx.cond(
-                SessionState.checked,
-                content,
-                rx.center(rx.spinner(size="3"), min_height="50vh"),
-            )
-            if gated
-            else content,
+            rx.cond(SessionState.checked, content, _waiting(title_key, lang)) if gated else content,
             connection_notice(),  # fixed on screen; inside main only to sit in a landmark
             server_busy_notice(),
             max_width="480px",
@@ -174,6 +168,20 @@ def page(
         # A gated page shows nothing of its own until it has its state: opened offline (the app's
         # start page from the service worker's cache) it is named in page_lang(), like its notice.
         document_lang(lang=lang, title=t_in(title_key, lang) if title_key else "", app_title=t_in("app_title", lang)),
+    )
+
+
+def _waiting(title_key: str | None, lang: rx.Var | str) -> rx.Component:
+    """A gated page before its session check: a spinner. Opened offline (the service worker's
+    copy) it never gets its state: it is named then by its h1 too, in page_lang() like its
+    notice, and only once the socket has failed (has_connection_errors): the prerendered page and
+    React's hydration have no h1 here, so they never meet different texts."""
+    heading = rx.heading(t_in(title_key, lang), size="6", as_="h1") if title_key else rx.fragment()
+    return rx.vstack(
+        rx.cond(has_connection_errors, heading),
+        rx.center(rx.spinner(size="3"), min_height="50vh", width="100%"),
+        spacing="4",
+        width="100%",
     )
 
 
