@@ -147,30 +147,70 @@ def list_activities(db: Session, user_id: int, limit: int) -> list[Activity]:
 # ---------------------------------------------------------------- payments
 
 
-def get_payment(db: Session, payment_id: str) -> Payment | None:
-    """By the public payment id (0x + 64 lowercase hex)."""
-    return db.exec(select(Payment).where(Payment.payment_id == payment_id)).first()
+def get_payment(db: Session, user_id: int, payment_id: str) -> Payment | None:
+    """By the user's public payment id (0x + 64 lowercase hex): a merchant link's ref is the payment
+    id of each user who pays it (uq_payments_user_payment_id)."""
+    return db.exec(select(Payment).where(Payment.user_id == user_id, Payment.payment_id == payment_id)).first()
 
 
 _PAYMENTS = Payment.__table__  # type: ignore[attr-defined]
-_PAYMENT_BY_ID = select(_PAYMENTS).where(_PAYMENTS.c.payment_id == bindparam("payment_id"))
+_PAYMENT_BY_ID = select(_PAYMENTS).where(
+    _PAYMENTS.c.user_id == bindparam("user_id"), _PAYMENTS.c.payment_id == bindparam("payment_id")
+)
 
 
-def payment_columns(db: Session, payment_id: str) -> Row[Any] | None:
+def payment_columns(db: Session, user_id: int, payment_id: str) -> Row[Any] | None:
     """get_payment's row as plain columns (same attribute names), for reads that change nothing:
     building the ORM object cost a status read most of its time."""
-    return db.connection().execute(_PAYMENT_BY_ID, {"payment_id": payment_id}).first()
+    return db.connection().execute(_PAYMENT_BY_ID, {"user_id": user_id, "payment_id": payment_id}).first()
 
 
-def final_payments(db: Session, payment_ids: list[str]) -> dict[str, tuple[str, str | None]]:
-    """Those of these payments that are ok or failed: payment_id -> (status, reason) (the status
-    waiters' one query)."""
+def final_payments(db: Session, keys: list[tuple[int, str]]) -> dict[tuple[int, str], tuple[str, str | None]]:
+    """Those of these payments (user id, payment id) that are ok or failed: -> (status, reason)
+    (the status waiters' one query)."""
+    wanted = set(keys)
     found = db.exec(
-        select(Payment.payment_id, Payment.status, Payment.reason).where(
-            col(Payment.payment_id).in_(payment_ids), col(Payment.status).in_(("ok", "failed"))
+        select(Payment.user_id, Payment.payment_id, Payment.status, Payment.reason).where(
+            col(Payment.payment_id).in_({pid for _, pid in wanted}), col(Payment.status).in_(("ok", "failed"))
         )
     )
-    return {payment_id: (status, reason) for payment_id, status, reason in found}
+    return {(uid, pid): (status, reason) for uid, pid, status, reason in found if (uid, pid) in wanted}
+
+
+def order_paid_by_others(
+    db: Session, user_id: int, payment_id: str, chain_id: int, merchant_address: str, token_address: str, amount: str
+) -> bool:
+    """Whether another user has paid (or is paying: executed, not failed) this ref to this merchant,
+    in this token and amount: the order a merchant link names is paid, and paying it again would
+    move the money twice. A quote, a failed payment or another order under the same ref (another
+    merchant, token or amount: anyone can pay 1 unit with any ref) is none."""
+    return (
+        db.exec(
+            select(Payment.id)
+            .where(
+                Payment.payment_id == payment_id,
+                Payment.user_id != user_id,
+                Payment.chain_id == chain_id,
+                Payment.merchant_address == merchant_address,
+                Payment.token_address == token_address,
+                Payment.amount == amount,
+                col(Payment.status).in_(("pending", "ok")),
+            )
+            .limit(1)
+        ).first()
+        is not None
+    )
+
+
+def relayed_tx_hashes(db: Session, chain_id: int, payment_id: str, limit: int) -> list[str]:
+    """The relayed transactions our database holds for this ref on this chain (any payer's), newest first."""
+    found = db.exec(
+        select(Payment.tx_hash)
+        .where(Payment.payment_id == payment_id, Payment.chain_id == chain_id, col(Payment.tx_hash).is_not(None))
+        .order_by(col(Payment.id).desc())
+        .limit(limit)
+    )
+    return [h for h in found if h]
 
 
 def find_open_quote(
@@ -224,10 +264,11 @@ def add_quote(
     return row
 
 
-def drop_unused_quote(db: Session, payment_id: str, created_before: int) -> None:
-    """Deletes this quote if it was never executed and was made before `created_before`."""
+def drop_unused_quote(db: Session, user_id: int, payment_id: str, created_before: int) -> None:
+    """Deletes the user's quote if it was never executed and was made before `created_before`."""
     db.execute(
         delete(Payment).where(
+            col(Payment.user_id) == user_id,
             col(Payment.payment_id) == payment_id,
             col(Payment.status) == "quoted",
             col(Payment.created_at) < created_before,

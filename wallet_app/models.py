@@ -174,13 +174,16 @@ class Payment(SQLModel, table=True):
     __tablename__ = "payments"
     __table_args__ = (
         UniqueConstraint("chain_id", "relayer_address", "nonce", name="uq_payments_relayer_nonce"),
+        # A payment id is unique per user, as the contract's paymentRef is per payer: a merchant
+        # link's ref is the payment id of each user who pays it (services.payments).
+        Index("uq_payments_user_payment_id", "user_id", "payment_id", unique=True),
         Index("ix_payments_user_created", "user_id", "created_at"),  # the per-user quotas count by time
         # The relayer's hourly budget sums gas_cost_wei by chain and claim time (the index alone answers it).
         Index("ix_payments_chain_spend", "chain_id", "claimed_at", "gas_cost_wei"),
     )
 
     id: int | None = Field(default=None, primary_key=True)
-    payment_id: str = Field(max_length=66, unique=True, index=True)  # 0x + 64 hex; the public id
+    payment_id: str = Field(max_length=66, index=True)  # 0x + 64 hex; the public id (the user's), the paymentRef
     user_id: int = Field(foreign_key="users.id", index=True)
     chain_id: int = Field(sa_type=BigInteger)  # chain ids can exceed 32 bits
     token_address: str = Field(max_length=42)  # lowercase 0x hex
@@ -228,7 +231,7 @@ class MerchantWebhook(SQLModel, table=True):
     __table_args__ = (Index("ix_merchant_webhooks_due", "status", "next_attempt_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
-    event_id: str = Field(max_length=100, unique=True)  # the idempotency id the merchant deduplicates on
+    event_id: str = Field(max_length=160, unique=True)  # the idempotency id the merchant deduplicates on
     payload: str = Field(sa_column=Column(Text, nullable=False))  # the event's JSON, without its timestamp
     status: str = Field(default="pending", max_length=16)
     attempts: int = Field(default=0)

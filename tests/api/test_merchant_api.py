@@ -19,6 +19,7 @@ import pytest
 from eth_account import Account
 from sqlmodel import select
 
+from contracts.deploy import fund
 from tests.api.test_payments import (  # noqa: F401 (fixtures: app, payer)
     API,
     app,
@@ -148,27 +149,93 @@ def test_lookups_are_rate_limited_per_ip(client, chain_env, monkeypatch):
 # ---------------------------------------------------------------- a link's ref
 
 
-def test_a_ref_is_paid_once_through_the_app(client, payer, deployed, send_tx, login):  # noqa: F811
-    token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
-    q = get_quote(client, token, 7, merchant=merchant, ref=ref)
-    assert get_quote(client, token, 7, merchant=merchant, ref=ref)["payment_id"] == q["payment_id"] == ref  # a poll
-    # The same ref for another amount or merchant: refused, the quote stays.
-    for amount, other in ((8, merchant), (7, Account.create().address)):
-        r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token,
-                                                         "amount": amount, "merchant": other, "ref": ref})
-        assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
-    pay_ref(client, payer, deployed, send_tx, ref, 7, merchant)
+def sign_in(client, login, acct) -> None:
+    """Signs in as the user whose wallet address is acct's."""
+    login(f"{acct.address.lower()}@example.com")
+    assert client.post(f"{API}/me/address", json={"address": acct.address}).status_code == 200
+
+
+def quote_answer(client, token, amount, merchant, ref) -> tuple[int, dict]:
+    r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token, "amount": amount,
+                                                     "merchant": merchant, "ref": ref})
+    return r.status_code, r.json()
+
+
+REF_USED = (409, {"detail": "payment_ref_used"})
+
+
+def test_an_order_is_paid_once(client, payer, deployed, send_tx, login):  # noqa: F811
+    token, shop, ref = token_of(deployed), Account.create().address, new_ref()
+    q = get_quote(client, token, 7, merchant=shop, ref=ref)
+    assert get_quote(client, token, 7, merchant=shop, ref=ref)["payment_id"] == q["payment_id"] == ref  # a poll
+    # The same ref for another amount or merchant: refused, the quote stays (a payer pays a ref once).
+    for amount, other in ((8, shop), (7, Account.create().address)):
+        assert quote_answer(client, token, amount, other, ref) == REF_USED
+    pay_ref(client, payer, deployed, send_tx, ref, 7, shop)
     # Paid: the same link again is refused (nothing can move twice), for this user and another.
-    r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token, "amount": 7,
-                                                     "merchant": merchant, "ref": ref})
-    assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
-    other = Account.create()
-    login(f"{other.address.lower()}@example.com")
-    assert client.post(f"{API}/me/address", json={"address": other.address}).status_code == 200
-    r = client.get(f"{API}/payment/available", params={"chain_id": 31337, "token_address": token, "amount": 7,
-                                                     "merchant": merchant, "ref": ref})
-    assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
+    assert quote_answer(client, token, 7, shop, ref) == REF_USED
+    sign_in(client, login, Account.create())
+    assert quote_answer(client, token, 7, shop, ref) == REF_USED
+    # ...but not another order under the same ref: another shop's order with the same number, or
+    # another amount (anyone may pay 1 unit with any ref; it did not pay the order).
+    for amount, other in ((7, Account.create().address), (1, shop)):
+        sign_in(client, login, Account.create())
+        status, answer = quote_answer(client, token, amount, other, ref)
+        assert (status, answer["payment_id"]) == (200, ref)
     assert len(lookup(client, ref).json()["payments"]) == 1
+
+
+def test_a_strangers_quote_payment_or_failure_of_a_ref_does_not_stop_its_customer(
+        client, payer, deployed, send_tx, login, anvil_node, deployments_dir):  # noqa: F811
+    """Order refs are often sequential: anyone could quote one (held 16 minutes), or let a payment of
+    it fail (held for good), or pay it 1 unit, and the real customer was refused the order (409
+    payment_ref_used). The contract keeps a ref per payer; so does the server now."""
+    token, shop, ref, price = token_of(deployed), Account.create().address, new_ref(), 7
+    squatter, tipper, failer = Account.create(), Account.create(), Account.create()
+    fund(anvil_node.url, tipper.address, deployments_dir)
+    sign_in(client, login, squatter)
+    assert get_quote(client, token, price, merchant=shop, ref=ref)["payment_id"] == ref  # never paid
+    sign_in(client, login, tipper)
+    pay_ref(client, tipper, deployed, send_tx, ref, 1, shop)  # 1 unit under the order's ref
+    sign_in(client, login, failer)  # a payment of the order that failed (its deadline passed)
+    with get_session() as s:
+        failer_id = s.exec(select(User).where(User.address == failer.address.lower())).one().id
+        s.add(Payment(payment_id=ref, user_id=failer_id, chain_id=31337, token_address=token.lower(),
+                      amount=str(price), from_address=failer.address.lower(), merchant_address=shop.lower(),
+                      status="failed", reason="expired", claimed_at=int(time.time()), settled=True))
+        s.commit()
+    sign_in(client, login, payer)
+    pay_ref(client, payer, deployed, send_tx, ref, price, shop)
+    paid = lookup(client, ref).json()["payments"]
+    assert [(p["payer"], p["amount"]) for p in paid] == [(tipper.address, "1"), (payer.address, str(price))]
+
+
+def test_of_two_users_paying_one_order_at_once_the_second_is_refused(
+        client, payer, deployed, w3, send_tx, login, anvil_node, deployments_dir):  # noqa: F811
+    """Both quoted the order (a quote holds nothing against others); the first execute's payment is
+    on its way: the second's claim is refused, under the ref's lock, and sends nothing."""
+    token, shop, ref, price = token_of(deployed), Account.create().address, new_ref(), 5
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    mine = get_quote(client, token, price, merchant=shop, ref=ref)
+    other = Account.create()
+    fund(anvil_node.url, other.address, deployments_dir)
+    approve_directly(send_tx, other, token, deployed["payment"])
+    sign_in(client, login, other)
+    theirs = get_quote(client, token, price, merchant=shop, ref=ref)
+    deadline = int(time.time()) + 300
+    r = client.post(f"{API}/payment/execute", json=pay_body(other, theirs, shop, token, price, deadline))
+    assert r.status_code == 200, r.text
+    sign_in(client, login, payer)
+    assert quote_answer(client, token, price, shop, ref) == REF_USED  # the order is being paid
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, mine, shop, token, price, deadline))
+    assert (r.status_code, r.json()) == REF_USED
+    with get_session() as s:
+        statuses = {(row.from_address, row.status) for row in s.exec(select(Payment).where(Payment.payment_id == ref))}
+    assert statuses == {(payer.address.lower(), "quoted"), (other.address.lower(), "pending")}
+    sign_in(client, login, other)
+    assert wait_status(client, ref) == {"status": "ok"}
+    assert [p["payer"] for p in lookup(client, ref).json()["payments"]] == [other.address]
+    assert balance(w3, token, shop) == price
 
 
 def test_a_payment_to_oneself_is_refused(client, payer, deployed):  # noqa: F811
@@ -185,32 +252,28 @@ def test_a_payment_to_oneself_is_refused(client, payer, deployed):  # noqa: F811
         assert s.exec(select(Payment).where(Payment.payment_id == q["payment_id"])).one().status == "quoted"
 
 
-def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed, login):  # noqa: F811
+def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed):  # noqa: F811
+    """The user's own quote holds the ref for that user (another amount: refused) until it lapses."""
     token, merchant, ref = token_of(deployed), Account.create().address, new_ref()
-    get_quote(client, token, 9, merchant=merchant, ref=ref)  # opened, never paid (or a squatter's)
-    other = Account.create()
-    login(f"{other.address.lower()}@example.com")
-    assert client.post(f"{API}/me/address", json={"address": other.address}).status_code == 200
-    params = {"chain_id": 31337, "token_address": token, "amount": 9, "merchant": merchant, "ref": ref}
-    r = client.get(f"{API}/payment/available", params=params)
-    assert (r.status_code, r.json()) == (409, {"detail": "payment_ref_used"})
+    get_quote(client, token, 9, merchant=merchant, ref=ref)  # opened, never paid
+    assert quote_answer(client, token, 10, merchant, ref) == REF_USED
     ttl = get_settings().payment_quote_ttl_seconds
     with get_session() as s:
         held = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
         held.created_at -= ttl + 30  # past its TTL, within the minute's grace: still held
         s.add(held)
         s.commit()
-    assert client.get(f"{API}/payment/available", params=params).status_code == 409
+    assert quote_answer(client, token, 10, merchant, ref) == REF_USED
     with get_session() as s:
         held = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
         held.created_at -= 31
         s.add(held)
         s.commit()
-    r = client.get(f"{API}/payment/available", params=params)
-    assert r.status_code == 200 and r.json()["payment_id"] == ref
+    status, answer = quote_answer(client, token, 10, merchant, ref)
+    assert (status, answer["payment_id"]) == (200, ref)
     with get_session() as s:
         (row,) = s.exec(select(Payment).where(Payment.payment_id == ref)).all()
-        assert row.from_address == other.address.lower()
+        assert row.amount == "10"
 
 
 # ---------------------------------------------------------------- the webhook
@@ -273,10 +336,10 @@ def outbox() -> list[MerchantWebhook]:
         return list(s.exec(select(MerchantWebhook).order_by(MerchantWebhook.id)))
 
 
-def owed(db_ref: str | None = None, amount: str = "5") -> str:
+def owed(db_ref: str | None = None, amount: str = "5", from_address: str = "0x" + "bb" * 20) -> str:
     """A settled payment's webhook, enqueued as the relayer's pass does it (no chain needed)."""
     row = Payment(payment_id=db_ref or new_ref(), user_id=1, chain_id=31337, token_address="0x" + "aa" * 20,
-                  amount=amount, from_address="0x" + "bb" * 20, merchant_address=SHOP.lower(), status="ok",
+                  amount=amount, from_address=from_address, merchant_address=SHOP.lower(), status="ok",
                   tx_hash="0x" + "dd" * 32)
     with get_session() as s:
         assert merchant_webhooks.enqueue_paid(s, [row], {row.tx_hash: {"blockNumber": 9}}) == 1
@@ -307,7 +370,7 @@ def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, se
         paid = s.exec(select(Payment).where(Payment.payment_id == ref)).one()
     assert started <= event["timestamp"] <= int(time.time())
     assert event == {
-        "id": f"evt_31337_{ref}",
+        "id": f"evt_31337_{ref}_{payer.address.lower()}",
         "type": "payment.paid",
         "timestamp": event["timestamp"],
         "payment": {"ref": ref, "chain_id": 31337, "tx_hash": paid.tx_hash,
@@ -323,6 +386,17 @@ def test_a_settled_payment_is_posted_signed_once(client, payer, deployed, w3, se
     assert len(receiver.requests) == 1
     text = caplog.text + "".join(str(r.args) for r in caplog.records)
     assert SECRET not in text and URL_TOKEN not in text and request[0]["x-newbl-signature"] not in text
+
+
+def test_two_payers_of_one_ref_each_get_their_webhook(receiver, db):
+    """The contract pays a ref once per payer: a stranger's 1 unit under an order's ref took the
+    ref's one event id, and the customer's own payment of the order was never posted."""
+    ref = owed(amount="1", from_address="0x" + "cc" * 20)
+    owed(ref, amount="5")
+    assert merchant_webhooks.deliver_due() == counts(sent=2)
+    events = [checked(r) for r in receiver.requests]
+    assert sorted((e["id"], e["payment"]["amount"]) for e in events) == [
+        (f"evt_31337_{ref}_0x{'bb' * 20}", "5"), (f"evt_31337_{ref}_0x{'cc' * 20}", "1")]
 
 
 def test_a_failing_receiver_gets_it_again_with_backoff(receiver, db, caplog):
@@ -343,7 +417,7 @@ def test_a_failing_receiver_gets_it_again_with_backoff(receiver, db, caplog):
     assert (row.status, row.attempts, row.sent_at, row.last_error) == ("sent", 3, t0 + 30, None)
     events = [checked(r) for r in receiver.requests]
     assert [e["timestamp"] for e in events] == [t0, t0 + 10, t0 + 30]  # each attempt signs its own time
-    assert {e["id"] for e in events} == {f"evt_31337_{ref}"}  # one idempotency id
+    assert {e["id"] for e in events} == {f"evt_31337_{ref}_{'0x' + 'bb' * 20}"}  # one idempotency id
     assert SECRET not in caplog.text and URL_TOKEN not in caplog.text
 
 
@@ -474,7 +548,7 @@ def test_a_webhook_waits_until_its_payment_is_deep_enough(client, payer, deploye
     assert checked(request)["payment"] == {
         "ref": ref, "chain_id": 31337, "tx_hash": paid.tx_hash, "block_number": block, "token": token_of(deployed),
         "amount": "6", "payer": payer.address, "merchant": SHOP}
-    assert [(r.event_id.endswith(gone), r.status, r.attempts) for r in outbox()] == [(False, "sent", 1),
+    assert [(gone in r.event_id, r.status, r.attempts) for r in outbox()] == [(False, "sent", 1),
                                                                                        (True, "pending", 0)]
     # Given up a day after it was owed, not read from the chain every few seconds for ever.
     (waiting,) = [r for r in outbox() if r.status == "pending"]
@@ -482,7 +556,7 @@ def test_a_webhook_waits_until_its_payment_is_deep_enough(client, payer, deploye
     assert merchant_webhooks.deliver_due(now=a_day_on) == counts(waiting=1)
     assert merchant_webhooks.deliver_due(now=a_day_on + 1 + merchant_webhooks.CONFIRM_RECHECK_SECONDS) == counts(
         failed=1)
-    assert [(r.status, r.last_error) for r in outbox() if r.event_id.endswith(gone)] == [("failed", "never confirmed")]
+    assert [(r.status, r.last_error) for r in outbox() if gone in r.event_id] == [("failed", "never confirmed")]
     assert len(receiver.requests) == 1
 
 
@@ -520,7 +594,7 @@ def test_a_pass_that_dies_after_a_re_price_loses_no_webhook(client, payer, deplo
                 relayer.reconcile(chain)
     with get_session() as s:
         assert s.get(Payment, a.id).settled and s.get(Payment, a.id).status == "ok"
-    assert [row.event_id for row in outbox()] == [f"evt_31337_{a.payment_id}"]
+    assert [row.event_id for row in outbox()] == [f"evt_31337_{a.payment_id}_{a.from_address}"]
 
 
 def test_a_payment_to_another_address_is_not_posted(client, payer, deployed, send_tx, receiver):  # noqa: F811

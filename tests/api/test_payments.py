@@ -188,6 +188,11 @@ def test_quote_approve_pay_status_ok(client, payer, deployed, w3):
     assert kinds == ["approve", "payment"]
 
 
+def waited(pid: str) -> bool:
+    """Whether a status wait of this payment id (any user's) is on."""
+    return any(key[1] == pid for w in list(payment_watch._watches.values()) for key in w.waiters)
+
+
 def test_status_wait_is_held_until_the_relayer_settles(client, payer, deployed, w3, send_tx, monkeypatch):
     """GET /payment/status?wait=N answers pending only after N s, and ok as soon as the relayer
     has settled the payment. With Redis (TEST_REDIS=1) the relayer's announcement wakes it: the
@@ -204,7 +209,7 @@ def test_status_wait_is_held_until_the_relayer_settles(client, payer, deployed, 
     assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 26}).status_code == 422  # over 25 s
 
     def relay_once_watched() -> None:
-        wait_until(lambda: any(pid in w.waiters for w in list(payment_watch._watches.values())), 10, "no waiter")
+        wait_until(lambda: waited(pid), 10, "no waiter")
         relayer_loop.run_once()
 
     relaying = threading.Thread(target=relay_once_watched)
@@ -215,7 +220,7 @@ def test_status_wait_is_held_until_the_relayer_settles(client, payer, deployed, 
     assert balance(w3, token, merchant) == amount
     # Final answers come at once, and another user's id is still unknown to this one.
     assert client.get(f"{API}/payment/status", params={"id": pid, "wait": 20}).json() == {"status": "ok"}
-    assert not any(pid in w.waiters for w in list(payment_watch._watches.values()))
+    assert not waited(pid)
     r = client.get(f"{API}/payment/status", params={"id": "0x" + "cd" * 32, "wait": 20})
     assert (r.status_code, r.json()["detail"]) == (404, "unknown_payment")
 
@@ -1113,7 +1118,8 @@ def test_a_queued_payment_someone_else_got_mined_first_is_ok_not_failed_replayed
     with get_session() as s:
         assert (s.get(Activity, done.activity_id).status, s.get(Activity, done.activity_id).tx_hash) == ("ok", copy)
         (hook,) = s.exec(select(MerchantWebhook)).all()
-    assert (hook.event_id, json.loads(hook.payload)["tx_hash"]) == (f"evt_31337_{q['payment_id']}", copy)
+    event_id = f"evt_31337_{q['payment_id']}_{payer.address.lower()}"
+    assert (hook.event_id, json.loads(hook.payload)["tx_hash"]) == (event_id, copy)
     assert w3.eth.get_transaction_count(RELAYER.address) == start_nonce  # the relayer sent nothing
     assert balance(w3, token, merchant) == amount
 

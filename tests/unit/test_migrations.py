@@ -73,9 +73,12 @@ def test_defaults_constraints_and_unique_indexes(settings_env):
         _payment(conn, uid, "p3", nonce=None, relayer=None)
         _payment(conn, uid, "p4", nonce=None, relayer=None)
         assert conn.execute(text("SELECT chain_id FROM payments WHERE payment_id = 'p1'")).scalar_one() == BIG_CHAIN_ID
-    # The relayer's nonce is unique per chain and relayer address; so are the public ids.
+    # The relayer's nonce is unique per chain and relayer address; a public id per user (a merchant
+    # link's ref is the payment id of each user who pays it).
     _raises_integrity(engine, lambda conn: _payment(conn, uid, "p5", nonce=5))
     _raises_integrity(engine, lambda conn: _payment(conn, uid, "p1", nonce=6))
+    with engine.begin() as conn:
+        _payment(conn, _user(conn, "sub-2"), "p1", nonce=6)
     _raises_integrity(engine, lambda conn: _user(conn, "sub-1"))
     # Foreign keys hold (SQLite only with the engine's PRAGMA).
     _raises_integrity(engine, lambda conn: _payment(conn, uid + 1000, "p6", nonce=7))

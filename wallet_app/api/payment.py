@@ -79,7 +79,8 @@ async def get_available(
         default=None,
         max_length=80,
         description="optional: a merchant link's ref (0x + 64 hex), used as the payment_id; "
-        "409 payment_ref_used when another quote or payment holds it",
+        "409 payment_ref_used when another quote or payment of this user holds it, or another user paid "
+        "the same order (merchant, token, amount)",
     ),
 ) -> dict:
     def quote() -> dict:

@@ -7,8 +7,9 @@
   more decimals than the token has.
 - ref (optional) becomes the payment's on-chain paymentRef (the Paid event's indexed topic):
   the merchant's order number, so that GET /api/v1/merchant/payments?ref= and the webhook name
-  the order. order_ref("order-42") derives one from any text. A ref is paid once: a second
-  payer of the same ref through the app is refused (payment_ref_used).
+  the order. order_ref("order-42") derives one from any text. A payer pays a ref once, and an
+  order (ref, merchant, token, amount) paid by one user is refused to the others
+  (payment_ref_used; services.payments).
 - lang opens the page in that language (the user's own setting is kept).
 
 The app's own reader is wallet_app.state.payment.read_link; tests/unit/services/

@@ -4,8 +4,9 @@ events for a paymentRef, read from the chain (GET /api/v1/merchant/payments?ref=
 Paid(bytes32 indexed paymentRef, address indexed merchant, address indexed from, address token,
 uint256 amount): the ref is an indexed topic, so one eth_getLogs filtered by it over the whole
 chain finds every payment of that ref. Providers that limit eth_getLogs ranges refuse that; then
-bounded ranges are read instead: the block of the relayed transaction our database names (a
-pointer only: what is answered is the chain's log), and the newest LOOKBACK_WINDOWS windows.
+bounded ranges are read instead: the blocks of the relayed transactions our database names for
+the ref (pointers only: what is answered is the chain's log; at most HINTS, one per payer), and
+the newest LOOKBACK_WINDOWS windows.
 
 The contract lets different payers use the same ref (it is per payer), so the answer is a list:
 a merchant checks the token, amount (and payer) it expects, not only that the ref was paid.
@@ -32,12 +33,13 @@ log = logging.getLogger(__name__)
 
 LOG_WINDOW_BLOCKS = 10_000  # what public providers commonly allow per eth_getLogs
 LOOKBACK_WINDOWS = 5  # the bounded fallback reads at most this many windows back from the head
+HINTS = 5  # the newest relayed transactions of a ref whose blocks the bounded fallback reads
 
 
-def fallback_ranges(head: int, hint_block: int | None, window: int, windows: int) -> list[tuple[int, int]]:
-    """The bounded (from, to) block ranges read when a whole-chain eth_getLogs is refused: the
+def fallback_ranges(head: int, hint_blocks: list[int], window: int, windows: int) -> list[tuple[int, int]]:
+    """The bounded (from, to) block ranges read when a whole-chain eth_getLogs is refused: each
     hinted block alone, then windows back from the head (newest first), none overlapping."""
-    ranges = [(hint_block, hint_block)] if hint_block is not None and 0 <= hint_block <= head else []
+    ranges = [(b, b) for b in dict.fromkeys(hint_blocks) if 0 <= b <= head]
     hi = head
     for _ in range(windows):
         if hi < 0:
@@ -78,7 +80,7 @@ def chain_payments(chain: chains.ChainConfig, ref: str) -> list[dict[str, Any]]:
     except Web3RPCError as e:  # the provider limits eth_getLogs ranges
         log.info("chain %s refused a whole-chain eth_getLogs (%s); reading bounded ranges", chain.chain_id, e)
         logs = []
-        for lo, hi in fallback_ranges(head, _hint_block(w3, chain, ref), LOG_WINDOW_BLOCKS, LOOKBACK_WINDOWS):
+        for lo, hi in fallback_ranges(head, _hint_blocks(w3, chain, ref), LOG_WINDOW_BLOCKS, LOOKBACK_WINDOWS):
             logs += logs_in(lo, hi)
     out, seen = [], set()
     for entry in logs:
@@ -103,15 +105,16 @@ def chain_payments(chain: chains.ChainConfig, ref: str) -> list[dict[str, Any]]:
     return sorted(out, key=lambda p: (p["block_number"], p["log_index"]))
 
 
-def _hint_block(w3: Web3, chain: chains.ChainConfig, ref: str) -> int | None:
-    """The block of the transaction our relayer recorded for this ref, from its receipt."""
+def _hint_blocks(w3: Web3, chain: chains.ChainConfig, ref: str) -> list[int]:
+    """The blocks of the transactions our relayer recorded for this ref (each payer pays a ref
+    once), from their receipts."""
     with get_session() as db:
-        row = crud.get_payment(db, ref)
-    if row is None or row.chain_id != chain.chain_id or not row.tx_hash:
-        return None
-    tx_hash = row.tx_hash
-    try:
-        receipt = chains._read(lambda: w3.eth.get_transaction_receipt(tx_hash))  # type: ignore[arg-type]
-    except TransactionNotFound:
-        return None
-    return int(receipt["blockNumber"])
+        hashes = crud.relayed_tx_hashes(db, chain.chain_id, ref, HINTS)
+    blocks = []
+    for tx_hash in hashes:
+        try:
+            receipt = chains._read(lambda h=tx_hash: w3.eth.get_transaction_receipt(h))  # type: ignore[misc]
+        except TransactionNotFound:
+            continue
+        blocks.append(int(receipt["blockNumber"]))
+    return blocks

@@ -109,6 +109,14 @@ def event_payload(row: Payment, block_number: int | None) -> dict[str, Any]:
     }
 
 
+def event_id(row: Payment) -> str:
+    """The payment's event id: one per chain, ref and payer, as the contract pays a ref once per
+    payer. Two users' payments of one ref (another merchant's order with the same number, or a
+    stranger's 1 unit) each get their webhook: with the chain and ref alone, the first one's row
+    took the id and the other's webhook was dropped as its repeat."""
+    return f"evt_{row.chain_id}_{row.payment_id}_{row.from_address.lower()}"
+
+
 # ---------------------------------------------------------------- enqueue (the relayer's transaction)
 
 
@@ -128,7 +136,7 @@ def enqueue_paid(db: Session, rows: list[Payment], receipts: dict[str, dict]) ->
         block = receipts.get(row.tx_hash, {}).get("blockNumber")
         values.append(
             {
-                "event_id": f"evt_{row.chain_id}_{row.payment_id}",
+                "event_id": event_id(row),
                 "payload": json.dumps(event_payload(row, block), separators=(",", ":"), sort_keys=True),
                 "status": "pending",
                 "attempts": 0,

@@ -35,7 +35,7 @@ from wallet_app.models import Payment
 
 log = logging.getLogger(__name__)
 
-CHANNEL = "nb:payments:final"  # message: JSON {id, status, reason} of a payment the relayer made final
+CHANNEL = "nb:payments:final"  # message: JSON {id, user, status, reason} of a payment the relayer made final
 QUEUED_CHANNEL = "nb:payments:queued"  # message: a chain id where execute queued a payment (wakes the relayer)
 DB_POLL_SECONDS = 0.05  # without Redis: how soon a final status is seen (as often as the relayer looks for queued ones)
 REDIS_POLL_SECONDS = 1.0  # with Redis: the query behind the messages
@@ -51,21 +51,30 @@ def status_answer(status: str, reason: str | None) -> dict:
     return {"status": "pending"}
 
 
-def final_answers(payment_ids: list[str]) -> dict[str, dict]:
+# A waiter's payment: (user id, payment id). A payment id is the user's own (a merchant link's ref
+# is the payment id of each user who pays it): another user's payment of the same ref, settled,
+# must not end this user's wait with its status.
+Key = tuple[int, str]
+
+
+def final_answers(keys: list[Key]) -> dict[Key, dict]:
     with read_session() as db:
-        return {pid: status_answer(*row) for pid, row in crud.final_payments(db, payment_ids).items()}
+        return {key: status_answer(*row) for key, row in crud.final_payments(db, keys).items()}
 
 
-def parse_announcement(data: bytes) -> tuple[str, dict | None]:
-    """A CHANNEL message -> (payment_id, its answer); a bare payment_id (an older relayer's
-    message) -> (it, None): the waiter reads the row."""
+def parse_announcement(data: bytes) -> tuple[str, int | None, dict | None]:
+    """A CHANNEL message -> (payment_id, user id, its answer); without its user or a status (an
+    older relayer's message, a bare payment_id) -> (payment_id, None, None): every waiter of that
+    payment id reads its own row."""
     text = data.decode(errors="replace")
     try:
         fields = json.loads(text)
-        reason = fields.get("reason")
-        return str(fields["id"]), status_answer(str(fields["status"]), reason if isinstance(reason, str) else None)
+        pid, user, reason = str(fields["id"]), fields.get("user"), fields.get("reason")
+        if not isinstance(user, int) or isinstance(user, bool):
+            return pid, None, None
+        return pid, user, status_answer(str(fields["status"]), reason if isinstance(reason, str) else None)
     except (ValueError, TypeError, KeyError, AttributeError):
-        return text, None
+        return text, None, None
 
 
 class _Waiter:
@@ -77,36 +86,45 @@ class _Waiter:
 
 
 class _Watch:
-    """The waiters of one event loop, by payment_id, and the task that wakes them."""
+    """The waiters of one event loop, by payment (Key), and the task that wakes them."""
 
     def __init__(self) -> None:
-        self.waiters: dict[str, set[_Waiter]] = {}
+        self.waiters: dict[Key, set[_Waiter]] = {}
         self.task: asyncio.Task | None = None
 
-    def add(self, payment_id: str) -> _Waiter:
+    def add(self, key: Key) -> _Waiter:
         waiter = _Waiter()
-        self.waiters.setdefault(payment_id, set()).add(waiter)
+        self.waiters.setdefault(key, set()).add(waiter)
         if self.task is None:
             self.task = asyncio.get_running_loop().create_task(self._serve())
         return waiter
 
-    def remove(self, payment_id: str, waiter: _Waiter) -> None:
-        waiters = self.waiters.get(payment_id)
+    def remove(self, key: Key, waiter: _Waiter) -> None:
+        waiters = self.waiters.get(key)
         if waiters is not None:
             waiters.discard(waiter)
             if not waiters:
-                del self.waiters[payment_id]
+                del self.waiters[key]
 
-    def wake(self, payment_id: str, answer: dict | None) -> None:
-        for waiter in self.waiters.get(payment_id, ()):
+    def wake(self, key: Key, answer: dict | None) -> None:
+        for waiter in self.waiters.get(key, ()):
             waiter.answer = answer
             waiter.event.set()
 
+    def announced(self, payment_id: str, user: int | None, answer: dict | None) -> None:
+        """A CHANNEL message (parse_announcement's): its payment's waiters, or without its user every
+        waiter of the payment id, with no answer (each reads its own row)."""
+        if user is not None:
+            self.wake((user, payment_id), answer)
+            return
+        for key in [k for k in self.waiters if k[1] == payment_id]:
+            self.wake(key, None)
+
     async def _poll(self) -> None:
-        ids = list(self.waiters)
-        if ids:
-            for payment_id, answer in (await in_status_thread(final_answers, ids)).items():
-                self.wake(payment_id, answer)
+        keys = list(self.waiters)
+        if keys:
+            for key, answer in (await in_status_thread(final_answers, keys)).items():
+                self.wake(key, answer)
 
     async def _serve(self) -> None:
         pubsub = await _subscribe()
@@ -132,7 +150,7 @@ class _Watch:
                     pubsub = None
                     continue
                 if message is not None and isinstance(message.get("data"), bytes):
-                    self.wake(*parse_announcement(message["data"]))
+                    self.announced(*parse_announcement(message["data"]))
         finally:
             # Before any await: a waiter added from here on starts a new task.
             if self.task is asyncio.current_task():
@@ -169,14 +187,14 @@ def _watch() -> _Watch:
     return _watches.setdefault(asyncio.get_running_loop(), _Watch())
 
 
-async def until_final(payment_id: str, wait: float, read):
+async def until_final(key: Key, wait: float, read):
     """read() (a blocking status read, run in a status thread) now and, while it answers pending, the
     final answer the watch is handed once the payment is ok or failed, or read()'s pending answer
     after `wait` seconds."""
     if wait <= 0:
         return await in_status_thread(read)
     watch = _watch()
-    waiter = watch.add(payment_id)  # before the first read: a change right after it still wakes us
+    waiter = watch.add(key)  # before the first read: a change right after it still wakes us
     try:
         out = await in_status_thread(read)
         if out.get("status") != "pending":
@@ -187,7 +205,7 @@ async def until_final(payment_id: str, wait: float, read):
             return out
         return waiter.answer if waiter.answer is not None else await in_status_thread(read)
     finally:
-        watch.remove(payment_id, waiter)
+        watch.remove(key, waiter)
 
 
 def announce_final(rows: list[Payment]) -> None:
@@ -196,7 +214,9 @@ def announce_final(rows: list[Payment]) -> None:
     url = get_settings().redis_url
     if not url or not rows:
         return
-    messages = [json.dumps({"id": r.payment_id, "status": r.status, "reason": r.reason}) for r in rows]
+    messages = [
+        json.dumps({"id": r.payment_id, "user": r.user_id, "status": r.status, "reason": r.reason}) for r in rows
+    ]
     try:
         shared.publish(CHANNEL, *messages)
     except RedisError:  # the waiters' query finds them within REDIS_POLL_SECONDS

@@ -15,8 +15,14 @@ Decisions:
   so the 1 s polls after an approve do not pile up quotes.
 - The public payment id (execute's `id`, status's `id`) is the payment_id itself.
 - A merchant link's `ref` (issue 14 item 6) is taken as the payment_id, so the merchant finds the
-  payment by its own order: one quote or payment holds a ref (payment_ref_used for any other),
-  until a quote never executed lapses a minute after its TTL.
+  payment by its own order. Payment ids are unique per user, as the contract keeps a paymentRef
+  per payer: the user's own quote or payment holds the ref for that user (payment_ref_used for
+  another amount or merchant, or once executed), until a quote never executed lapses a minute
+  after its TTL. Another user's quote or failed payment holds nothing: one who guessed an order's
+  ref (they are often sequential) and quoted it, or let a payment of it fail, stopped the real
+  customer from paying that order. Another user's payment of the same order (ref, chain, merchant,
+  token and amount), executed and not failed, refuses it (payment_ref_used at the quote and, under
+  the ref's lock, at execute's claim): the order is paid, and paying it again moves money twice.
 - execute is idempotent per payment_id: a repeat with the same chain/token/amount/merchant
   returns the same id and sends nothing; a different merchant for a used id is refused.
 - The relayer's gas is guarded (issue 12): only the chain's payment_tokens are quoted or
@@ -296,7 +302,8 @@ def quote(
     user: User, chain_id: object, token_address: object, amount: object, merchant: object = None, ref: object = None
 ) -> dict:
     """{available, transaction, verifying_contract, payment_id[, reason][, permit]} (see module doc). `ref`: a
-    merchant link's paymentRef, used as the payment_id (one payment per ref: payment_ref_used)."""
+    merchant link's paymentRef, used as the payment_id (one payment per ref and user, and one per
+    order: payment_ref_used)."""
     chain = _payment_chain(chain_id)
     contract = _payment_contract(chain)
     token = _payable_token(chain, token_address)
@@ -363,15 +370,18 @@ class _QuoteRequest(TypedDict):
 def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
     """The unused quote for the same request (and ref) when there is a fresh one; else None once
     the user's quotas allow a new one (payment_quota_exceeded, too_many_open_quotes). A ref that
-    any other quote or payment holds: payment_ref_used."""
+    the user's other quote or payment holds, or that another user paid for the same order:
+    payment_ref_used."""
     settings = get_settings()
     now = now_epoch()
     with get_session() as db:
-        held = crud.get_payment(db, ref) if ref is not None else None
+        if ref is not None and _order_paid_by_others(db, request, ref):  # also for a poll of the user's quote
+            raise AppError("payment_ref_used", "another user paid this order")
+        held = crud.get_payment(db, request["user_id"], ref) if ref is not None else None
         if held is not None and not (held.status == "quoted" and held.created_at < _lapsed_before(now)):
             same = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
             if same is None or same.id != held.id:
-                raise AppError("payment_ref_used", "another quote or payment holds this ref")
+                raise AppError("payment_ref_used", "another quote or payment of this user holds this ref")
             return held.payment_id
         row = (
             None
@@ -382,6 +392,20 @@ def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
             return row.payment_id
         _check_quote_quotas(db, request["user_id"], now)
     return None
+
+
+def _order_paid_by_others(db: Session, request: _QuoteRequest, ref: str) -> bool:
+    """crud.order_paid_by_others for this request's order (none before a merchant is named)."""
+    merchant = request["merchant_address"]
+    return merchant is not None and crud.order_paid_by_others(
+        db, request["user_id"], ref, request["chain_id"], merchant, request["token_address"], request["amount"]
+    )
+
+
+def _ref_lock(payment_id: str) -> str:
+    """The lock under which execute claims a payment of this id (a ref): of two users paying the
+    same order at once, the second claim sees the first (crud.order_paid_by_others)."""
+    return f"payment-ref:{payment_id}"
 
 
 def _quota_lock(user_id: int) -> str:
@@ -418,13 +442,13 @@ def _new_quote(request: _QuoteRequest, ref: str | None = None) -> str:
         try:
             lock_until_commit(db, _quota_lock(request["user_id"]))
             if ref is not None:
-                crud.drop_unused_quote(db, ref, created_before=_lapsed_before(now))
+                crud.drop_unused_quote(db, request["user_id"], ref, created_before=_lapsed_before(now))
             row = crud.add_quote(db, ref or "0x" + secrets.token_bytes(32).hex(), **request)
             _check_quote_quotas(db, request["user_id"], now, written=1)
             db.commit()
-        except IntegrityError:  # another quote took this ref a moment ago
+        except IntegrityError:  # another quote of this user took this ref a moment ago
             db.rollback()
-            raise AppError("payment_ref_used", "another quote holds this ref") from None
+            raise AppError("payment_ref_used", "another quote of this user holds this ref") from None
         return row.payment_id
 
 
@@ -458,7 +482,7 @@ def execute(
     settings = get_settings()
     now = int(time.time())
     with read_session() as db:  # both reads on one pooled connection
-        row = crud.payment_columns(db, pid)
+        row = crud.payment_columns(db, stored_id(user), pid)
         executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
     if row is None or row.user_id != user.id:
         raise AppError("unknown_payment")
@@ -511,6 +535,7 @@ def execute(
         if (budget_lock := relayer.budget_lock(chain)) is not None:
             lock_until_commit(db, budget_lock)  # before the user's lock, in every execute: one order
         lock_until_commit(db, _quota_lock(user_id))
+        lock_until_commit(db, _ref_lock(pid))
         # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
         activity_id = activity.record_activity(
             user_id,
@@ -525,12 +550,14 @@ def execute(
             db=db,
         )
         if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit, reserved):
+            if crud.order_paid_by_others(db, user_id, pid, chain.chain_id, merchant.lower(), token.lower(), str(units)):
+                raise AppError("payment_ref_used", "another user paid this order")  # undoes the claim
             _check_executes_quota(crud.claim_times(db, user_id, claimed_after=now - 3600), now, written=1)
             relayer.check_budget(chain, db, reserved_here=reserved)
             _check_user_budget(chain, db, user_id, now, reserved)
             return None
         crud.delete_activity(db, activity_id)  # not ours to record: the winner has its own
-        again = crud.get_payment(db, pid)
+        again = crud.get_payment(db, user_id, pid)
         if again is None:
             raise AppError("unknown_payment")
         return again.payment_id, again.merchant_address
@@ -654,7 +681,7 @@ def status(user: User, payment_id: object) -> dict:
     (wallet_app.relayer) follows the chain and settles the row."""
     pid = parse_payment_id(payment_id)
     with read_session() as db:
-        row = crud.payment_columns(db, pid)
+        row = crud.payment_columns(db, stored_id(user), pid)
     if row is None or row.user_id != user.id or row.status == "quoted":
         raise AppError("unknown_payment")
     return payment_watch.status_answer(row.status, row.reason)
@@ -664,4 +691,4 @@ async def wait_status(user: User, payment_id: object, wait: float) -> dict:
     """status(), held while it is pending until the relayer has made the payment final or `wait`
     seconds have passed (services.payment_watch): the payer sees it settled at once."""
     pid = parse_payment_id(payment_id)
-    return await payment_watch.until_final(pid, wait, lambda: status(user, pid))
+    return await payment_watch.until_final((stored_id(user), pid), wait, lambda: status(user, pid))

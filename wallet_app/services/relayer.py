@@ -1146,11 +1146,11 @@ def _reconcile(chain: ChainConfig, acct: LocalAccount, now: Callable[[], int]) -
                         counts["pending"] += 1
                 elif _relayed(row).nonce < node.mined_nonce:
                     seen = any(h in known for h in _hashes(row))
-                    if seen or not _vanished_for(row.payment_id, DROPPED_AFTER_SECONDS):
+                    if seen or not _vanished_for(stored_id(row), DROPPED_AFTER_SECONDS):
                         counts["pending"] += 1  # mined (its receipt comes later), or not gone for long yet
                     else:
                         # Its nonce went to a transaction that is none of ours: this payment never ran.
-                        _vanished.pop(row.payment_id, None)
+                        _vanished.pop(stored_id(row), None)
                         row.settled = True
                         if row.status == "pending":
                             row.status, row.reason = "failed", "dropped"
@@ -1292,15 +1292,17 @@ def _holds_up(row: Payment, mined_nonce: int, gas_price_now: int) -> bool:
 
 
 DROPPED_AFTER_SECONDS = 30.0
-_vanished: dict[str, float] = {}  # payment id -> time.monotonic() it was first seen consumed and unknown
+# payment row id -> time.monotonic() it was first seen consumed and unknown (not the payment id:
+# several users' payments of one merchant ref share it)
+_vanished: dict[int, float] = {}
 
 
-def _vanished_for(payment_id: str, seconds: float) -> bool:
+def _vanished_for(row_id: int, seconds: float) -> bool:
     """Whether this payment's nonce has been seen consumed, with none of its transactions known to
     the node, for `seconds` (counted from the first such pass of this process)."""
     if len(_vanished) >= 10_000:
         _vanished.clear()
-    return time.monotonic() - _vanished.setdefault(payment_id, time.monotonic()) >= seconds
+    return time.monotonic() - _vanished.setdefault(row_id, time.monotonic()) >= seconds
 
 
 # (payment id, kind) -> the last warning of that kind logged about it by reconcile()

@@ -55,12 +55,13 @@ def test_event_body_signs_its_timestamp_and_keeps_the_payment():
 
 
 @pytest.mark.parametrize("head, hint, window, windows, ranges", [
-    (100, None, 10, 3, [(91, 100), (81, 90), (71, 80)]),
-    (100, 42, 10, 2, [(42, 42), (91, 100), (81, 90)]),
-    (15, None, 10, 5, [(6, 15), (0, 5)]),  # stops at block 0
-    (0, 0, 10, 2, [(0, 0), (0, 0)]),
-    (100, 101, 10, 1, [(91, 100)]),  # a hint past the head is not read
-    (100, None, 10, 0, []),
+    (100, [], 10, 3, [(91, 100), (81, 90), (71, 80)]),
+    (100, [42], 10, 2, [(42, 42), (91, 100), (81, 90)]),
+    (100, [42, 7, 42], 10, 1, [(42, 42), (7, 7), (91, 100)]),  # one per payer of the ref, each once
+    (15, [], 10, 5, [(6, 15), (0, 5)]),  # stops at block 0
+    (0, [0], 10, 2, [(0, 0), (0, 0)]),
+    (100, [101, -1], 10, 1, [(91, 100)]),  # a hint past the head is not read
+    (100, [], 10, 0, []),
 ])
 def test_fallback_ranges(head, hint, window, windows, ranges):
     assert fallback_ranges(head, hint, window, windows) == ranges
