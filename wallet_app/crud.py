@@ -202,6 +202,35 @@ def order_paid_by_others(
     )
 
 
+def recent_payment(
+    db: Session,
+    user_id: int,
+    chain_id: int,
+    merchant_address: str,
+    token_address: str,
+    amount: str,
+    claimed_after: int,
+) -> tuple[str, int] | None:
+    """(payment_id, claimed_at) of the user's newest payment of exactly this (executed after
+    `claimed_after`, not failed), or None."""
+    found = db.exec(
+        select(Payment.payment_id, Payment.claimed_at)
+        .where(
+            Payment.user_id == user_id,
+            Payment.created_at >= claimed_after,  # a claim comes after its quote: ix_payments_user_created
+            col(Payment.claimed_at) >= claimed_after,
+            Payment.chain_id == chain_id,
+            Payment.merchant_address == merchant_address,
+            Payment.token_address == token_address,
+            Payment.amount == amount,
+            col(Payment.status).in_(("pending", "ok")),
+        )
+        .order_by(col(Payment.claimed_at).desc())
+        .limit(1)
+    ).first()
+    return (found[0], int(found[1] or 0)) if found is not None else None
+
+
 def relayed_tx_hashes(db: Session, chain_id: int, payment_id: str, limit: int) -> list[str]:
     """The relayed transactions our database holds for this ref on this chain (any payer's), newest first."""
     found = db.exec(

@@ -361,6 +361,40 @@ def test_a_payment_finished_while_offline_is_shown_not_offered_again(page, app_s
     assert len(payment_rows(app_server, merchant)) == 1
 
 
+def test_a_link_paid_in_another_tab_is_announced_before_it_is_paid_again(page, app_server, browser_issues):
+    """A link without a ref, paid in one tab, opened in another (or on another device): that tab
+    knows nothing of the payment and offered Pay as if none had been made, and a second PIN paid
+    the merchant twice. Now its Pay says so first; a second Pay pays again, as the user chose."""
+    create_wallet(page, new_email("twotabs"))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", 2 * AMOUNT_UNITS)
+    w3 = chain_web3(app_server)
+    merchant = Account.create().address
+    link = merchant_link(merchant, token, "1.5")
+    other = page.context.new_page()
+    other.goto(link)  # opened before the payment, as a tab left open
+    expect(other.locator("#pay-token")).to_have_text("tUSD")
+    page.goto(link)
+    page.get_by_role("button", name="Pay", exact=True).click()
+    enter_pin(page, "Sign the payment")
+    page.wait_for_url("**/activity**", timeout=60_000)
+    expect_alert(page, "Payment complete.", title="Notice")
+    assert erc20_balance(w3, token, merchant) == AMOUNT_UNITS
+
+    other.bring_to_front()
+    other.get_by_role("button", name="Pay", exact=True).click()
+    expect_alert(other, "You paid this merchant the same amount 1 min ago. To pay again, tap Pay once more.",
+                 title="Notice")
+    expect(other.get_by_role("dialog", name="Sign the payment")).to_have_count(0)
+    other.get_by_role("button", name="Pay", exact=True).click()
+    enter_pin(other, "Sign the payment")
+    other.wait_for_url("**/activity**", timeout=60_000)
+    expect_alert(other, "Payment complete.", title="Notice")
+    assert erc20_balance(w3, token, merchant) == 2 * AMOUNT_UNITS
+    other.close()
+    browser_issues.assert_clean()
+
+
 # ---------------------------------------------------------------- own app: the chain's clock, an offline chain
 
 OFFLINE_CHAIN_ID = 31338

@@ -81,6 +81,9 @@ from wallet_app.services.eth import (
 from wallet_app.services.merchant_links import parse_ref as parse_payment_id  # a payment's id is its ref
 
 UINT48_MAX = 2**48 - 1
+# A link without a ref paid again within this long is announced first (recent_payment): the page
+# remembers one finished payment per tab, so a second tab or device offered Pay again.
+RECENT_PAYMENT_SECONDS = 15 * 60
 PERMIT_DEADLINE_SECONDS = 300  # the quote's permit: as short as the Pay deadline (specification section 9)
 
 PAY_DOMAIN_NAME, PAY_DOMAIN_VERSION = "NewblPayment2", "1"
@@ -671,6 +674,30 @@ class GroupCommit:
 
 
 _group_commit = GroupCommit()
+
+
+# ---------------------------------------------------------------- a payment made a moment ago
+
+
+def recent_payment(user: User, chain_id: int, merchant: str, token: str, units: int) -> tuple[str, int] | None:
+    """(payment_id, whole minutes ago, at least 1) of the user's newest payment of exactly this
+    merchant, chain, token and amount executed in the last RECENT_PAYMENT_SECONDS and not failed;
+    None when there is none. The payment page announces it before paying a link without a ref
+    again (one with a ref is refused: payment_ref_used)."""
+    now = now_epoch()
+    with read_session() as db:
+        found = crud.recent_payment(
+            db,
+            stored_id(user),
+            chain_id,
+            merchant.lower(),
+            token.lower(),
+            str(units),
+            claimed_after=now - RECENT_PAYMENT_SECONDS,
+        )
+    if found is None:
+        return None
+    return found[0], max(1, (now - found[1]) // 60)
 
 
 # ---------------------------------------------------------------- status

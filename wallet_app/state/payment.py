@@ -260,6 +260,10 @@ class PaymentState(SignedInState):
     _done_link: str = ""
     _done_payment_id: str = ""
     _done_outcome: str = ""
+    # The recent payment of the same link (payments.recent_payment) this tab announced: the next
+    # Pay goes ahead. Another tab or device, or this tab after a reload, had offered Pay again
+    # for a link without a ref with nothing said, and a second PIN paid it twice.
+    _announced_payment_id: str = ""
 
     @rx.var
     def approve_hash_short(self) -> str:
@@ -393,11 +397,30 @@ class PaymentState(SignedInState):
             self.address = user.address
         if not self.address:
             return self._fail(AppError("no_address"))
+        if not self._ref and await self._announce_recent_payment(user):
+            return None
         self._reset_flow()
         self.running = True
         self._started_at = time.time()
         self._step = Step.QUOTING
         return PaymentState.run_quote
+
+    async def _announce_recent_payment(self, user) -> bool:
+        """Whether the user paid this link a moment ago (any tab or device) and this tab had not
+        said so yet: then it is said, and the next Pay goes ahead. A read that fails says nothing
+        (the quote that follows meets the same trouble and shows it)."""
+        try:
+            recent = await in_payment_thread(
+                payments.recent_payment, user, self.chain_id, self.merchant, self.token, self._units
+            )
+        except Exception as e:  # noqa: BLE001
+            app_error(e)  # logged
+            return False
+        if recent is None or recent[0] == self._announced_payment_id:
+            return False
+        self._announced_payment_id = recent[0]
+        self._show_dialog("pay_paid_recently", params={"minutes": recent[1]})
+        return True
 
     async def _quote(self, user) -> dict | None:
         """One quote (amount in smallest units); None after stopping with the error. Outside the lock."""

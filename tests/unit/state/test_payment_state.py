@@ -42,6 +42,7 @@ def no_history(monkeypatch):
     """The page load's reads for the merchant's note (no database here): no history, no tokens."""
     monkeypatch.setattr(payment_state.activity, "known_counterparties", lambda user: [])
     monkeypatch.setattr(payment_state.tokens, "user_tokens", lambda user: [])
+    monkeypatch.setattr(payment_state.payments, "recent_payment", lambda *a: None)  # nothing paid a moment ago
 
 
 def link(**fields):
@@ -404,6 +405,47 @@ def test_a_failed_payment_may_be_tried_again(tab, monkeypatch):
     assert not tab.finished
     run_async(PaymentState.submit.fn(tab))
     assert tab.running
+
+
+PAID_RECENTLY = {
+    "en": "You paid this merchant the same amount 3 min ago. To pay again, tap Pay once more.",
+    "ko": "3분 전에 이 가맹점에 같은 금액을 결제했습니다. 다시 결제하려면 결제하기를 한 번 더 누르세요.",
+}
+
+
+def test_a_link_paid_a_moment_ago_is_announced_once_then_paid(tab, monkeypatch):
+    """A link without a ref paid in another tab or on another device (this tab remembers only its
+    own payments): Pay says so first; the next Pay goes ahead, and a newer payment is said again."""
+    asked = []
+    recent = ("0x" + "aa" * 32, 3)
+    monkeypatch.setattr(payment_state.payments, "recent_payment", lambda *a: asked.append(a[1:]) or recent)
+    open_link(tab, merchant=MERCHANT, amount="1.5")
+    run_async(PaymentState.submit.fn(tab))
+    assert asked == [(31337, MERCHANT, TUSD.tokens[0].token_address, 1_500_000)]
+    assert (tab.running, tab._step, tab.dialog_open, tab.dialog_title) == (False, Step.IDLE, True, "notice")
+    assert tab.dialog_texts == PAID_RECENTLY
+    tab.dialog_open = False
+    run_async(PaymentState.submit.fn(tab))
+    assert (tab.running, tab._step, tab.dialog_open) == (True, Step.QUOTING, False)
+    tab._reset_flow()
+    recent = ("0x" + "bb" * 32, 1)  # paid once more since (in yet another tab)
+    run_async(PaymentState.submit.fn(tab))
+    assert (tab.running, tab.dialog_open) == (False, True)
+    assert tab.dialog_texts["en"] == PAID_RECENTLY["en"].replace("3 min", "1 min")
+
+
+def test_a_link_with_a_ref_or_a_failing_read_is_not_held(tab, monkeypatch):
+    """A ref is paid once per payer (the server refuses it: payment_ref_used); a read that fails
+    holds nothing back (the quote meets the same trouble and says so)."""
+    monkeypatch.setattr(payment_state.payments, "recent_payment", _raises(AssertionError("not asked")))
+    open_link(tab, merchant=MERCHANT, amount="1.5", ref="0x" + "cd" * 32)
+    run_async(PaymentState.submit.fn(tab))
+    assert (tab.running, tab._step) == (True, Step.QUOTING)
+    tab._reset_flow()
+    monkeypatch.setattr(payment_state.payments, "recent_payment", _raises(OperationalError("s", {}, Exception())))
+    open_link(tab, merchant=MERCHANT, amount="1.5")
+    run_async(PaymentState.submit.fn(tab))
+    assert (tab.running, tab._step, tab.dialog_open) == (True, Step.QUOTING, False)
 
 
 LOOKALIKE = "0x90F7" + "0" * 32 + "b906"  # MERCHANT's first and last 4 hex digits

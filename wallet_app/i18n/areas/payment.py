@@ -29,6 +29,7 @@ EN: dict[str, str] = {
     "pay_failed": "Payment failed.",
     "pay_still_pending": "The payment is still in progress. Check Activity later.",
     "pay_approve_timeout": "The approval was not confirmed in time. Please try again.",
+    "pay_paid_recently": "You paid this merchant the same amount {minutes} min ago. To pay again, tap Pay once more.",
     # The dev-only merchant link on /card.
     "dev_merchant_link": "Try a test payment (1.5 tUSD, development only)",
 }
@@ -59,5 +60,8 @@ KO: dict[str, str] = {
     "pay_failed": "결제에 실패했습니다.",
     "pay_still_pending": "결제가 아직 진행 중입니다. 잠시 후 활동 내역을 확인해 주세요.",
     "pay_approve_timeout": "승인이 제시간에 확인되지 않았습니다. 다시 시도해 주세요.",
+    "pay_paid_recently": (
+        "{minutes}분 전에 이 가맹점에 같은 금액을 결제했습니다. 다시 결제하려면 결제하기를 한 번 더 누르세요."
+    ),
     "dev_merchant_link": "테스트 결제 해 보기 (1.5 tUSD, 개발용)",
 }
