@@ -149,13 +149,21 @@ def list_activities(db: Session, user_id: int, limit: int) -> list[Activity]:
 
 def get_payment(db: Session, user_id: int, payment_id: str) -> Payment | None:
     """By the user's public payment id (0x + 64 lowercase hex): a merchant link's ref is the payment
-    id of each user who pays it (uq_payments_user_payment_id)."""
-    return db.exec(select(Payment).where(Payment.user_id == user_id, Payment.payment_id == payment_id)).first()
+    id of each user who pays it (uq_payments_user_payment_id). The newest: one that failed for good
+    may have been followed by another of the same id (the order paid again)."""
+    return db.exec(
+        select(Payment)
+        .where(Payment.user_id == user_id, Payment.payment_id == payment_id)
+        .order_by(col(Payment.id).desc())
+    ).first()
 
 
 _PAYMENTS = Payment.__table__  # type: ignore[attr-defined]
-_PAYMENT_BY_ID = select(_PAYMENTS).where(
-    _PAYMENTS.c.user_id == bindparam("user_id"), _PAYMENTS.c.payment_id == bindparam("payment_id")
+_PAYMENT_BY_ID = (
+    select(_PAYMENTS)
+    .where(_PAYMENTS.c.user_id == bindparam("user_id"), _PAYMENTS.c.payment_id == bindparam("payment_id"))
+    .order_by(_PAYMENTS.c.id.desc())
+    .limit(1)
 )
 
 
@@ -167,14 +175,16 @@ def payment_columns(db: Session, user_id: int, payment_id: str) -> Row[Any] | No
 
 def final_payments(db: Session, keys: list[tuple[int, str]]) -> dict[tuple[int, str], tuple[str, str | None]]:
     """Those of these payments (user id, payment id) that are ok or failed: -> (status, reason)
-    (the status waiters' one query)."""
+    (the status waiters' one query). Each key's newest row (get_payment's): the payment a user's
+    earlier failure of the same id was followed by is not answered with that failure."""
     wanted = set(keys)
     found = db.exec(
-        select(Payment.user_id, Payment.payment_id, Payment.status, Payment.reason).where(
-            col(Payment.payment_id).in_({pid for _, pid in wanted}), col(Payment.status).in_(("ok", "failed"))
-        )
+        select(Payment.user_id, Payment.payment_id, Payment.status, Payment.reason)
+        .where(col(Payment.payment_id).in_({pid for _, pid in wanted}))
+        .order_by(col(Payment.id))
     )
-    return {(uid, pid): (status, reason) for uid, pid, status, reason in found if (uid, pid) in wanted}
+    newest = {(uid, pid): (status, reason) for uid, pid, status, reason in found if (uid, pid) in wanted}
+    return {key: answer for key, answer in newest.items() if answer[0] in ("ok", "failed")}
 
 
 def order_paid_by_others(

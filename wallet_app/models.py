@@ -161,6 +161,11 @@ class ChainCursor(SQLModel, table=True):
 
 
 # ---------------------------------------------------------------- merchant payments (issue 6)
+# The payments that hold their payment id for their user: all but those failed for good (a failed
+# payment still followed by the relayer may yet turn out paid).
+HOLDS_ITS_ID = "status <> 'failed' OR NOT settled"
+
+
 class Payment(SQLModel, table=True):
     """A payment quote and, once executed, its relayed pay() transaction.
 
@@ -175,8 +180,17 @@ class Payment(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("chain_id", "relayer_address", "nonce", name="uq_payments_relayer_nonce"),
         # A payment id is unique per user, as the contract's paymentRef is per payer: a merchant
-        # link's ref is the payment id of each user who pays it (services.payments).
-        Index("uq_payments_user_payment_id", "user_id", "payment_id", unique=True),
+        # link's ref is the payment id of each user who pays it (services.payments). A payment that
+        # failed for good (settled: nothing of it can still be mined) holds it no more: the user may
+        # pay that order again (the contract, which it never reached, refuses a second success).
+        Index(
+            "uq_payments_user_payment_id",
+            "user_id",
+            "payment_id",
+            unique=True,
+            sqlite_where=text(HOLDS_ITS_ID),
+            postgresql_where=text(HOLDS_ITS_ID),
+        ),
         Index("ix_payments_user_created", "user_id", "created_at"),  # the per-user quotas count by time
         # The relayer's hourly budget sums gas_cost_wei by chain and claim time (the index alone answers it).
         Index("ix_payments_chain_spend", "chain_id", "claimed_at", "gas_cost_wei"),

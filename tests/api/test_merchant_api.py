@@ -252,6 +252,43 @@ def test_a_payment_to_oneself_is_refused(client, payer, deployed):  # noqa: F811
         assert s.exec(select(Payment).where(Payment.payment_id == q["payment_id"])).one().status == "quoted"
 
 
+def test_an_order_whose_payment_failed_for_good_may_be_paid_again(client, payer, deployed, w3, send_tx):  # noqa: F811
+    """The customer's own payment of the order failed (here the allowance went before the relayer
+    sent it): nothing of it can be mined any more, and the order was still refused to its customer
+    for good (409 payment_ref_used). Now it is paid again, under the same ref, and the status of
+    the ref is the new payment's, not the failure's."""
+    token, shop, ref, price = token_of(deployed), Account.create().address, new_ref(), 4
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, price, merchant=shop, ref=ref)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, shop, token, price, int(time.time()) + 300))
+    assert r.status_code == 200, r.text
+    approve_directly(send_tx, payer, token, deployed["payment"], amount=0)
+    assert wait_status(client, ref)["status"] == "failed"
+    with get_session() as s:
+        (failed,) = s.exec(select(Payment).where(Payment.payment_id == ref)).all()
+        assert (failed.status, failed.settled, failed.tx_hash) == ("failed", True, None)
+        failed.settled = False  # as while the relayer still follows a sent transaction of it
+        s.add(failed)
+        s.commit()
+    assert quote_answer(client, token, price, shop, ref) == REF_USED  # it may yet turn out paid
+    with get_session() as s:
+        failed = s.get(Payment, failed.id)
+        failed.settled = True
+        s.add(failed)
+        s.commit()
+    approve_directly(send_tx, payer, token, deployed["payment"])
+    q = get_quote(client, token, price, merchant=shop, ref=ref)
+    assert (q["payment_id"], q["available"]) == (ref, True)
+    r = client.post(f"{API}/payment/execute", json=pay_body(payer, q, shop, token, price, int(time.time()) + 300))
+    assert (r.status_code, r.json()) == (200, {"id": ref})
+    # Not sent yet: a held status read waits for this payment, not the failure before it.
+    assert client.get(f"{API}/payment/status", params={"id": ref, "wait": 0.5}).json() == {"status": "pending"}
+    assert wait_status(client, ref) == {"status": "ok"}
+    assert [p["amount"] for p in lookup(client, ref).json()["payments"]] == [str(price)]
+    assert balance(w3, token, shop) == price
+    assert quote_answer(client, token, price, shop, ref) == REF_USED  # paid: once
+
+
 def test_a_ref_held_by_a_quote_never_paid_is_freed_after_its_ttl(client, payer, deployed):  # noqa: F811
     """The user's own quote holds the ref for that user (another amount: refused) until it lapses."""
     token, merchant, ref = token_of(deployed), Account.create().address, new_ref()

@@ -79,6 +79,14 @@ def test_defaults_constraints_and_unique_indexes(settings_env):
     _raises_integrity(engine, lambda conn: _payment(conn, uid, "p1", nonce=6))
     with engine.begin() as conn:
         _payment(conn, _user(conn, "sub-2"), "p1", nonce=6)
+    # ...but not one that failed for good (failed and settled): the user may pay that order again.
+    fail = "UPDATE payments SET status = 'failed', settled = :settled WHERE payment_id = 'p2'"
+    with engine.begin() as conn:
+        conn.execute(text(fail), {"settled": False})
+    _raises_integrity(engine, lambda conn: _payment(conn, uid, "p2", nonce=None))  # it may still be mined
+    with engine.begin() as conn:
+        conn.execute(text(fail), {"settled": True})
+        _payment(conn, uid, "p2", nonce=None)
     _raises_integrity(engine, lambda conn: _user(conn, "sub-1"))
     # Foreign keys hold (SQLite only with the engine's PRAGMA).
     _raises_integrity(engine, lambda conn: _payment(conn, uid + 1000, "p6", nonce=7))

@@ -18,9 +18,11 @@ Decisions:
   payment by its own order. Payment ids are unique per user, as the contract keeps a paymentRef
   per payer: the user's own quote or payment holds the ref for that user (payment_ref_used for
   another amount or merchant, or once executed), until a quote never executed lapses a minute
-  after its TTL. Another user's quote or failed payment holds nothing: one who guessed an order's
-  ref (they are often sequential) and quoted it, or let a payment of it fail, stopped the real
-  customer from paying that order. Another user's payment of the same order (ref, chain, merchant,
+  after its TTL, or a payment fails for good (failed and settled: nothing of it can be mined any
+  more; the user may then pay the order again, and a status read names the newest). Another
+  user's quote or failed payment holds nothing: one who guessed an order's ref (they are often
+  sequential) and quoted it, or let a payment of it fail, stopped the real customer from paying
+  that order. Another user's payment of the same order (ref, chain, merchant,
   token and amount), executed and not failed, refuses it (payment_ref_used at the quote and, under
   the ref's lock, at execute's claim): the order is paid, and paying it again moves money twice.
 - execute is idempotent per payment_id: a repeat with the same chain/token/amount/merchant
@@ -69,7 +71,7 @@ from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_session, lock_until_commit, read_session
 from wallet_app.errors import AppError
-from wallet_app.models import User, now_epoch, stored_id
+from wallet_app.models import Payment, User, now_epoch, stored_id
 from wallet_app.services import activity, payment_watch, relayer, tokens
 from wallet_app.services import chain as chains
 from wallet_app.services.eth import (
@@ -381,7 +383,7 @@ def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
         if ref is not None and _order_paid_by_others(db, request, ref):  # also for a poll of the user's quote
             raise AppError("payment_ref_used", "another user paid this order")
         held = crud.get_payment(db, request["user_id"], ref) if ref is not None else None
-        if held is not None and not (held.status == "quoted" and held.created_at < _lapsed_before(now)):
+        if held is not None and not _frees_its_id(held, now):
             same = crud.find_open_quote(db, **request, created_after=now - settings.payment_quote_ttl_seconds)
             if same is None or same.id != held.id:
                 raise AppError("payment_ref_used", "another quote or payment of this user holds this ref")
@@ -395,6 +397,13 @@ def _open_quote(request: _QuoteRequest, ref: str | None = None) -> str | None:
             return row.payment_id
         _check_quote_quotas(db, request["user_id"], now)
     return None
+
+
+def _frees_its_id(row: Payment, now: int) -> bool:
+    """Whether the user's payment of an id lets a new quote take the id: a quote never executed
+    that lapsed, or a payment failed for good (models.HOLDS_ITS_ID)."""
+    lapsed = row.status == "quoted" and row.created_at < _lapsed_before(now)
+    return lapsed or (row.status == "failed" and row.settled)
 
 
 def _order_paid_by_others(db: Session, request: _QuoteRequest, ref: str) -> bool:
