@@ -14,6 +14,7 @@ import re
 import time
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 from eth_account import Account
@@ -30,6 +31,7 @@ from tests.e2e.flows import (
     local_materials,
     new_email,
     pin_field,
+    switch_language,
 )
 from tests.e2e.flows_payment import (
     approve_until_pay_pin,
@@ -46,6 +48,7 @@ from tests.e2e.flows_payment import (
     wait_for_chain_balance,
 )
 from tests.e2e.test_activity import lookalike_of, submit_transfer
+from tests.waits import wait_until
 
 AMOUNT_UNITS = 1_500_000  # 1.5 tEUR or tUSD (6 decimals)
 RELAYER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"  # anvil #1, the dev relayer key
@@ -703,3 +706,37 @@ def test_a_pin_dialog_left_open_past_the_deadline_says_expired(late_page, late_s
         dialog.get_by_role("button", name=cancel).click()
         expect(dialog).to_have_count(0)
     assert {r["status"] for r in payment_rows(late_server, merchant)} == {"quoted"}
+
+
+def test_a_link_opened_while_the_page_left_is_still_answered_stays_on_the_payment(late_page, late_server, tamper):
+    """An event of the page the user left, handled after its websocket closed (on a loaded server
+    or another worker), found no user through that socket and applied the 401 behaviour: its
+    redirect to / went to the tab's next page (Reflex sends a client's updates to its current
+    socket), and / sent the signed-in user on to /home. A merchant link opened from a page of the
+    app landed on Home (CI: test_axe's payment test; test_outage_page's /settings). Here the left
+    page's device check is the late event: its session lookup waits until its socket has closed."""
+    page = late_page
+    page.context.add_init_script(helpers.SOCKET_WATCH)
+    mode = Path(server_env(late_server)["NB_E2E_TAMPER_FILE"])
+    taken, go, done = (Path(f"{mode}.{step}") for step in ("taken", "go", "done"))
+    create_wallet(page, new_email("left-page"))
+    page.goto("/settings")
+    switch_language(page, "한국어", "ko")
+    switch_language(page, "English", "en")  # by then every earlier event of the page has been handled
+    try:
+        tamper("late_session_lookup")
+        page.evaluate("document.dispatchEvent(new Event('visibilitychange'))")  # the device check reports
+        wait_until(taken.exists, 15, "the device check's lookup never came")
+        page.goto(merchant_link(Account.create().address, deployed_token(late_server, "tEUR"), "1.5"))
+        # The link's socket is connected (Socket.IO's CONNECT acknowledged: the server knows it is
+        # the tab's socket now); then the left page's lookup reads.
+        page.wait_for_function("() => window.__nbFrames.last.some((frame) => frame.startsWith('40'))")
+        go.write_text("go")
+        wait_until(done.exists, 15, "the late lookup never read")
+        expect(page.locator("[aria-busy=true]")).to_have_count(0)  # the link's own load is done
+        expect(page.get_by_role("heading", level=1)).to_have_text("Payment")
+        expect(page.get_by_role("button", name="Pay", exact=True)).to_be_enabled()
+        assert urlparse(page.url).path.rstrip("/") == "/payment", page.url
+    finally:
+        for step in (taken, go, done):
+            step.unlink(missing_ok=True)

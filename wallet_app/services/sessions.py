@@ -391,3 +391,13 @@ def user_from_socket_cookie(cookie_header: str | None) -> User | None:
     left it) this is, else None."""
     handle = parse_cookie_header(cookie_header).get(SOCKET_COOKIE)
     return lookup_user(_socket_tokens.get(handle)) if handle else None
+
+
+def socket_closed(cookie_header: str | None) -> bool:
+    """Whether the websocket whose Cookie header (as SocketCookie left it) this is is not open in
+    this process although it had a session: it closed (the page was left: a link opened in the tab,
+    a reload, a dropped connection; Reflex still runs the events it sent) or, read by a background
+    event from the state, it is the tab's newer socket on another worker. Either way a lookup finds
+    no user, though the session goes on."""
+    handle = parse_cookie_header(cookie_header).get(SOCKET_COOKIE)
+    return handle is not None and handle not in _socket_tokens

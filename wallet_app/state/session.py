@@ -117,11 +117,18 @@ class SessionState(rx.State):
     def _lookup_user(self):
         return sessions.user_from_socket_cookie(self.router.headers.cookie or "")
 
+    def _page_left(self) -> bool:
+        """The page that sent this event was left: its websocket closed before the event ran. Its
+        updates reach the tab's next page (Reflex sends them to the client's current socket, on
+        any worker): a redirect there took a merchant link just opened to / and on to /home."""
+        return sessions.socket_closed(self.router.headers.cookie or "")
+
     async def _require_user(self) -> User | None:
         """The signed-in user, read off the event loop. None when the session has expired:
-        the 401 behaviour is applied, and the caller returns `self._to_login()`."""
+        the 401 behaviour is applied, and the caller returns `self._to_login()`. None too when
+        the event's page was left (its socket is gone, so no user is found): nothing is applied."""
         user = await asyncio.to_thread(self._lookup_user)
-        if user is None:
+        if user is None and not self._page_left():
             self._apply(None)
         return user
 
@@ -140,7 +147,10 @@ class SessionState(rx.State):
             )
 
     def _to_login(self):
-        """The 401 behaviour: logged out, and go to / unless there."""
+        """The 401 behaviour: logged out, and go to / unless there. Not for an event of a page that
+        was left: the session did not end, and the redirect would take the tab's next page."""
+        if self._page_left():
+            return None
         self._apply(None)
         if routes.normalize_path(self.router.url.path) != routes.LOGIN:
             return rx.redirect(routes.LOGIN, replace=True)
@@ -207,7 +217,10 @@ class SessionState(rx.State):
 
     @rx.event
     async def check_session(self):
-        """on_load of every page, first: load the session and apply the redirect rules."""
+        """on_load of every page, first: load the session and apply the redirect rules. An on_load
+        of a page already left does nothing (the next page's own decides)."""
+        if self._page_left():
+            return None
         path = routes.normalize_path(self.router.url.path)
         page = hashlib.sha256(f"{self.visit} {path}?{self.router.url.query}".encode()).hexdigest()
         self._page_again = bool(self.visit) and page == self._loaded_page

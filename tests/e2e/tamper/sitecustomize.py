@@ -12,7 +12,15 @@ at the time of each call (the test writes it; missing or empty: the service is u
   permit_spender     the quote's Permit names another spender
 
 Every call of payments.execute (a Pay signature reaching the server) is counted in
-<mode file>.execute, so the test can tell that none came."""
+<mode file>.execute, so the test can tell that none came.
+
+And wallet_app.services.sessions, for one mode:
+
+  late_session_lookup  the next Reflex handler's session lookup (user_from_socket_cookie) takes the
+                       mode (renames the file to <mode file>.taken) and waits until the websocket
+                       that sent its event has closed and the test has written <mode file>.go
+                       (the tab's next page is connected), then reads: an event of a page the
+                       user left, handled late. <mode file>.done is written once it has read."""
 
 from __future__ import annotations
 
@@ -21,9 +29,12 @@ import importlib.abc
 import importlib.machinery
 import os
 import sys
+import time
 from pathlib import Path
 
-TARGET = "wallet_app.services.payments"
+PAYMENTS = "wallet_app.services.payments"
+SESSIONS = "wallet_app.services.sessions"
+LATE_LOOKUP_WAIT_SECONDS = 30
 OTHER = "0x000000000000000000000000000000000000dEaD"
 UNLIMITED = 2**256 - 1
 
@@ -74,9 +85,43 @@ def _tamper(payments) -> None:
     payments.quote, payments.pay_typed_data, payments.execute = tampered_quote, tampered_typed_data, counted_execute
 
 
+def _take_mode(mode: str) -> bool:
+    """Whether the mode file says `mode`; it is then taken (renamed), so only one call has it."""
+    path = os.environ.get("NB_E2E_TAMPER_FILE")
+    if not path or _mode() != mode:
+        return False
+    try:
+        os.rename(path, path + ".taken")
+    except FileNotFoundError:  # another call took it
+        return False
+    return True
+
+
+def _tamper_sessions(sessions) -> None:
+    lookup = sessions.user_from_socket_cookie
+
+    @functools.wraps(lookup)
+    def late_lookup(cookie_header):
+        if _take_mode("late_session_lookup"):
+            handle = sessions.parse_cookie_header(cookie_header).get(sessions.SOCKET_COOKIE)
+            go = Path(os.environ["NB_E2E_TAMPER_FILE"] + ".go")
+            deadline = time.monotonic() + LATE_LOOKUP_WAIT_SECONDS
+            while (handle in sessions._socket_tokens or not go.exists()) and time.monotonic() < deadline:
+                time.sleep(0.05)  # polling for the socket's close and the test's go, not a fixed wait
+            user = lookup(cookie_header)
+            Path(os.environ["NB_E2E_TAMPER_FILE"] + ".done").write_text("done")
+            return user
+        return lookup(cookie_header)
+
+    sessions.user_from_socket_cookie = late_lookup
+
+
+TAMPERS = {PAYMENTS: _tamper, SESSIONS: _tamper_sessions}
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path, target=None):
-        if fullname != TARGET:
+        if fullname not in TAMPERS:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
@@ -85,7 +130,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 
         def exec_and_tamper(module):
             exec_module(module)
-            _tamper(module)
+            TAMPERS[fullname](module)
 
         spec.loader.exec_module = exec_and_tamper  # type: ignore[method-assign]
         return spec

@@ -101,6 +101,26 @@ def test_the_websocket_carries_a_handle_not_the_token(db):
     assert seen == [http["headers"]]
 
 
+def test_a_closed_websocket_is_told_from_one_without_a_session(db):
+    """A Reflex event handled after its websocket closed (the page was left) finds no user, as one
+    without a session does; socket_closed tells the two apart, so the first is not signed out."""
+    user = accounts.login_user("sub-4", "d@example.com", "en")
+    raw = sessions.create_session(user.id)
+    seen: dict = {}
+
+    async def reflex(scope, receive, send):
+        header = next(v.decode() for k, v in scope["headers"] if k == b"cookie")
+        seen.update(header=header, closed=sessions.socket_closed(header))
+
+    cookie = [(b"cookie", f"{SESSION_COOKIE}={raw}".encode())]
+    run_apart(sessions.SocketCookie(reflex)({"type": "websocket", "headers": cookie}, None, None))
+    assert seen["closed"] is False  # open
+    assert sessions.socket_closed(seen["header"]) is True  # closed: its handle is gone
+    assert sessions.user_from_socket_cookie(seen["header"]) is None
+    for no_session in ("", None, "theme=dark"):  # a socket opened without a session has no handle
+        assert sessions.socket_closed(no_session) is False
+
+
 def test_expired_session_is_not_found(db):
     user = accounts.login_user("sub-2", "b@example.com", "en")
     raw = sessions.create_session(user.id)

@@ -137,12 +137,16 @@ def test_a_pages_error_is_logged_by_its_name_alone(caplog, report, name):
 class _Session:
     """What SessionState.set_language reads of its state, with the session check of page states."""
 
-    def __init__(self, user, logged_in=True):
+    def __init__(self, user, logged_in=True, left=False):
         self.user, self.logged_in, self.busy, self.lang, self.stored_lang = user, logged_in, False, "en", "en"
+        self.left = left  # the page that sent the event was left (its websocket closed)
         self.applied: list = []
 
     def _lookup_user(self):
         return self.user
+
+    def _page_left(self):
+        return self.left
 
     def _apply(self, user):
         self.applied.append(user)
@@ -171,3 +175,30 @@ def test_a_language_switch_checks_the_session_as_page_states_do(monkeypatch, use
     assert run_async(SessionState.set_language.fn(state, "ko")) == answer
     assert (state.lang, state.stored_lang) == (lang, lang)
     assert saved == ([(7, "ko")] if locale_saved else [])
+
+
+@pytest.mark.parametrize("user, left, redirected, applied", [
+    (None, False, True, [None, None]),  # the session ended: the 401 behaviour (logged out, to /)
+    (None, True, False, []),  # the page that sent it was left: no user through its closed socket
+    ("user", False, False, []),
+])
+def test_an_event_of_a_page_left_neither_signs_out_nor_redirects(user, left, redirected, applied):
+    """An event of a page the user left (a link opened in the tab, a reload), handled after its
+    websocket closed, finds no user through that socket: its 401 redirect reached the tab's next
+    page (Reflex sends updates to the client's current socket), and a merchant link landed on /
+    and then Home. Its on_load does nothing either."""
+    from types import SimpleNamespace
+
+    from tests.conftest import run_async
+    from wallet_app.state.base import SignedInState
+    from wallet_app.state.session import SessionState
+
+    state = _Session(user, left=left)
+    state._require_user = SignedInState._require_user.__get__(state)  # type: ignore[attr-defined]
+    state._to_login = SessionState._to_login.__get__(state)  # type: ignore[attr-defined]
+    state.router = SimpleNamespace(url=SimpleNamespace(path="/payment"))  # type: ignore[attr-defined]
+    answer = run_async(SessionState.device_checked.fn(state, "present"))
+    assert (answer is not None, state.applied) == (redirected, applied)
+    if left:
+        assert run_async(SessionState.check_session.fn(state)) is None
+        assert state.applied == []
