@@ -21,6 +21,7 @@ from eth_account import Account
 from playwright.sync_api import expect
 from web3 import Web3
 
+from tests.anvil_mining import mine, mining_paused
 from tests.e2e import helpers, vault_py
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS, own_app_server, save_screenshot
 from tests.e2e.flows import (
@@ -342,14 +343,19 @@ def test_a_payment_finished_while_offline_is_shown_not_offered_again(page, app_s
     dialog = page.get_by_role("dialog", name="Sign the payment")
     expect(dialog).to_be_visible(timeout=30_000)
     pin_field(dialog).fill(PIN)
-    dialog.get_by_role("button", name="Confirm").click()
-    helpers.wait_for_sent(page, "pin_done")
-    sockets = page.evaluate("window.__nbSockets.length")
-    page.evaluate("window.__nbBlockUntil = Date.now() + 8000; window.__nbSockets.forEach((s) => s.close())")
-    end = time.monotonic() + 30
-    while not any(r["status"] == "ok" for r in payment_rows(app_server, merchant)):
-        assert time.monotonic() < end, payment_rows(app_server, merchant)
-        time.sleep(0.2)
+    # The payment is relayed, and held unmined until the socket is down: closed once pin_done was
+    # sent, it settled 60 ms after the PIN on one run, before the close, and its redirect came.
+    with mining_paused(w3):
+        dialog.get_by_role("button", name="Confirm").click()
+        wait_until(lambda: [r["status"] for r in payment_rows(app_server, merchant)] == ["pending"], 30,
+                   "the payment was not relayed")
+        sockets = page.evaluate("window.__nbSockets.length")
+        # Down until the payment is complete (not for a fixed time, which a slow settling outlasted).
+        page.evaluate("window.__nbBlockUntil = Infinity; window.__nbSockets.forEach((s) => s.close())")
+    mine(w3)
+    wait_until(lambda: [r["status"] for r in payment_rows(app_server, merchant)] == ["ok"], 30,
+               "the payment did not complete")
+    page.evaluate("window.__nbBlockUntil = 0")
     page.wait_for_function(
         "(n) => window.__nbSockets.length > n && window.__nbSockets.at(-1).hydrated", arg=sockets, timeout=30_000)
     assert "/payment" in page.url
