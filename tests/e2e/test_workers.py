@@ -53,12 +53,24 @@ def redis_values(store: redis.Redis, key: bytes) -> bytes:
     return repr(store.dump(key)).encode()
 
 
+def listening(pid: int, port: int) -> bool:
+    """Whether the process has its own socket listening on the port (granian's workers on Linux each
+    bind one, SO_REUSEPORT): a worker started in place of a dead one exists before it listens."""
+    try:
+        return any(c.status == psutil.CONN_LISTEN and c.laddr.port == port
+                   for c in psutil.Process(pid).net_connections(kind="tcp"))
+    except psutil.NoSuchProcess:
+        return False
+
+
 def two_new_workers(server, gone: set[int], timeout: float = 60) -> set[int]:
-    """Waits until the server runs 2 workers, none of them in `gone`; their pids."""
+    """Waits until the server runs 2 workers, none of them in `gone`, both listening; their pids.
+    Not only started: the next worker killed while the new one did not listen yet left no socket on
+    the port, and the page's reconnect was refused (ERR_CONNECTION_REFUSED, one run)."""
     deadline = time.monotonic() + timeout
     while True:
         found = workers(server)
-        if len(found) == 2 and not found & gone:
+        if len(found) == 2 and not found & gone and all(listening(pid, server.port) for pid in found):
             return found
         assert time.monotonic() < deadline, f"workers {found}, killed {gone}"
         time.sleep(0.2)  # polling interval, not a fixed wait
