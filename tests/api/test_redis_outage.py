@@ -123,6 +123,42 @@ def attempts(monkeypatch) -> list[str]:
     return made
 
 
+# The warnings of the session-cache listener and the relayer's wake listener through one outage each.
+LOST_AND_BACK = [
+    "session cache: the change feed is lost; sessions are read from the database until it is back",
+    "session cache: the change feed is back after N s",
+    "queue announcements lost (Redis); the queue is read every 0.05 s",
+    "queue announcements are back after N s",
+]
+
+
+def listeners_through(url: str, outage, caplog) -> list[str]:
+    """The session-cache listener, then the relayer's wake listener, subscribed to `url`, each
+    through outage(subscribed) (it returns once the listener is subscribed again): the warnings
+    logged, their durations as N."""
+    from wallet_app import relayer as relayer_loop
+
+    stop = threading.Event()
+
+    async def session_listener() -> None:
+        task = asyncio.get_running_loop().create_task(sessions._listen(url))
+        try:
+            await asyncio.to_thread(until, lambda: sessions._listening_since is not None, "never subscribed")
+            await asyncio.to_thread(outage, lambda: sessions._listening_since is not None)
+        finally:
+            task.cancel()
+
+    try:
+        with caplog.at_level("WARNING"):
+            run_async(session_listener())
+            wake = relayer_loop._Wake(stop, url)
+            until(lambda: wake.subscribed, "the relayer never subscribed")
+            outage(lambda: wake.subscribed)
+    finally:
+        stop.set()
+    return [re.sub(r"after \d+\.\d s", "after N s", r.getMessage()) for r in caplog.records]
+
+
 def test_the_lost_change_feed_and_queue_announcements_are_logged_once_each_way(monkeypatch, caplog, attempts):
     """Redis out: each worker's session-cache listener and the relayer's wake listener try again
     every second, and each try logged a warning (three lines a second from two workers and the
@@ -133,15 +169,6 @@ def test_the_lost_change_feed_and_queue_announcements_are_logged_once_each_way(m
     monkeypatch.setattr(sessions, "LISTEN_RETRY_SECONDS", 0.02)
     monkeypatch.setattr(relayer_loop, "LISTEN_RETRY_SECONDS", 0.02)
     server = RedisServer().start()
-    stop = threading.Event()
-
-    async def session_listener_through(outage) -> None:
-        task = asyncio.get_running_loop().create_task(sessions._listen(server.url))
-        try:
-            await asyncio.to_thread(until, lambda: sessions._listening_since is not None, "never subscribed")
-            await asyncio.to_thread(outage, lambda: sessions._listening_since is not None)
-        finally:
-            task.cancel()
 
     def redis_out_and_back(subscribed) -> None:
         nonlocal server
@@ -153,21 +180,9 @@ def test_the_lost_change_feed_and_queue_announcements_are_logged_once_each_way(m
         until(subscribed, "never subscribed again")
 
     try:
-        with caplog.at_level("WARNING"):
-            run_async(session_listener_through(redis_out_and_back))
-            wake = relayer_loop._Wake(stop, server.url)
-            until(lambda: wake.subscribed, "the relayer never subscribed")
-            redis_out_and_back(lambda: wake.subscribed)
-            lines = [re.sub(r"after \d+\.\d s", "after N s", r.getMessage()) for r in caplog.records]
+        assert listeners_through(server.url, redis_out_and_back, caplog) == LOST_AND_BACK
     finally:
-        stop.set()
         server.stop()
-    assert lines == [
-        "session cache: the change feed is lost; sessions are read from the database until it is back",
-        "session cache: the change feed is back after N s",
-        "queue announcements lost (Redis); the queue is read every 0.05 s",
-        "queue announcements are back after N s",
-    ]
 
 
 def test_a_subscription_that_hears_nothing_is_taken_for_lost_and_made_again(monkeypatch, caplog):
@@ -184,7 +199,6 @@ def test_a_subscription_that_hears_nothing_is_taken_for_lost_and_made_again(monk
     monkeypatch.setattr(sessions, "LISTEN_RETRY_SECONDS", 0.02)
     monkeypatch.setattr(relayer_loop, "LISTEN_RETRY_SECONDS", 0.02)
     server = RedisServer().start()
-    stop = threading.Event()
 
     def frozen_and_thawed(subscribed) -> None:
         # A healthy quiet subscription first: its pongs keep it (a false "lost" would add lines).
@@ -196,27 +210,7 @@ def test_a_subscription_that_hears_nothing_is_taken_for_lost_and_made_again(monk
             os.kill(server.proc.pid, signal.SIGCONT)
         until(subscribed, "never subscribed again", timeout=5)
 
-    async def session_listener() -> None:
-        task = asyncio.get_running_loop().create_task(sessions._listen(server.url))
-        try:
-            await asyncio.to_thread(until, lambda: sessions._listening_since is not None, "never subscribed")
-            await asyncio.to_thread(frozen_and_thawed, lambda: sessions._listening_since is not None)
-        finally:
-            task.cancel()
-
     try:
-        with caplog.at_level("WARNING"):
-            run_async(session_listener())
-            wake = relayer_loop._Wake(stop, server.url)
-            until(lambda: wake.subscribed, "the relayer never subscribed")
-            frozen_and_thawed(lambda: wake.subscribed)
-            lines = [re.sub(r"after \d+\.\d s", "after N s", r.getMessage()) for r in caplog.records]
+        assert listeners_through(server.url, frozen_and_thawed, caplog) == LOST_AND_BACK
     finally:
-        stop.set()
         server.stop()
-    assert lines == [
-        "session cache: the change feed is lost; sessions are read from the database until it is back",
-        "session cache: the change feed is back after N s",
-        "queue announcements lost (Redis); the queue is read every 0.05 s",
-        "queue announcements are back after N s",
-    ]
