@@ -11,6 +11,9 @@ const PIN_LENGTH = 6;
 const loadVault = () => import("./vault.js");
 const loadKeyring = () => import("./keyring.js");
 const BULLET = "\u2022";
+// The digits of typed or pasted text, full-width ones (U+FF10..FF19, an East Asian IME's) as ASCII.
+const pinDigits = (text) =>
+  text.replace(/[\uFF10-\uFF19]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xFEE0)).replace(/[^0-9]/g, "");
 const VISUALLY_HIDDEN = {
   position: "absolute", width: 1, height: 1, padding: 0, margin: -1, overflow: "hidden",
   clip: "rect(0, 0, 0, 0)", whiteSpace: "nowrap", border: 0,
@@ -256,45 +259,59 @@ const ACTIONS = {
 // stored or synced by them. Enter confirms (what the form's implicit submission did).
 // `errorId`: the id of the error shown under it (a wrong PIN), which then describes it and marks
 // it invalid: a screen reader back in the emptied field hears why, not only "PIN, edit text".
+// An IME's composition (Japanese and Chinese IMEs compose digits, full-width by default; Korean's
+// full-width mode, some phone keyboards) is left alone until it ends: rewritten mid-way, the IME
+// sent its whole text again ("1", then "12": 112…) and the PIN was never the one typed. Its
+// digits are taken at compositionend; full-width digits count as the digits they are.
 export function PinInput({ inputRef, pinRef, label, disabled, errorId, onLength, onEnter }) {
   useEffect(() => {
     const el = inputRef.current;
     if (!el) return undefined;
     const onBeforeInput = (e) => {
+      if (!e.cancelable) return; // an IME composition and the like: reconciled once it is in the field
       const all = el.selectionStart === 0 && el.selectionEnd === el.value.length;
+      e.preventDefault();
       if (e.inputType.startsWith("insert")) {
         const text = e.data || (e.dataTransfer ? e.dataTransfer.getData("text/plain") : "") || "";
-        pinRef.current = ((all ? "" : pinRef.current) + text.replace(/[^0-9]/g, "")).slice(0, PIN_LENGTH);
+        pinRef.current = ((all ? "" : pinRef.current) + pinDigits(text)).slice(0, PIN_LENGTH);
       } else if (e.inputType.startsWith("delete")) {
         pinRef.current = all ? "" : pinRef.current.slice(0, -1);
-      } else if (e.cancelable) {
-        e.preventDefault(); // undo/redo and the like: nothing to restore, the digits are not in the field
-        return;
       } else {
-        return;
+        return; // undo/redo and the like: nothing to restore, the digits are not in the field
       }
-      if (!e.cancelable) return; // an IME composition: reconciled in onInput
-      e.preventDefault();
       el.value = BULLET.repeat(pinRef.current.length);
       onLength(pinRef.current.length);
     };
+    // The field as an edit the page could not cancel left it: the bullets kept stand for the
+    // digits held, any other text brings new digits.
+    const reconcile = () => {
+      const value = el.value;
+      const kept = value.split(BULLET).length - 1;
+      pinRef.current = (pinRef.current.slice(0, kept) + pinDigits(value)).slice(0, PIN_LENGTH);
+      el.value = BULLET.repeat(pinRef.current.length);
+      onLength(pinRef.current.length);
+    };
+    const onInput = (e) => { if (!e.isComposing) reconcile(); };
     el.addEventListener("beforeinput", onBeforeInput);
-    return () => el.removeEventListener("beforeinput", onBeforeInput);
+    el.addEventListener("input", onInput);
+    el.addEventListener("compositionend", reconcile);
+    return () => {
+      el.removeEventListener("beforeinput", onBeforeInput);
+      el.removeEventListener("input", onInput);
+      el.removeEventListener("compositionend", reconcile);
+    };
   });
   return (
     <input ref={inputRef} type="text" inputMode="numeric" autoComplete="off" autoCorrect="off"
       autoCapitalize="off" spellCheck={false} maxLength={PIN_LENGTH} aria-label={label}
       aria-invalid={errorId ? true : undefined} aria-describedby={errorId || undefined}
       disabled={disabled} data-autofocus="" data-testid="pin-input"
-      onInput={(e) => {
-        // Only an edit that beforeinput could not cancel gets here: keep the bullets, take new digits.
-        const value = e.target.value;
-        const kept = value.split(BULLET).length - 1;
-        pinRef.current = (pinRef.current.slice(0, kept) + value.replace(/[^0-9]/g, "")).slice(0, PIN_LENGTH);
-        e.target.value = BULLET.repeat(pinRef.current.length);
-        onLength(pinRef.current.length);
+      // Enter that ends a composition is the IME's (keyCode 229 where isComposing is not set).
+      onKeyDown={(e) => {
+        if (e.key !== "Enter" || e.nativeEvent.isComposing || e.keyCode === 229) return;
+        e.preventDefault();
+        onEnter && onEnter();
       }}
-      onKeyDown={(e) => { if (e.key === "Enter") { e.preventDefault(); onEnter && onEnter(); } }}
       onCopy={(e) => e.preventDefault()} onCut={(e) => e.preventDefault()}
       style={{
         width: "100%", fontSize: 28, letterSpacing: 12, textAlign: "center", padding: "10px 0",

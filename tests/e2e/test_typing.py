@@ -1,0 +1,47 @@
+"""What a person types and pastes on a phone, in Chromium at 390x844: an IME composing the PIN's
+digits (Japanese and Chinese IMEs compose digits, full-width by default; Korean's full-width
+mode), driven through the DevTools protocol the way an IME drives the page
+(Input.imeSetComposition, then Input.insertText to commit)."""
+
+from __future__ import annotations
+
+from eth_account import Account
+from playwright.sync_api import expect
+
+from tests.e2e.flows import PIN, create_wallet, new_email, pin_field
+from tests.e2e.flows_send import KDF_TIMEOUT_MS, fill_send, wait_for_asset
+
+NETWORK = "Newbl Dev (anvil)"
+BULLET = "\u2022"
+FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
+
+
+def test_pin_typed_through_an_ime_composition_signs(page, browser_issues):
+    create_wallet(page, new_email("ime-pin"))
+    wait_for_asset(page, "tUSD")
+    page.goto("/send")
+    fill_send(page, network=NETWORK, recipient=Account.create().address, amount="1")
+    page.get_by_role("button", name="Next").click()
+    page.wait_for_url("**/sign?tx=**")
+    page.get_by_role("button", name="Confirm").click()
+    dialog = page.get_by_role("dialog", name="Enter your PIN")
+    field = pin_field(dialog)
+    expect(field).to_be_focused()
+    cdp = page.context.new_cdp_session(page)
+
+    # The IME shows its growing composition ("1", "13", …), then commits it whole: the first three
+    # digits in ASCII, the last three full-width. Before the fix the field was rewritten after each
+    # step and the IME sent its whole text again ("1", "13" made 113…: every PIN so typed was
+    # refused as wrong), and full-width digits were dropped.
+    for part in (PIN[:3], PIN[3:].translate(FULL_WIDTH)):
+        for n in range(1, len(part) + 1):
+            cdp.send("Input.imeSetComposition", {"text": part[:n], "selectionStart": n, "selectionEnd": n})
+        cdp.send("Input.insertText", {"text": part})
+    expect(dialog.get_by_test_id("pin-progress")).to_have_text("6 of 6 digits")
+    expect(field).to_have_value(BULLET * 6)
+
+    dialog.get_by_role("button", name="Confirm", exact=True).click()
+    alert = page.get_by_role("alertdialog")
+    expect(alert.get_by_role("heading")).to_have_text("Notice", timeout=KDF_TIMEOUT_MS)
+    expect(alert.get_by_role("alert")).to_contain_text("Transaction submitted.")
+    browser_issues.assert_clean()
