@@ -18,7 +18,7 @@ import logging
 import reflex as rx
 
 from wallet_app.errors import AppError
-from wallet_app.services import tokens
+from wallet_app.services import tokens, typed
 from wallet_app.services.amounts import format_balance, format_units, parse_units
 from wallet_app.services.eth import is_zero
 from wallet_app.services.payment_uri import build_transfer_uri
@@ -113,7 +113,7 @@ def receive_request(owner: str, token: dict | None, amount: str) -> tuple[str, d
     AppError (amount_empty never: empty is allowed); zero is invalid_amount."""
     if token is None or not owner:
         return "", {}
-    text = (amount or "").strip()
+    text = typed.plain(amount or "").strip()
     units = parse_units(text, int(token["token_decimals"])) if text else None
     if units == 0:
         raise AppError("invalid_amount", "a payment request for 0")
@@ -297,7 +297,9 @@ class TokenListState(SignedInState):
             if not self.chain_id:
                 self._add_failed(AppError("invalid_chain_id"))
                 return None
-            if not value.strip():  # empty would mean the native coin: ask for an address
+            # As typed or pasted, less what no one sees (services.typed).
+            address = typed.address(value)
+            if not address:  # empty would mean the native coin: ask for an address
                 self._add_failed(AppError("invalid_address"))
                 return None
             self.busy = True
@@ -306,10 +308,10 @@ class TokenListState(SignedInState):
         result, error, copied = None, None, None
         try:
             if adding:
-                result = await asyncio.to_thread(tokens.add_token, user, chain_id, value, shown)
+                result = await asyncio.to_thread(tokens.add_token, user, chain_id, address, shown)
             else:
-                result = await asyncio.to_thread(tokens.token_metadata, user, chain_id, value)
-                copied = await asyncio.to_thread(tokens.copycat, user, chain_id, value, result["token_symbol"])
+                result = await asyncio.to_thread(tokens.token_metadata, user, chain_id, address)
+                copied = await asyncio.to_thread(tokens.copycat, user, chain_id, address, result["token_symbol"])
         except AppError as e:
             error = e
         except Exception:  # noqa: BLE001 - busy must always be cleared

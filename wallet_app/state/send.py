@@ -23,7 +23,7 @@ import reflex as rx
 
 from wallet_app import routes
 from wallet_app.errors import AppError, as_app_error
-from wallet_app.services import activity, merchant_links, payment_uri, tokens, transfers, txlink
+from wallet_app.services import activity, merchant_links, payment_uri, tokens, transfers, txlink, typed
 from wallet_app.services.amounts import format_units
 from wallet_app.services.eth import is_hex_address, parse_address
 from wallet_app.state.base import SignedInState
@@ -185,7 +185,7 @@ class SendState(SignedInState):
         return None
 
     def _note_recipient(self) -> None:
-        text = self.recipient.strip()
+        text = typed.address(self.recipient)
         tokens = [x["token_address"] for x in self._tokens]
         risk = activity.recipient_risk(text, self._known, tokens) if is_hex_address(text) else None
         self.recipient_note = activity.RECIPIENT_NOTES[risk] if risk else ""
@@ -239,11 +239,13 @@ class SendState(SignedInState):
         if user is None:
             yield self._to_login()
             return
+        # As typed or pasted, less what the person could not see or tell apart (services.typed).
+        typed_recipient = typed.address(self.recipient)
         try:
             chain_id, token_address, units = txlink.check_send_form(
-                self.chain_id, self._selected_token(), self.recipient, self.amount
+                self.chain_id, self._selected_token(), typed_recipient, typed.plain(self.amount)
             )
-            recipient = parse_address(self.recipient, code="invalid_recipient")
+            recipient = parse_address(typed_recipient, code="invalid_recipient")
         except AppError as e:
             yield self._fail(e, prefix="send_amount_format_error" if e.code in AMOUNT_CODES else "")
             return

@@ -461,3 +461,45 @@ def test_load_or_keep(caplog):
         assert load_or_keep(log, "x load", fails(ValueError("bad")), []) == []
     assert [(r.levelname, r.getMessage()) for r in caplog.records] == [
         ("WARNING", "x load: the database is out of reach (OperationalError)"), ("ERROR", "x load failed")]
+
+
+def test_add_token_and_receive_read_the_fields_less_what_no_one_sees(monkeypatch):
+    """A token address pasted with a zero-width space in it was refused as malformed: it is probed.
+    One of invisible characters alone is an empty address, refused (empty would mean the native
+    coin). A full-width Receive amount makes the request it reads as (services.typed)."""
+    from tests.conftest import run_async
+    from wallet_app.models import User
+    from wallet_app.state import home
+
+    user = User(id=1, google_sub="s", email="a@example.com", locale="en", address="0x" + "cd" * 20)
+    token = "0x" + "5c" * 20
+    probed = []
+
+    async def signed_in(self):
+        return user
+
+    async def enter(self):
+        return self
+
+    async def leave(self, *exc):
+        return None
+
+    def metadata(user, chain_id, address):
+        probed.append(address)
+        return {"token_name": "T", "token_symbol": "T", "token_decimals": 6}
+
+    monkeypatch.setattr(home.TokenListState, "_require_user", signed_in)
+    monkeypatch.setattr(home.TokenListState, "__aenter__", enter, raising=False)
+    monkeypatch.setattr(home.TokenListState, "__aexit__", leave, raising=False)
+    monkeypatch.setattr(home.tokens, "token_metadata", metadata)
+    monkeypatch.setattr(home.tokens, "copycat", lambda user, chain_id, address, symbol: None)
+    state = home.TokenListState(_reflex_internal_init=True)
+    state.chain_id, state.add_open = "31337", True
+    run_async(home.TokenListState.submit.fn(state, {"token_address": "\u200b\u3000"}))
+    assert (probed, state.add_error["en"]) == ([], CATALOGUES["en"]["err_invalid_address"])
+    run_async(home.TokenListState.submit.fn(state, {"token_address": f" {token[:9]}\u200b{token[9:]}\n"}))
+    assert (probed, state.probed, state.add_error) == ([token], True, {})
+
+    entry = {"chain_id": 31337, "token_address": token, "token_symbol": "T", "token_decimals": 6,
+             "chain_name": "Dev"}
+    assert home.receive_request(user.address, entry, "１２．５") == home.receive_request(user.address, entry, "12.5")

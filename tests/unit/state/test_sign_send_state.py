@@ -112,3 +112,25 @@ def test_the_recipient_note_waits_for_an_address_shape(typed, note):
     page = SimpleNamespace(recipient=typed, _known=[SENDER.lower()], _tokens=[ERC20], recipient_note="?")
     SendState._note_recipient(page)
     assert page.recipient_note == note
+
+
+def test_send_reads_the_fields_less_what_no_one_sees(monkeypatch):
+    """A recipient pasted with a zero-width space in it, or typed in an IME's full-width mode, and
+    a full-width amount: they looked right and were refused as malformed ('Invalid recipient
+    address', 'amount format error: invalid amount'). The transfer is built for the address and
+    amount the person saw (services.typed)."""
+    from wallet_app.state.send import SendState
+
+    built = []
+    monkeypatch.setattr(transfers, "build_transfer", lambda *args: built.append(args[2:]) or TX)
+    for recipient, amount in (
+        (f"\u200b{RECIPIENT[:12]}\u200b{RECIPIENT[12:]}\ufeff", "１２．５"),
+        ("0X" + RECIPIENT[2:].upper().translate({c: c + 0xFEE0 for c in range(0x21, 0x7F)}), "\u200b12.5"),
+    ):
+        page = _Page(building=False, chain_id="31337", recipient=recipient, amount=amount, failed="",
+                     _selected_token=lambda: ERC20)
+        updates = _drive(SendState.submit, page)
+        assert page.failed == "" and built[-1] == (TOKEN, RECIPIENT, "12500000"), (recipient, updates)
+    page = _Page(building=False, chain_id="31337", recipient="\u200b", amount="1", _selected_token=lambda: ERC20)
+    assert _drive(SendState.submit, page) == ["alert"]
+    assert page.failed == "need_recipient"
