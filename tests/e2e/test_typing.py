@@ -7,7 +7,7 @@ character in it and a full-width amount on /send (services.typed)."""
 from __future__ import annotations
 
 from eth_account import Account
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from tests.e2e import helpers
 from tests.e2e.flows import PIN, create_wallet, new_email, pin_field
@@ -59,6 +59,12 @@ def test_send_takes_a_pasted_address_with_an_invisible_character_and_a_full_widt
     recipient = Account.create().address
     page.goto("/send")
     fill_send(page, network=NETWORK)
+    # The keyboards offered: for an address no autofill, capitals, corrections or spelling; digits
+    # for the amount.
+    address_field = {"autocomplete": "off", "autocapitalize": "off", "autocorrect": "off",
+                     "spellcheck": "false"}
+    expect_attributes(page.get_by_label("Recipient address"), address_field)
+    expect_attributes(page.get_by_label("Amount"), {"inputmode": "decimal", "autocomplete": "off"})
     for label, var, text in (("Recipient address", "recipient", f"{recipient[:12]}\u200b{recipient[12:]}\u200b"),
                              ("Amount", "amount", "１２．５")):
         since = helpers.received_frames(page)
@@ -69,4 +75,13 @@ def test_send_takes_a_pasted_address_with_an_invisible_character_and_a_full_widt
     page.wait_for_url("**/sign?tx=**")
     expect(page.locator("#sign-recipient")).to_have_text(recipient)
     expect(page.locator("#sign-amount")).to_have_text("12.5 tUSD")
+
+    page.goto("/home")
+    page.get_by_role("button", name="Add token").click()
+    expect_attributes(page.get_by_role("dialog").locator("#add-token-address"), address_field)
     browser_issues.assert_clean()
+
+
+def expect_attributes(field: Locator, attributes: dict[str, str]) -> None:
+    for name, value in attributes.items():
+        expect(field).to_have_attribute(name, value)

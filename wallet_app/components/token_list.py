@@ -146,7 +146,8 @@ def _address_form() -> rx.Component:
                 auto_complete="off",
                 spell_check=False,
                 auto_capitalize="off",
-                custom_attrs={"data-autofocus": ""},  # the field the dialog is for takes focus when it opens
+                # The field the dialog is for takes focus when it opens; the keyboard corrects nothing in it.
+                custom_attrs={"data-autofocus": "", "autoCorrect": "off"},
                 **tied_to_error(s.add_error, "add-token-error"),
             ),
             error_callout(s.add_error, "add-token-error"),

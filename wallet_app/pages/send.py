@@ -62,8 +62,11 @@ def _form() -> rx.Component:
                         placeholder="0x…",
                         aria_label=t("send_recipient"),
                         size="3",
+                        # An address: no autofill, capitals, corrections or suggestions from the keyboard.
                         auto_complete="off",
+                        auto_capitalize="off",
                         spell_check=False,
+                        custom_attrs={"autoCorrect": "off"},
                         font_family="var(--code-font-family)",
                         flex="1",
                         min_width="0",
