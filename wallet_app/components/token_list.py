@@ -7,7 +7,7 @@ from reflex.vars import ObjectVar
 
 from custom_components.wallet_js.focus import dialog_focus
 from wallet_app.components.dialogs import selector
-from wallet_app.components.ui import NBSP, error_callout, field_label, label_row, tied_to_error
+from wallet_app.components.ui import NBSP, error_callout, field_label, label_row, tied_to_error, warning_callout
 from wallet_app.i18n import t
 from wallet_app.state.home import TokenListState
 from wallet_app.state.session import SessionState
@@ -56,23 +56,11 @@ def _token_row(row: ObjectVar[dict[str, str]]) -> rx.Component:
 
 
 def _unavailable_notice() -> rx.Component:
-    """The chains whose balances could not be read at the last load (their rows shown stay). In a
-    live region there from the page's start: one added along with its text is not always announced."""
+    """The chains whose balances could not be read at the last load (their rows shown stay)."""
     s = TokenListState
-    return rx.box(
-        rx.cond(
-            s.unavailable.length() > 0,
-            rx.callout.root(
-                rx.callout.icon(rx.icon("triangle-alert")),
-                # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
-                rx.callout.text(s.unavailable[SessionState.lang], id="token-list-unavailable"),  # type: ignore[call-overload]
-                color_scheme="orange",
-                width="100%",
-            ),
-        ),
-        role="status",
-        width="100%",
-    )
+    # mypy resolves Field[dict]'s class access to the ArrayVar overload, not ObjectVar.
+    text = s.unavailable[SessionState.lang]  # type: ignore[call-overload]
+    return warning_callout(s.unavailable.length() > 0, text, "token-list-unavailable")
 
 
 def token_list() -> rx.Component:

@@ -59,14 +59,19 @@ def error_callout(texts: rx.Var, id_: str, **props) -> rx.Component:
 
 
 def warning_note(key: rx.Var, id_: str) -> rx.Component:
-    """An orange note with the catalogue text of `key` (a state field; nothing while it is ""), in a
-    live region that is there before it: one added along with its text is not always announced."""
+    """An orange note with the catalogue text of `key` (a state field; nothing while it is "")."""
+    return warning_callout(key != "", t_var(key), id_)
+
+
+def warning_callout(shown: rx.Var, text: rx.Var, id_: str) -> rx.Component:
+    """An orange note with `text` while `shown`, in a live region that is there before it: one
+    added along with its text is not always announced."""
     return rx.box(
         rx.cond(
-            key != "",
+            shown,
             rx.callout.root(
                 rx.callout.icon(rx.icon("triangle-alert")),
-                rx.callout.text(t_var(key), id=id_),
+                rx.callout.text(text, id=id_),
                 color_scheme="orange",
                 size="1",
                 width="100%",
