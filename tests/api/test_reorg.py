@@ -304,3 +304,32 @@ def test_a_send_mined_in_a_block_not_final_yet_is_not_offered_a_replacement(clie
     for kind in ("speedup", "cancel"):
         resp = client.post(f"{API}/tx/replace", json={"activity_id": entry["id"], "kind": kind})
         assert (resp.status_code, resp.json()) == (409, {"detail": "already_mined"})
+
+
+def test_a_payment_found_paid_in_a_block_not_final_is_ok_though_its_deadline_passed_meanwhile(client, login,
+                                                                                              reorg_chain):
+    """Held while the copy's block is not final, the payment's deadline passes: its check then
+    reverts Expired (checked before Replayed), and it was failed 'expired' for good (settled, its
+    ref freed) while the merchant had the money."""
+    w3_, deployed, _ = reorg_chain
+    acct, token = paying_user(client, login, w3_, deployed)
+    merchant = Account.create().address
+    pid = pay(client, acct, token, merchant, 400)  # queued, not sent yet; deadline in 300 s
+    (row,) = payments()
+    other = Account.from_key(ANVIL_KEY_2)
+    copy = other.sign_transaction({"chainId": 31337, "to": deployed["payment"], "data": relayer._queued_call(row),
+                                   "value": 0, "gas": 300_000, "gasPrice": w3_.eth.gas_price * 2,
+                                   "nonce": w3_.eth.get_transaction_count(other.address)})
+    assert w3_.eth.wait_for_transaction_receipt(w3_.eth.send_raw_transaction(copy.raw_transaction))["status"] == 1
+    chain = chain_svc.get_chain(31337)
+    relayer.send_queued(chain)
+    (row,) = payments()
+    assert (row.status, row.settled) == ("pending", False)  # held: the copy's block is not final yet
+
+    w3_.provider.make_request("evm_increaseTime", [600])  # type: ignore[arg-type]
+    mine(w3_)  # past the deadline, the copy's block still not final (1 block on top of it)
+    relayer.send_queued(chain)
+    mine(w3_, CONFIRMATIONS)  # now final
+    relayer.send_queued(chain)
+    assert balance(w3_, token, merchant) == 400
+    assert wait_status(client, pid) == {"status": "ok"}

@@ -776,7 +776,9 @@ def send_queued(chain: ChainConfig, limit: int = SEND_BATCH) -> dict[str, int]:
     # A check that reverts Replayed: the ref is used. By this very payment, when its transaction
     # (one this row no longer holds) or someone else's copy of its signed Pay was mined: ok with
     # that transaction, never failed 'replayed' while the merchant has the money.
-    replayed = [row for row, job in zip(rows, jobs, strict=True) if job.failure == "replayed"]
+    # Expired too: the contract checks the deadline before the ref, so a payment held while the
+    # block of its Paid was not final reverts Expired once its deadline has passed meanwhile.
+    replayed = [row for row, job in zip(rows, jobs, strict=True) if job.failure in ("replayed", "expired")]
     try:
         paid, not_final = _paid_elsewhere(chain, replayed)
         held |= not_final  # settled once that block is final; sent by the relayer if it is replaced
