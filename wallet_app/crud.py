@@ -220,14 +220,16 @@ def recent_payment(
     token_address: str,
     amount: str,
     claimed_after: int,
+    created_after: int,
 ) -> tuple[str, int] | None:
     """(payment_id, claimed_at) of the user's newest payment of exactly this (executed after
-    `claimed_after`, not failed), or None."""
+    `claimed_after`, not failed), or None. `created_after`: no quote executed after `claimed_after`
+    was made before it (a quote may be executed until its TTL, so up to that long before)."""
     found = db.exec(
         select(Payment.payment_id, Payment.claimed_at)
         .where(
             Payment.user_id == user_id,
-            Payment.created_at >= claimed_after,  # a claim comes after its quote: ix_payments_user_created
+            Payment.created_at >= created_after,  # ix_payments_user_created
             col(Payment.claimed_at) >= claimed_after,
             Payment.chain_id == chain_id,
             Payment.merchant_address == merchant_address,

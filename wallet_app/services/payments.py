@@ -703,6 +703,8 @@ def recent_payment(user: User, chain_id: int, merchant: str, token: str, units: 
             token.lower(),
             str(units),
             claimed_after=now - RECENT_PAYMENT_SECONDS,
+            # a quote is executed up to its TTL after it was made (a second Pay reuses it)
+            created_after=now - RECENT_PAYMENT_SECONDS - get_settings().payment_quote_ttl_seconds,
         )
     if found is None:
         return None

@@ -63,3 +63,16 @@ def test_the_newest_of_the_users_own_is_named(db):
     newest = _payment(user, 130, "pending")
     _payment(other, 10)  # another user's: not this user's payment
     assert _recent(user) == (newest, 2)
+
+
+def test_a_payment_of_a_quote_made_before_the_window_is_named(db):
+    """A quote is executable for payment_quote_ttl_seconds (and reused by a second Pay of the same
+    link): one made 16 minutes ago and paid a minute ago was paid a minute ago."""
+    user = _user("sub-r")
+    pid = _payment(user, 60)
+    with get_session() as s:
+        row = s.exec(select(Payment).where(Payment.payment_id == pid)).one()
+        row.created_at = now_epoch() - WINDOW - 60
+        s.add(row)
+        s.commit()
+    assert _recent(user) == (pid, 1)
