@@ -307,18 +307,42 @@ def test_add_token_dialog_adds_only_what_its_probe_showed(monkeypatch):
     assert state.add_error["en"] == CATALOGUES["en"]["err_token_changed"]
 
 
+def activity_loaded(monkeypatch, activities):
+    """ActivityState.load run to its end for a signed-in user, activities(state, user) answering
+    each read (no state lock, no waits between polls): the state it leaves."""
+    from types import SimpleNamespace
+
+    from tests.conftest import run_async
+    from wallet_app.state import activity as activity_state
+    from wallet_app.state.activity import ActivityState
+
+    async def no_lock(self, *exc):
+        return self
+
+    async def signed_in(self):
+        return SimpleNamespace(id=1)
+
+    async def no_wait(_seconds):
+        return None
+
+    monkeypatch.setattr(activity_state.activity, "known_counterparties", lambda user: [])
+    monkeypatch.setattr(activity_state.activity, "activities", lambda user: activities(state, user))
+    monkeypatch.setattr(ActivityState, "__aenter__", no_lock, raising=False)
+    monkeypatch.setattr(ActivityState, "__aexit__", no_lock, raising=False)
+    monkeypatch.setattr(ActivityState, "_require_user", signed_in)
+    monkeypatch.setattr(activity_state.asyncio, "sleep", no_wait)
+    state = ActivityState(_reflex_internal_init=True)
+    run_async(ActivityState.load.fn(state))
+    return state
+
+
 def test_a_database_out_of_reach_keeps_the_lists_shown_and_a_pending_send_polled(monkeypatch):
     """A database restart while /activity polls a pending send: its load failed, the list became
     "No activity yet." and the polling ended, the pending send gone from the page (a second
     send invited); the token list read as no tokens."""
-    from types import SimpleNamespace
-
     from sqlalchemy.exc import OperationalError
 
-    from tests.conftest import run_async
     from wallet_app.services import tokens
-    from wallet_app.state import activity as activity_state
-    from wallet_app.state.activity import ActivityState
     from wallet_app.state.home import _load_rows
 
     def out_of_reach(*_args):
@@ -331,7 +355,7 @@ def test_a_database_out_of_reach_keeps_the_lists_shown_and_a_pending_send_polled
     answers = [[entry], "out", "out", [{**entry, "status": "ok"}]]
     shown: list[list[str]] = []  # what the page showed at each read after the first
 
-    def activities(_user):
+    def activities(state, _user):
         if len(answers) < 4:
             shown.append([e["status"] for e in state.entries])
         answer = answers.pop(0)
@@ -339,23 +363,7 @@ def test_a_database_out_of_reach_keeps_the_lists_shown_and_a_pending_send_polled
             out_of_reach()
         return answer
 
-    async def no_lock(self, *exc):
-        return self
-
-    async def signed_in(self):
-        return SimpleNamespace(id=1)
-
-    async def no_wait(_seconds):
-        return None
-
-    monkeypatch.setattr(activity_state.activity, "known_counterparties", lambda user: [])
-    monkeypatch.setattr(activity_state.activity, "activities", activities)
-    monkeypatch.setattr(ActivityState, "__aenter__", no_lock, raising=False)
-    monkeypatch.setattr(ActivityState, "__aexit__", no_lock, raising=False)
-    monkeypatch.setattr(ActivityState, "_require_user", signed_in)
-    monkeypatch.setattr(activity_state.asyncio, "sleep", no_wait)
-    state = ActivityState(_reflex_internal_init=True)
-    run_async(ActivityState.load.fn(state))
+    state = activity_loaded(monkeypatch, activities)
     assert answers == []  # polled on through the outage until the send was final
     assert shown == [["submitted"]] * 3  # never emptied meanwhile
     assert [e["status"] for e in state.entries] == ["ok"]
@@ -365,33 +373,13 @@ def test_a_pending_send_is_polled_until_its_block_is_final(monkeypatch):
     """A send is ok once its block has index_confirmations (5 by default) blocks on top: on a chain
     of 12 s blocks, about 72 s after it was sent. The page re-read it for 30 s and then showed it
     pending until the next visit."""
-    from types import SimpleNamespace
-
-    from tests.conftest import run_async
-    from wallet_app.state import activity as activity_state
-    from wallet_app.state.activity import POLL_INTERVAL_S, ActivityState
+    from wallet_app.state.activity import POLL_INTERVAL_S
 
     entry = {"id": 7, "type": "transfer", "status": "submitted", "tx_hash": "0x" + "ab" * 32, "counterparty": ""}
     reads = int(72 / POLL_INTERVAL_S) + 1
     answers = [[entry]] * (reads - 1) + [[{**entry, "status": "ok"}]]
 
-    async def no_lock(self, *exc):
-        return self
-
-    async def signed_in(self):
-        return SimpleNamespace(id=1)
-
-    async def no_wait(_seconds):
-        return None
-
-    monkeypatch.setattr(activity_state.activity, "known_counterparties", lambda user: [])
-    monkeypatch.setattr(activity_state.activity, "activities", lambda _user: answers.pop(0))
-    monkeypatch.setattr(ActivityState, "__aenter__", no_lock, raising=False)
-    monkeypatch.setattr(ActivityState, "__aexit__", no_lock, raising=False)
-    monkeypatch.setattr(ActivityState, "_require_user", signed_in)
-    monkeypatch.setattr(activity_state.asyncio, "sleep", no_wait)
-    state = ActivityState(_reflex_internal_init=True)
-    run_async(ActivityState.load.fn(state))
+    state = activity_loaded(monkeypatch, lambda _state, _user: answers.pop(0))
     assert answers == []
     assert [e["status"] for e in state.entries] == ["ok"]
 
