@@ -49,18 +49,13 @@ def transfer_data(recipient: str, units: int) -> str:
     return "0xa9059cbb" + recipient[2:].lower().rjust(64, "0") + f"{units:064x}"
 
 
-def _token_transfer_signed(page, w3, token: str, sender: str, recipient: str, units: int, amount_text: str,
-                           screenshot, name: str) -> None:
-    """On /sign: Confirm; the PIN dialog's lines, exactly; the PIN; the mined transaction is the
-    token transfer shown and moved exactly `units` from `sender` to `recipient`."""
-    before, sender_before = token_balance(w3, token, recipient), token_balance(w3, token, sender)
+def signed_as_shown(page, w3, lines: list[str], screenshot, name: str, sender: str, to: str, data: str) -> None:
+    """On /sign: Confirm; the PIN dialog's lines, exactly (decoded in the browser from the
+    transaction it signs); the PIN; the mined transaction is from `sender` to `to` with no native
+    value and exactly `data`."""
     page.get_by_role("button", name="Confirm", exact=True).click()
     dialog = page.get_by_role("dialog")
-    # Decoded in the browser: the call's contract and native value as before, then the token's
-    # recipient (EIP-55) and amount from the transfer call's data, in the page's token's decimals.
-    expect(dialog.get_by_test_id("pin-summary").locator("p")).to_have_text(
-        [f"To: {token}", "Sends 0 ETH", f"Token recipient: {recipient}", f"Token amount: {amount_text} tUSD"],
-        timeout=30_000)
+    expect(dialog.get_by_test_id("pin-summary").locator("p")).to_have_text(lines, timeout=30_000)
     screenshot(name)
     dialog.get_by_label("PIN").fill(PIN)
     dialog.get_by_role("button", name="Confirm").click()
@@ -68,8 +63,18 @@ def _token_transfer_signed(page, w3, token: str, sender: str, recipient: str, un
     tx_hash = page.locator("#sign-tx-hash").inner_text()
     assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
     mined = w3.eth.get_transaction(tx_hash)
-    assert (mined["to"], mined["value"], mined["from"]) == (token, 0, sender)
-    assert "0x" + bytes(mined["input"]).hex().removeprefix("0x") == transfer_data(recipient, units)
+    assert (mined["to"], mined["value"], mined["from"]) == (to, 0, sender)
+    assert "0x" + bytes(mined["input"]).hex().removeprefix("0x") == data
+
+
+def _token_transfer_signed(page, w3, token: str, sender: str, recipient: str, units: int, amount_text: str,
+                           screenshot, name: str) -> None:
+    """On /sign: the PIN dialog names the call's contract and native value as before, then the
+    token's recipient (EIP-55) and amount from the transfer call's data, in the page's token's
+    decimals; the mined transfer moved exactly `units` from `sender` to `recipient`."""
+    before, sender_before = token_balance(w3, token, recipient), token_balance(w3, token, sender)
+    lines = [f"To: {token}", "Sends 0 ETH", f"Token recipient: {recipient}", f"Token amount: {amount_text} tUSD"]
+    signed_as_shown(page, w3, lines, screenshot, name, sender, token, transfer_data(recipient, units))
     assert token_balance(w3, token, recipient) - before == units
     assert sender_before - token_balance(w3, token, sender) == units
 
@@ -119,20 +124,9 @@ def test_sign_pin_dialog_shows_the_approval_it_signs(page, app_server, screensho
           "gas_price": str(w3.eth.gas_price)}
 
     page.goto(sign_link(tx))
-    page.get_by_role("button", name="Confirm", exact=True).click()
-    dialog = page.get_by_role("dialog")
-    expect(dialog.get_by_test_id("pin-summary").locator("p")).to_have_text(
-        [f"To: {token}", "Sends 0 ETH", f"Approves spender: {spender}",
-         "Approved amount: unlimited (it can take all of this token)"], timeout=30_000)
-    screenshot("sign-pin-summary-approve")
-    dialog.get_by_label("PIN").fill(PIN)
-    dialog.get_by_role("button", name="Confirm").click()
-    expect(page.locator("#sign-tx-hash")).to_have_text(re.compile(r"^0x[0-9a-f]{64}$"), timeout=60_000)
-    tx_hash = page.locator("#sign-tx-hash").inner_text()
-    assert w3.eth.wait_for_transaction_receipt(tx_hash, timeout=30)["status"] == 1
-    mined = w3.eth.get_transaction(tx_hash)
-    assert (mined["to"], mined["value"], mined["from"]) == (token, 0, sender)
-    assert "0x" + bytes(mined["input"]).hex().removeprefix("0x") == data
+    lines = [f"To: {token}", "Sends 0 ETH", f"Approves spender: {spender}",
+             "Approved amount: unlimited (it can take all of this token)"]
+    signed_as_shown(page, w3, lines, screenshot, "sign-pin-summary-approve", sender, token, data)
     allowance = w3.eth.call({"to": token, "data": "0xdd62ed3e" + sender[2:].lower().rjust(64, "0")
                              + spender[2:].lower().rjust(64, "0")})
     assert int.from_bytes(allowance, "big") == 2**256 - 1
