@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
+from eth_account import Account
 from playwright.sync_api import Locator, Page, expect
 from web3 import Web3
 
@@ -90,6 +91,16 @@ def fill_send(page: Page, network: str | None = None, recipient: str | None = No
             since = helpers.received_frames(page)
             page.get_by_label(label).fill(value)
             helpers.wait_for_state(page, since, var, value)
+
+
+def send_to_sign(page: Page, amount: str = "1") -> None:
+    """A wallet with the faucet's tUSD: Send of `amount` tUSD on the dev chain to a new address,
+    Next, on its /sign page."""
+    wait_for_asset(page, "tUSD")
+    page.goto("/send")
+    fill_send(page, network="Newbl Dev (anvil)", recipient=Account.create().address, amount=amount)
+    page.get_by_role("button", name="Next").click()
+    page.wait_for_url("**/sign?tx=**")
 
 
 def bad_checksum(address: str) -> str:

@@ -21,7 +21,7 @@ from tests.e2e.flows_payment import (
     wait_for_balance,
     wait_for_chain_balance,
 )
-from tests.e2e.flows_send import fill_send, wait_for_asset
+from tests.e2e.flows_send import send_to_sign, wait_for_asset
 from tests.e2e.test_assets import deploy_copycat
 
 NETWORK = "Newbl Dev (anvil)"
@@ -147,11 +147,7 @@ def test_pin_pad_by_keyboard_announces_the_count_never_the_digits(page, browser_
 
 def test_pin_dialog_by_keyboard_hides_the_digits_and_takes_focus(page, browser_issues):
     create_wallet(page, new_email("dialog-keys"))
-    wait_for_asset(page, "tUSD")
-    page.goto("/send")
-    fill_send(page, network=NETWORK, recipient=Account.create().address, amount="1")
-    page.get_by_role("button", name="Next").click()
-    page.wait_for_url("**/sign?tx=**")
+    send_to_sign(page)
 
     confirm = page.get_by_role("button", name="Confirm")
     expect_quiet_live_region(page, page.locator("#sign-status"))

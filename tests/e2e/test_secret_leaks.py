@@ -4,16 +4,14 @@ not in a request, not in a websocket frame, not in the server's log."""
 import base64
 import re
 
-from eth_account import Account
 from playwright.sync_api import expect
 
 from tests.e2e.flows import create_wallet, local_materials, new_email
-from tests.e2e.flows_send import fill_send, wait_for_asset
+from tests.e2e.flows_send import send_to_sign
 from tests.e2e.leaks import LeakRecorder, phrase_patterns, phrase_windows
 from tests.e2e.vault_py import unwrap
 
 LEAK_PIN = "847261"
-NETWORK = "Newbl Dev (anvil)"
 
 
 def wallet_secrets(materials: dict, pin: str) -> dict[str, bytes | str]:
@@ -28,12 +26,7 @@ def test_sign_in_onboarding_and_an_unlock_send_no_secret(page, app_server):
     recorder = LeakRecorder(app_server.base_url).attach(page.context)
     address = create_wallet(page, new_email("leak"), pin=LEAK_PIN)
     # An unlock: sign a transfer on /sign with the PIN (the key exists only inside that call).
-    wait_for_asset(page, "tUSD")
-    page.goto("/send")
-    fill_send(page, network=NETWORK)
-    fill_send(page, recipient=Account.create().address, amount="1")
-    page.get_by_role("button", name="Next").click()
-    page.wait_for_url("**/sign?tx=**")
+    send_to_sign(page)
     page.get_by_role("button", name="Confirm").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_label("PIN").fill(LEAK_PIN)

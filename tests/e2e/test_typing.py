@@ -11,7 +11,7 @@ from playwright.sync_api import Locator, expect
 
 from tests.e2e import helpers
 from tests.e2e.flows import PIN, create_wallet, new_email, pin_field
-from tests.e2e.flows_send import KDF_TIMEOUT_MS, fill_send, wait_for_asset
+from tests.e2e.flows_send import KDF_TIMEOUT_MS, fill_send, send_to_sign, wait_for_asset
 
 NETWORK = "Newbl Dev (anvil)"
 BULLET = "\u2022"
@@ -20,11 +20,7 @@ FULL_WIDTH = str.maketrans("0123456789", "０１２３４５６７８９")
 
 def test_pin_typed_through_an_ime_composition_signs(page, browser_issues):
     create_wallet(page, new_email("ime-pin"))
-    wait_for_asset(page, "tUSD")
-    page.goto("/send")
-    fill_send(page, network=NETWORK, recipient=Account.create().address, amount="1")
-    page.get_by_role("button", name="Next").click()
-    page.wait_for_url("**/sign?tx=**")
+    send_to_sign(page)
     page.get_by_role("button", name="Confirm").click()
     dialog = page.get_by_role("dialog", name="Enter your PIN")
     field = pin_field(dialog)
