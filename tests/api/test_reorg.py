@@ -215,6 +215,17 @@ def test_a_transfer_received_on_a_replaced_branch_is_removed_and_the_new_branchs
     assert received() == [(second, str(2 * 10**15))]
 
 
+def paid_by_a_copy(w3_, deployed, row: Payment):
+    """Someone else (anvil's account 2) submits the queued payment's signed Pay first, mined: the
+    signed copy."""
+    other = Account.from_key(ANVIL_KEY_2)
+    copy = other.sign_transaction({"chainId": 31337, "to": deployed["payment"], "data": relayer._queued_call(row),
+                                   "value": 0, "gas": 300_000, "gasPrice": w3_.eth.gas_price * 2,
+                                   "nonce": w3_.eth.get_transaction_count(other.address)})
+    assert w3_.eth.wait_for_transaction_receipt(w3_.eth.send_raw_transaction(copy.raw_transaction))["status"] == 1
+    return copy
+
+
 def test_a_payment_found_paid_by_another_transaction_waits_for_its_block_to_be_final(client, login, reorg_chain):
     """A queued payment whose check reverts Replayed is looked for among the Paid events: found, it
     was settled 'ok' at once with that transaction, for good. Its block replaced, the payment said
@@ -225,11 +236,7 @@ def test_a_payment_found_paid_by_another_transaction_waits_for_its_block_to_be_f
     pid = pay(client, acct, token, merchant, 400)  # queued, not sent yet
     (row,) = payments()
     # Someone else submits the same signed Pay first (a copy of it, or the payer themself).
-    other = Account.from_key(ANVIL_KEY_2)
-    copy = other.sign_transaction({"chainId": 31337, "to": deployed["payment"], "data": relayer._queued_call(row),
-                                   "value": 0, "gas": 300_000, "gasPrice": w3_.eth.gas_price * 2,
-                                   "nonce": w3_.eth.get_transaction_count(other.address)})
-    assert w3_.eth.wait_for_transaction_receipt(w3_.eth.send_raw_transaction(copy.raw_transaction))["status"] == 1
+    copy = paid_by_a_copy(w3_, deployed, row)
     assert balance(w3_, token, merchant) == 400
 
     relayer.send_queued(chain_svc.get_chain(31337))
@@ -316,11 +323,7 @@ def test_a_payment_found_paid_in_a_block_not_final_is_ok_though_its_deadline_pas
     merchant = Account.create().address
     pid = pay(client, acct, token, merchant, 400)  # queued, not sent yet; deadline in 300 s
     (row,) = payments()
-    other = Account.from_key(ANVIL_KEY_2)
-    copy = other.sign_transaction({"chainId": 31337, "to": deployed["payment"], "data": relayer._queued_call(row),
-                                   "value": 0, "gas": 300_000, "gasPrice": w3_.eth.gas_price * 2,
-                                   "nonce": w3_.eth.get_transaction_count(other.address)})
-    assert w3_.eth.wait_for_transaction_receipt(w3_.eth.send_raw_transaction(copy.raw_transaction))["status"] == 1
+    paid_by_a_copy(w3_, deployed, row)
     chain = chain_svc.get_chain(31337)
     relayer.send_queued(chain)
     (row,) = payments()
