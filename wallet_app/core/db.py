@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import psycopg
-from sqlalchemy import Engine, event, exc, text
+from sqlalchemy import Engine, TextClause, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, create_engine
 
@@ -223,13 +223,23 @@ def _lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
 
 
-def lock_until_commit(db: Session, name: str) -> None:
-    """Holds `name`'s lock from here to the end of `db`'s transaction, waiting for whoever holds
-    it (in any process). PostgreSQL: a transaction-level advisory lock. SQLite has one writer at a
-    time: a transaction holds the database's write lock from its first write to its end, so there
-    nothing is taken here and the caller reads what the lock guards after its first write."""
-    if db.get_bind().dialect.name == "postgresql":
-        db.execute(text("SELECT pg_advisory_xact_lock(:key)").bindparams(key=_lock_key(name)))
+@lru_cache(maxsize=8)
+def _advisory_locks(count: int) -> TextClause:
+    """One statement taking `count` advisory locks, in the order named (a select list is evaluated
+    left to right): one round trip for the locks an execute takes."""
+    calls = ", ".join(f"pg_advisory_xact_lock(:key{i})" for i in range(count))
+    return text(f"SELECT {calls}")
+
+
+def lock_until_commit(db: Session, *names: str) -> None:
+    """Holds each name's lock, in this order, from here to the end of `db`'s transaction, waiting
+    for whoever holds it (in any process). PostgreSQL: transaction-level advisory locks. SQLite has
+    one writer at a time: a transaction holds the database's write lock from its first write to its
+    end, so there nothing is taken here and the caller reads what the lock guards after its first
+    write."""
+    if names and db.get_bind().dialect.name == "postgresql":
+        keys = {f"key{i}": _lock_key(name) for i, name in enumerate(names)}
+        db.connection().execute(_advisory_locks(len(names)), keys)
 
 
 @contextmanager

@@ -493,9 +493,10 @@ def execute(
 
     settings = get_settings()
     now = int(time.time())
-    with read_session() as db:  # both reads on one pooled connection
+    with read_session() as db:  # the reads on one pooled connection
         row = crud.payment_columns(db, stored_id(user), pid)
         executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
+        unmined = crud.payments_unmined(db, chain.chain_id)
     if row is None or row.user_id != user.id:
         raise AppError("unknown_payment")
     if (row.chain_id, row.token_address, row.amount) != (
@@ -529,7 +530,7 @@ def execute(
     # (expired on chain time, allowance, used ref) or cost more gas than the chain's cap, before
     # anything is queued.
     price = relayer.ready_and_dry_run(
-        chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig, signed_permit)
+        chain, relayer.pay_call(merchant, token, owner, units, pid, dl, sig, signed_permit), unmined
     )
     reserved = relayer.gas_cost(chain.max_pay_gas, price)  # what it may cost, counted from the claim
     info = _payable_token_info(user, chain, token)  # before the claim: a failure here leaves nothing half done
@@ -544,10 +545,9 @@ def execute(
         the claim, under the user's lock: the check above is an early refusal, this one holds
         across workers (a refusal here undoes the claim with the rest of the job). So is the
         chain's budget: concurrent executes each found room for one more before any claimed it."""
-        if (budget_lock := relayer.budget_lock(chain)) is not None:
-            lock_until_commit(db, budget_lock)  # before the user's lock, in every execute: one order
-        lock_until_commit(db, _quota_lock(user_id))
-        lock_until_commit(db, _ref_lock(pid))
+        # The chain's budget before the user's, in every execute: one order.
+        budget_lock = relayer.budget_lock(chain)
+        lock_until_commit(db, *([budget_lock] if budget_lock else []), _quota_lock(user_id), _ref_lock(pid))
         # services.activity owns the table; the relayer keeps the entry's tx_hash and status current.
         activity_id = activity.record_activity(
             user_id,

@@ -240,7 +240,11 @@ def _paused(chain: ChainConfig, cause: str, message: str, *args: object, every: 
     return AppError("payments_unavailable", cause)
 
 
-def _refuse_unless_ready(chain: ChainConfig, address: str, price: int, funds: Callable[[], int]) -> None:
+def _refuse_unless_ready(
+    chain: ChainConfig, address: str, price: int, funds: Callable[[], int], unmined: int | None = None
+) -> None:
+    """payments_unavailable (_paused) when the relayer cannot pay for one more payment. `unmined`:
+    crud.payments_unmined when the caller has read it already (execute, with its other reads)."""
     if price > chain.max_gas_price_wei:
         raise _paused(
             chain, "gas price above the relayer's cap", "gas price %s above the cap %s", price, chain.max_gas_price_wei
@@ -260,8 +264,10 @@ def _refuse_unless_ready(chain: ChainConfig, address: str, price: int, funds: Ca
     # floor for a cheap L2 whose fees rose, a burst of payments): each one past what the balance
     # pays for would fail at its send, after its payer signed it.
     one_pay = gas_cost(chain.max_pay_gas, price)
-    with read_session() as db:
-        payments = crud.payments_unmined(db, chain.chain_id) + 1
+    if unmined is None:
+        with read_session() as db:
+            unmined = crud.payments_unmined(db, chain.chain_id)
+    payments = unmined + 1
     if balance < one_pay * payments:
         raise _paused(
             chain,
@@ -286,11 +292,12 @@ def _estimate(address: str, to: str, call: str) -> tuple[str, list]:
     return ("eth_estimateGas", [{"from": address, "to": to, "data": call}])
 
 
-def ready_and_dry_run(chain: ChainConfig, call: str) -> int:
+def ready_and_dry_run(chain: ChainConfig, call: str, unmined: int | None = None) -> int:
     """execute's dry run: check_ready()'s refusals and the pay() call as the relayer within the
     chain's max_pay_gas, in one JSON-RPC batch (one round trip instead of three). A call that
     would revert is refused with its reason (expired, replayed, insufficient_allowance, ...), one
-    that needs more gas than the cap with payment_gas_too_high. -> the node's gas price."""
+    that needs more gas than the cap with payment_gas_too_high. `unmined`: crud.payments_unmined,
+    read by the caller with its other reads. -> the node's gas price."""
     check_budget(chain)
     address, to = relayer_account().address, cast(str, chain.payment_contract)
     calls = [
@@ -303,7 +310,7 @@ def ready_and_dry_run(chain: ChainConfig, call: str) -> int:
         numbers = int(price["result"], 16), int(balance["result"], 16)
     except KeyError as e:  # the node refused a read
         raise AppError("rpc_unavailable", f"RPC refused: {e}") from e
-    _refuse_unless_ready(chain, address, numbers[0], lambda: numbers[1])
+    _refuse_unless_ready(chain, address, numbers[0], lambda: numbers[1], unmined)
     if "error" not in checked:
         if "result" not in checked:
             raise AppError("rpc_unavailable", "RPC refused: the dry run has no answer")
