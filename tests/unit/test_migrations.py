@@ -1,7 +1,9 @@
 """The Alembic migrations on the test database (SQLite; PostgreSQL with TEST_DATABASE=pg): types,
 defaults, constraints and unique indexes behave the same on both."""
 
+import logging
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -302,4 +304,54 @@ def test_a_failed_foreign_key_check_rolls_the_whole_sqlite_upgrade_back(settings
     with engine.connect() as conn:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "0010"
         assert "gas_cost_wei" not in {c["name"] for c in inspect(conn).get_columns("payments")}
+    engine.dispose()
+
+
+# A later release's migration, as the rule for migrations (README: Upgrading) allows: a new table,
+# a nullable column.
+_LATER_RELEASE = '''
+import sqlalchemy as sa
+from alembic import op
+
+revision = "9001"
+down_revision = "{head}"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.add_column("payments", sa.Column("later_release_note", sa.String(length=20), nullable=True))
+
+
+def downgrade() -> None:
+    op.drop_column("payments", "later_release_note")
+'''
+
+
+def test_a_release_starts_on_a_database_a_later_release_migrated(settings_env, tmp_path, caplog):
+    """During a rolling deploy the new release migrates the database while the old one still runs;
+    an old process started again then (a crashed relayer, a worker, a roll-back) found a revision
+    it does not have, and Alembic's "Can't locate revision" stopped it for good. It starts, says
+    so, and leaves the schema as it is."""
+    later = tmp_path / "later-release"
+    shutil.copytree(REPO_ROOT / "alembic", later)
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    (later / "versions" / "9001_later_release.py").write_text(_LATER_RELEASE.format(head=head))
+    cfg = alembic_config()
+    cfg.set_main_option("script_location", str(later))
+    engine = get_engine()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")
+    engine.dispose()
+
+    with caplog.at_level(logging.WARNING, logger="wallet_app.core.db"):
+        upgrade_schema()  # this release's start
+    assert [r.getMessage() for r in caplog.records] == [
+        f"the database is at migration 9001, which this release does not have (its newest: {head}):"
+        " a later release migrated it; starting without migrating"
+    ]
+    with engine.begin() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "9001"
+        _payment(conn, _user(conn, "sub-old-code"), "p-old", nonce=1)  # the old code's INSERT
     engine.dispose()

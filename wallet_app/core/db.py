@@ -2,6 +2,7 @@
 
 import fcntl
 import hashlib
+import logging
 import os
 import sqlite3
 import threading
@@ -13,11 +14,13 @@ from pathlib import Path
 from typing import Any, cast
 
 import psycopg
-from sqlalchemy import Engine, TextClause, event, exc, text
+from sqlalchemy import Connection, Engine, TextClause, event, exc, text
 from sqlalchemy.engine import make_url
 from sqlmodel import Session, create_engine
 
 from wallet_app.core.config import REPO_ROOT, get_settings
+
+log = logging.getLogger(__name__)
 
 _engines: list[Engine] = []
 SQLITE_POOL_SIZE = 40  # anyio's default thread limiter: the sync routes' threads at once
@@ -278,6 +281,15 @@ def alembic_config():
     return Config(str(REPO_ROOT / "alembic.ini"))
 
 
+def revisions_unknown_here(connection: Connection, cfg: Any) -> list[str]:
+    """The database's current Alembic revisions that none of this release's migrations name."""
+    from alembic.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    known = {script.revision for script in ScriptDirectory.from_config(cfg).walk_revisions()}
+    return [rev for rev in MigrationContext.configure(connection).get_current_heads() if rev not in known]
+
+
 _MIGRATION_LOCK = 0x6E65_62_6C  # any fixed bigint ("nebl") naming the lock on PostgreSQL
 
 
@@ -288,6 +300,8 @@ def upgrade_schema(engine: Engine | None = None) -> None:
     is PostgreSQL's advisory lock (ends with the transaction), or a file lock next to a SQLite
     file (a deferred SQLite transaction would read the old version, then fail to write).
     """
+    from alembic.script import ScriptDirectory
+
     from alembic import command
 
     engine = engine or get_engine()
@@ -326,6 +340,18 @@ def upgrade_schema(engine: Engine | None = None) -> None:
             cfg = alembic_config()
             # env.py uses this connection instead of building its own engine.
             cfg.attributes["connection"] = connection
+            if newer := revisions_unknown_here(connection, cfg):
+                # A later release migrated it (its processes run beside this one during a rolling
+                # deploy, or this release was started again to roll back): Alembic would refuse to
+                # start ("Can't locate revision"), and a restarted old process never came back.
+                # Its migrations keep this release's code working (README: Upgrading).
+                log.warning(
+                    "the database is at migration %s, which this release does not have (its newest: %s):"
+                    " a later release migrated it; starting without migrating",
+                    ", ".join(newer),
+                    ScriptDirectory.from_config(cfg).get_current_head(),
+                )
+                return
             command.upgrade(cfg, "head")
             if sqlite and (broken := connection.exec_driver_sql("PRAGMA foreign_key_check").all()):
                 raise RuntimeError(f"the migration left rows whose foreign keys point nowhere: {broken}")
