@@ -355,3 +355,74 @@ def test_a_release_starts_on_a_database_a_later_release_migrated(settings_env, t
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == "9001"
         _payment(conn, _user(conn, "sub-old-code"), "p-old", nonce=1)  # the old code's INSERT
     engine.dispose()
+
+
+def _schema(conn) -> dict[str, dict[str, dict]]:
+    """table -> column -> its inspector entry (nullable, default), alembic_version aside."""
+    found = inspect(conn)
+    return {t: {c["name"]: c for c in found.get_columns(t)} for t in found.get_table_names() if t != "alembic_version"}
+
+
+
+def _rule_breaks(cfg) -> list[str]:
+    """Each migration of cfg's, upgraded one at a time on the test database, against the rule for
+    migrations (README: Upgrading): the new release migrates the database while the previous one
+    still serves and writes, so a migration keeps every table and column the previous one had (its
+    SELECTs name them all), and a column it adds to a table is nullable or has a server default
+    (the previous code's INSERTs do not name it), as does a column it makes NOT NULL."""
+    revisions = [s.revision for s in reversed(list(ScriptDirectory.from_config(cfg).walk_revisions()))]
+    engine = get_engine()
+    broken: list[str] = []
+    before: dict[str, dict[str, dict]] = {}
+    for revision in revisions:
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+            after = _schema(conn)
+        for table, columns in sorted(before.items()):
+            if table not in after:
+                broken.append(f"{revision}: drops table {table}")
+                continue
+            broken += [f"{revision}: drops {table}.{name}" for name in sorted(columns.keys() - after[table].keys())]
+            for name, column in after[table].items():
+                required = not column["nullable"] and column.get("default") is None
+                if required and (name not in columns or columns[name]["nullable"]):
+                    broken.append(f"{revision}: {table}.{name} is NOT NULL without a server default")
+        before = after
+    engine.dispose()
+    return broken
+
+
+def test_each_migration_keeps_the_previous_releases_code_working(settings_env):
+    assert _rule_breaks(alembic_config()) == []
+
+
+_BREAKS_THE_RULE = '''
+import sqlalchemy as sa
+from alembic import op
+
+revision = "9001"
+down_revision = "{head}"
+
+
+def upgrade() -> None:
+    op.add_column("payments", sa.Column("later_required", sa.String(length=20), nullable=False))
+    op.add_column("payments", sa.Column("later_defaulted", sa.Integer(), nullable=False, server_default="0"))
+    with op.batch_alter_table("users") as batch:
+        batch.drop_column("locale")
+    op.drop_table("chain_cursors")
+'''
+
+
+def test_the_rule_check_finds_a_migration_that_breaks_the_previous_code(settings_env, tmp_path):
+    later = tmp_path / "later-release"
+    shutil.copytree(REPO_ROOT / "alembic", later)
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    (later / "versions" / "9001_breaks.py").write_text(_BREAKS_THE_RULE.format(head=head))
+    cfg = alembic_config()
+    cfg.set_main_option("script_location", str(later))
+    assert _rule_breaks(cfg) == [
+        "9001: drops table chain_cursors",
+        "9001: payments.later_required is NOT NULL without a server default",
+        "9001: drops users.locale",
+    ]
