@@ -7,6 +7,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 from contextlib import closing
 
 import pytest
@@ -20,8 +21,9 @@ from sqlmodel import SQLModel
 import wallet_app.models  # noqa: F401
 from alembic import command
 from tests.conftest import ON_PG
+from tests.waits import wait_until
 from wallet_app.core.config import REPO_ROOT
-from wallet_app.core.db import alembic_config, get_engine, upgrade_schema
+from wallet_app.core.db import alembic_config, get_engine, read_session, upgrade_schema
 
 BIG_CHAIN_ID = 2**40 + 7  # does not fit a 32-bit INTEGER
 
@@ -426,3 +428,42 @@ def test_the_rule_check_finds_a_migration_that_breaks_the_previous_code(settings
         "9001: payments.later_required is NOT NULL without a server default",
         "9001: drops users.locale",
     ]
+
+
+@pytest.mark.skipif(not ON_PG, reason="PostgreSQL's table locks (SQLite has one writer, with a busy timeout)")
+def test_a_migration_waiting_for_a_table_lock_does_not_stop_the_tables_queries(settings_env, caplog):
+    """A new release migrates while the previous one serves: 0017 drops an index of payments, which
+    waits for every open transaction that read payments (an operator's psql session left open, here).
+    Every query of payments queued behind that wait: a worker's status read failed after its lock
+    timeout (10 s, then 503) for as long as the transaction stayed open. The migration gives up
+    after 2 s and tries again, the queries pass between its tries, and it goes through once the
+    transaction ends."""
+    engine = get_engine()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0016")
+    waiting = text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'payments'::regclass")
+    holder = engine.connect()
+    holder.begin()
+    holder.execute(text("SELECT count(*) FROM payments"))
+    migrating = threading.Thread(target=upgrade_schema)
+    with caplog.at_level(logging.WARNING, logger="wallet_app.core.db"):
+        migrating.start()
+        try:
+            with engine.connect() as conn:  # the migration's DROP INDEX is waiting
+                wait_until(lambda: conn.execute(waiting).scalar_one() > 0, timeout=30)
+            with read_session() as db:  # a worker's read, with the app's lock timeout
+                assert db.execute(text("SELECT count(*) FROM payments")).scalar_one() == 0
+        finally:
+            holder.rollback()
+            holder.close()
+            migrating.join(60)
+    assert not migrating.is_alive()
+    assert "migrating: a table lock was not granted within 2 s (another transaction holds it); trying again in 1 s" in [
+        r.getMessage() for r in caplog.records
+    ]
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == head
+    engine.dispose()

@@ -2,6 +2,7 @@
 
 import fcntl
 import hashlib
+import itertools
 import logging
 import os
 import sqlite3
@@ -293,18 +294,47 @@ def revisions_unknown_here(connection: Connection, cfg: Any) -> list[str]:
 _MIGRATION_LOCK = 0x6E65_62_6C  # any fixed bigint ("nebl") naming the lock on PostgreSQL
 
 
+# PostgreSQL: a migration's wait for a table lock (the previous release serving beside it, an
+# operator's open transaction) gives up after this long, and the whole upgrade is tried again after
+# MIGRATION_RETRY_SECONDS. Every query of that table queues behind a waiting ALTER or DROP INDEX:
+# waiting without end, one idle transaction stopped the table for every worker (each query failing
+# after PG_LOCK_TIMEOUT_MS, 503), as long as it stayed open.
+MIGRATION_LOCK_TIMEOUT_MS = 2_000
+MIGRATION_RETRY_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0)  # the last one repeats
+
+
 def upgrade_schema(engine: Engine | None = None) -> None:
     """`alembic upgrade head` on the configured database (called at app start).
 
     Workers start together: one upgrades while the others wait for it, then find head. The lock
     is PostgreSQL's advisory lock (ends with the transaction), or a file lock next to a SQLite
-    file (a deferred SQLite transaction would read the old version, then fail to write).
+    file (a deferred SQLite transaction would read the old version, then fail to write). On
+    PostgreSQL an upgrade that waited MIGRATION_LOCK_TIMEOUT_MS for a table lock is rolled back,
+    whole, and tried again.
     """
+    engine = engine or get_engine()
+    for attempt in itertools.count():
+        try:
+            _upgrade_once(engine)
+            return
+        except exc.OperationalError as e:
+            if not isinstance(e.orig, psycopg.errors.LockNotAvailable):
+                raise
+            delay = MIGRATION_RETRY_SECONDS[min(attempt, len(MIGRATION_RETRY_SECONDS) - 1)]
+            log.warning(
+                "migrating: a table lock was not granted within %g s (another transaction holds it);"
+                " trying again in %g s",
+                MIGRATION_LOCK_TIMEOUT_MS / 1000,
+                delay,
+            )
+            time.sleep(delay)
+
+
+def _upgrade_once(engine: Engine) -> None:
     from alembic.script import ScriptDirectory
 
     from alembic import command
 
-    engine = engine or get_engine()
     database = engine.url.database if engine.dialect.name == "sqlite" else None
     with ExitStack() as stack:
         if database and database != ":memory:":
@@ -337,6 +367,8 @@ def upgrade_schema(engine: Engine | None = None) -> None:
                 bounded.answer_timeout = None
                 stack.callback(setattr, bounded, "answer_timeout", PG_ANSWER_TIMEOUT_SECONDS)
                 connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+                # ...but no long wait for a table's lock, which every query of the table waits behind.
+                connection.execute(text(f"SET LOCAL lock_timeout = {int(MIGRATION_LOCK_TIMEOUT_MS)}"))
             cfg = alembic_config()
             # env.py uses this connection instead of building its own engine.
             cfg.attributes["connection"] = connection
