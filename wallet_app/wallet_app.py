@@ -13,6 +13,7 @@ import custom_components.wallet_js.auth  # noqa: F401
 import custom_components.wallet_js.backup_ui  # noqa: F401
 import custom_components.wallet_js.doc_lang  # noqa: F401
 import custom_components.wallet_js.focus  # noqa: F401
+import custom_components.wallet_js.new_version  # noqa: F401
 import custom_components.wallet_js.qr_scan  # noqa: F401
 import custom_components.wallet_js.wallet  # noqa: F401
 from wallet_app.api import build_api, in_front_of_reflex

@@ -5,6 +5,7 @@ from reflex.components.core.banner import has_connection_errors
 
 from custom_components.wallet_js.backup_ui import restore_dialog
 from custom_components.wallet_js.doc_lang import document_lang
+from custom_components.wallet_js.new_version import new_version_notice
 from custom_components.wallet_js.wallet import device_check
 from wallet_app import routes
 from wallet_app.components.dialogs import alert_dialog
@@ -65,6 +66,15 @@ def bottom_nav() -> rx.Component:
     )
 
 
+def _notice_bottom() -> rx.Var:
+    """Where a notice sits: above the navigation when there is one."""
+    return rx.cond(
+        SessionState.show_nav,
+        f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
+        "calc(16px + env(safe-area-inset-bottom))",
+    )
+
+
 def _notice(*children: rx.Component, **props) -> rx.Component:
     """A notice fixed on screen: amber, at the bottom above the navigation (the top holds each
     page's own controls)."""
@@ -72,11 +82,7 @@ def _notice(*children: rx.Component, **props) -> rx.Component:
         *children,
         align="center",
         position="fixed",
-        bottom=rx.cond(
-            SessionState.show_nav,
-            f"calc({NAV_HEIGHT} + 12px + env(safe-area-inset-bottom))",
-            "calc(16px + env(safe-area-inset-bottom))",
-        ),
+        bottom=_notice_bottom(),
         background_color="var(--amber-3)",
         color="var(--amber-11)",
         border="1px solid var(--amber-6)",
@@ -152,6 +158,12 @@ def page(
             rx.cond(SessionState.checked, content, _waiting(title_key, lang)) if gated else content,
             connection_notice(),  # fixed on screen; inside main only to sit in a landmark
             server_busy_notice(),
+            # A deploy: the page is of another release than the server it reached (new_version.jsx).
+            new_version_notice(
+                text=t_in("new_version", page_lang()),
+                reload_label=t_in("reload", page_lang()),
+                bottom=_notice_bottom(),
+            ),
             max_width="480px",
             width="100%",
             margin="0 auto",

@@ -46,6 +46,8 @@ EN: dict[str, str] = {
     "payment_title": "Payment",
     "not_found": "Page not found.",
     "reconnecting": "Reconnecting…",  # the connection to the server dropped (components.layout)
+    "new_version": "A new version of the wallet is available.",  # a deploy (components.layout)
+    "reload": "Reload",
     # Core, not the errors area: components.layout's notice shows it on every page.
     "err_database_unavailable": "The wallet is busy right now and could not do this. Please try again in a moment.",
     "pin_label": "PIN",

@@ -46,6 +46,8 @@ KO: dict[str, str] = {
     "payment_title": "결제",
     "not_found": "페이지를 찾을 수 없습니다.",
     "reconnecting": "다시 연결하는 중…",
+    "new_version": "지갑의 새 버전이 나왔습니다.",
+    "reload": "새로고침",
     "err_database_unavailable": "지금은 지갑 서버가 바빠서 처리하지 못했습니다. 잠시 후 다시 시도해 주세요.",
     "pin_label": "PIN 번호",
     "delete": "지우기",

@@ -1,0 +1,56 @@
+"""A page of another release than the server it reaches (a deploy: the previous and the new release
+serve side by side for a while): Reflex reloads it once by itself, and when the reload lands on the
+same mismatch it showed a banner of its own, in English for a Korean user too, over the page's
+heading. The page shows its own notice instead, in its language, with a Reload button."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.e2e import helpers
+from tests.e2e.conftest import DEFAULT_TIMEOUT_MS
+
+ANOTHER_SCHEMA = "0" * 32
+
+
+def as_another_release(ws) -> None:
+    """The page's socket, whose connect packet names another state schema than the server's: what
+    a page built by the previous release sends to the new one."""
+    server = ws.connect_to_server()
+
+    def to_server(message) -> None:
+        if isinstance(message, str) and message.startswith("40"):
+            message = re.sub(r'"state_schema":"[0-9a-f]*"', f'"state_schema":"{ANOTHER_SCHEMA}"', message)
+        server.send(message)
+
+    ws.on_message(to_server)
+
+
+def test_a_page_of_another_release_says_so_in_its_language(browser, app_server):
+    ctx = browser.new_context(base_url=app_server.base_url, locale="ko-KR", **helpers.MOBILE_CONTEXT)
+    ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
+    ctx.add_init_script(helpers.SOCKET_WATCH)
+    try:
+        page = ctx.new_page()
+        page.route_web_socket("**/_event**", as_another_release)
+        loads = []
+        page.on("load", lambda p: loads.append(p.url))
+        page.goto("/")
+        notice = page.locator("#new-version-notice")
+        expect(notice).to_be_visible(timeout=30_000)
+        assert len(loads) == 2, loads  # Reflex's own reload, once, then the notice
+        expect(notice).to_have_attribute("role", "alert")
+        expect(notice).to_contain_text("지갑의 새 버전이 나왔습니다.")
+        expect(page.locator("#reflex-new-version-banner")).to_have_count(0)
+        expect(page.get_by_text("A new version of this app is available.")).to_have_count(0)
+        # The page still works behind it, in its language.
+        expect(page.get_by_role("button", name="Google로 계속하기")).to_be_visible()
+        # Reload reloads (and the mismatch, still there, shows the notice again, never a loop).
+        with page.expect_event("load"):
+            notice.get_by_role("button", name="새로고침").click()
+        expect(page.locator("#new-version-notice")).to_be_visible(timeout=30_000)
+        assert len(loads) == 3, loads
+    finally:
+        helpers.close_context(ctx)
