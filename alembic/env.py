@@ -8,6 +8,7 @@ from sqlmodel import SQLModel
 
 import wallet_app.models  # noqa: F401  (registers the tables on SQLModel.metadata)
 from wallet_app.core.config import get_settings
+from wallet_app.core.db import take_migration_turn
 
 config = context.config
 target_metadata = SQLModel.metadata
@@ -59,6 +60,10 @@ def run_migrations_online() -> None:
     with engine.connect() as conn:
         _configure(conn, **options)
         with context.begin_transaction():
+            if conn.dialect.name == "postgresql":
+                # Never beside an app process's migration, nor holding a table's queries for long
+                # (a table lock not granted in 2 s fails the command: run it again).
+                take_migration_turn(conn)
             context.run_migrations()
     engine.dispose()
 

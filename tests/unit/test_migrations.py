@@ -22,6 +22,7 @@ import wallet_app.models  # noqa: F401
 from alembic import command
 from tests.conftest import ON_PG
 from tests.waits import wait_until
+from wallet_app.core import db
 from wallet_app.core.config import REPO_ROOT
 from wallet_app.core.db import alembic_config, get_engine, read_session, upgrade_schema
 
@@ -463,6 +464,32 @@ def test_a_migration_waiting_for_a_table_lock_does_not_stop_the_tables_queries(s
     assert "migrating: a table lock was not granted within 2 s (another transaction holds it); trying again in 1 s" in [
         r.getMessage() for r in caplog.records
     ]
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == head
+    engine.dispose()
+
+
+@pytest.mark.skipif(not ON_PG, reason="PostgreSQL's advisory lock (SQLite: the command's BEGIN IMMEDIATE)")
+def test_the_alembic_command_waits_for_an_app_process_migrating(settings_env):
+    """`alembic upgrade head` (README: to migrate ahead of the start, as a rolling deploy would) took
+    neither the app's migration lock nor its bounded wait for a table's lock: run while a new
+    release's process migrated, the two upgraded at once. It waits for the process's turn."""
+    engine = get_engine()
+    cfg = alembic_config()
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0016")
+    env = {**os.environ, "DATABASE_URL": settings_env.database_url}
+    waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+    with engine.connect() as app_process, app_process.begin():  # an app process's migration, under way
+        app_process.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": db._MIGRATION_LOCK})
+        cli = subprocess.Popen([sys.executable, "-m", "alembic", "upgrade", "head"], env=env, cwd=REPO_ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        with engine.connect() as conn:
+            wait_until(lambda: cli.poll() is not None or conn.execute(waiting).scalar_one() > 0, timeout=60)
+        assert cli.poll() is None, cli.communicate()[0]  # it waits for the app's turn
+    assert cli.wait(timeout=120) == 0, cli.communicate()[0]
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
     with engine.connect() as conn:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one() == head

@@ -303,6 +303,17 @@ MIGRATION_LOCK_TIMEOUT_MS = 2_000
 MIGRATION_RETRY_SECONDS = (1.0, 2.0, 4.0, 8.0, 15.0)  # the last one repeats
 
 
+def take_migration_turn(connection: Connection) -> None:
+    """PostgreSQL, first in a migration's transaction (the app's upgrade_schema and the alembic
+    command line alike): waits for any other process's migration (an advisory lock, held until the
+    transaction ends), then lets the migration wait at most MIGRATION_LOCK_TIMEOUT_MS for a
+    table's lock, and run as long as it takes."""
+    connection.execute(text("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0"))
+    connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+    # ...but no long wait for a table's lock, which every query of the table waits behind.
+    connection.execute(text(f"SET LOCAL lock_timeout = {int(MIGRATION_LOCK_TIMEOUT_MS)}"))
+
+
 def upgrade_schema(engine: Engine | None = None) -> None:
     """`alembic upgrade head` on the configured database (called at app start).
 
@@ -361,14 +372,10 @@ def _upgrade_once(engine: Engine) -> None:
             if sqlite:
                 connection.exec_driver_sql("BEGIN IMMEDIATE")
             if connection.dialect.name == "postgresql":
-                # A migration may wait for another process's, and rewrite a large table: no timeouts.
-                connection.execute(text("SET LOCAL lock_timeout = 0; SET LOCAL statement_timeout = 0"))
                 bounded = cast(_AnswerBounded, connection.connection.driver_connection)
-                bounded.answer_timeout = None
+                bounded.answer_timeout = None  # a migration may rewrite a large table
                 stack.callback(setattr, bounded, "answer_timeout", PG_ANSWER_TIMEOUT_SECONDS)
-                connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
-                # ...but no long wait for a table's lock, which every query of the table waits behind.
-                connection.execute(text(f"SET LOCAL lock_timeout = {int(MIGRATION_LOCK_TIMEOUT_MS)}"))
+                take_migration_turn(connection)
             cfg = alembic_config()
             # env.py uses this connection instead of building its own engine.
             cfg.attributes["connection"] = connection
