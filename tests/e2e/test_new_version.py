@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS
+from tests.e2e.test_axe import _RUN_AXE, AXE
 
 ANOTHER_SCHEMA = "0" * 32
 
@@ -32,6 +33,7 @@ def test_a_page_of_another_release_says_so_in_its_language(browser, app_server):
     ctx = browser.new_context(base_url=app_server.base_url, locale="ko-KR", **helpers.MOBILE_CONTEXT)
     ctx.set_default_timeout(DEFAULT_TIMEOUT_MS)
     ctx.add_init_script(helpers.SOCKET_WATCH)
+    ctx.add_init_script(path=str(AXE))
     try:
         page = ctx.new_page()
         page.route_web_socket("**/_event**", as_another_release)
@@ -45,6 +47,10 @@ def test_a_page_of_another_release_says_so_in_its_language(browser, app_server):
         expect(notice).to_contain_text("지갑의 새 버전이 나왔습니다.")
         expect(page.locator("#reflex-new-version-banner")).to_have_count(0)
         expect(page.get_by_text("A new version of this app is available.")).to_have_count(0)
+        for theme in ("light", "dark"):  # axe-core finds nothing, in either theme
+            page.emulate_media(color_scheme=theme)
+            page.wait_for_function("(t) => document.documentElement.classList.contains(t)", arg=theme)
+            assert page.evaluate(_RUN_AXE) == [], theme
         # The page still works behind it, in its language.
         expect(page.get_by_role("button", name="Google로 계속하기")).to_be_visible()
         # Reload reloads (and the mismatch, still there, shows the notice again, never a loop).
