@@ -9,6 +9,7 @@ from wallet_app.models import (
     OWN_ENTRY,
     RECEIVED_ENTRY,
     UNRESOLVED,
+    UNSETTLED_SENT,
     Activity,
     Payment,
     User,
@@ -469,15 +470,12 @@ def payments_in_flight(db: Session, chain_id: int, payers: set[str]) -> list[tup
 
 def unsettled_payments(db: Session, chain_id: int) -> list[Payment]:
     """The relayed payments whose nonce is not yet known to be consumed on chain, by relayer and
-    nonce (a relayer key replaced since may have sent some)."""
+    nonce (a relayer key replaced since may have sent some). The condition is the partial index's
+    own words (models.UNSETTLED_SENT, ix_payments_unsettled): SQLite uses it only then."""
     return list(
         db.exec(
             select(Payment)
-            .where(
-                Payment.chain_id == chain_id,
-                col(Payment.nonce).is_not(None),
-                Payment.settled == False,  # noqa: E712 (SQL expression)
-            )
+            .where(Payment.chain_id == chain_id, text(UNSETTLED_SENT))
             .order_by(col(Payment.relayer_address), col(Payment.nonce))
         )
     )

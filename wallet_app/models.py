@@ -164,6 +164,8 @@ class ChainCursor(SQLModel, table=True):
 # The payments that hold their payment id for their user: all but those failed for good (a failed
 # payment still followed by the relayer may yet turn out paid).
 HOLDS_ITS_ID = "status <> 'failed' OR NOT settled"
+# The relayed payments the relayer still follows (a nonce taken, not settled): crud.unsettled_payments.
+UNSETTLED_SENT = "nonce IS NOT NULL AND NOT settled"
 
 
 class Payment(SQLModel, table=True):
@@ -194,6 +196,16 @@ class Payment(SQLModel, table=True):
         Index("ix_payments_user_created", "user_id", "created_at"),  # the per-user quotas count by time
         # The relayer's hourly budget sums gas_cost_wei by chain and claim time (the index alone answers it).
         Index("ix_payments_chain_spend", "chain_id", "claimed_at", "gas_cost_wei"),
+        # The relayer's follow loop reads these every pass (crud.unsettled_payments): an index walk
+        # of the few still followed, in its order, however many payments there are.
+        Index(
+            "ix_payments_unsettled",
+            "chain_id",
+            "relayer_address",
+            "nonce",
+            sqlite_where=text(UNSETTLED_SENT),
+            postgresql_where=text(UNSETTLED_SENT),
+        ),
     )
 
     id: int | None = Field(default=None, primary_key=True)

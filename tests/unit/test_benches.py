@@ -14,7 +14,7 @@ BENCHES = sorted(p.name for p in (REPO_ROOT / "bench").glob("*.py") if p.name !=
 
 
 def test_every_bench_is_listed_here():
-    assert BENCHES == ["abuse.py", "balances.py", "indexer.py", "kdf.py", "load.py", "page_weight.py",
+    assert BENCHES == ["abuse.py", "balances.py", "growth.py", "indexer.py", "kdf.py", "load.py", "page_weight.py",
                        "payments.py", "sign_preview.py"]
 
 
