@@ -178,7 +178,7 @@ def probes() -> dict[str, Callable[[], object]]:
     """The hot paths' reads, each as the app calls it (a name -> a call)."""
     from wallet_app import crud
     from wallet_app.core.db import get_session
-    from wallet_app.services import activity, merchant_webhooks, pending
+    from wallet_app.services import activity, merchant_webhooks, payments, pending
     from wallet_app.services import indexer as indexer_svc
     from wallet_app.services.chain import get_chains
 
@@ -203,7 +203,8 @@ def probes() -> dict[str, Callable[[], object]]:
         "known counterparties (heavy)": lambda: activity.known_counterparties(HEAVY),
         "nonce group (heavy)": with_db(lambda db: pending._group(db, heavy_row)),
         "payment status (heavy)": with_db(lambda db: crud.payment_columns(db, HEAVY, heavy_pid)),
-        "execute: claim times (heavy)": with_db(lambda db: crud.claim_times(db, HEAVY, now - 3600)),
+        "execute: claim times (heavy)": with_db(lambda db: payments._executed_in_the_hour(db, HEAVY, now)),
+        "execute: claim times (user 500)": with_db(lambda db: payments._executed_in_the_hour(db, 500, now)),
         "quote: quote times (heavy)": with_db(lambda db: crud.quote_times(db, HEAVY, now - 3600)),
         "quote: open quote (heavy)": with_db(
             lambda db: crud.find_open_quote(db, HEAVY, CHAIN, TOKENS[0], "1", "0x01", None, now - 900)

@@ -339,14 +339,22 @@ def quote_times(db: Session, user_id: int, created_after: int, open_only: bool =
 
 _CLAIM_TIMES = (
     select(_PAYMENTS.c.claimed_at)
-    .where(_PAYMENTS.c.user_id == bindparam("user_id"), _PAYMENTS.c.claimed_at >= bindparam("claimed_after"))
+    .where(
+        _PAYMENTS.c.user_id == bindparam("user_id"),
+        _PAYMENTS.c.created_at >= bindparam("created_after"),  # ix_payments_user_created
+        _PAYMENTS.c.claimed_at >= bindparam("claimed_after"),
+    )
     .order_by(_PAYMENTS.c.claimed_at)
 )
 
 
-def claim_times(db: Session, user_id: int, claimed_after: int) -> list[int]:
-    """claimed_at of the user's payments executed (quotes claimed) after `claimed_after`, oldest first."""
-    params = {"user_id": user_id, "claimed_after": claimed_after}
+def claim_times(db: Session, user_id: int, claimed_after: int, created_after: int) -> list[int]:
+    """claimed_at of the user's payments executed (quotes claimed) after `claimed_after`, oldest
+    first. `created_after`: no quote claimed after `claimed_after` was made before it (a quote is
+    executed up to its TTL after it was made). Without it the read went through all the user's
+    payments ever made, or all the chain's claim times (ix_payments_chain_spend), in every execute,
+    once under the chain's budget lock."""
+    params = {"user_id": user_id, "claimed_after": claimed_after, "created_after": created_after}
     return [t for t in db.connection().execute(_CLAIM_TIMES, params).scalars() if t is not None]
 
 

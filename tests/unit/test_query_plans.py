@@ -12,8 +12,10 @@ from sqlalchemy import event, text
 
 from tests.conftest import ON_PG
 from wallet_app import crud
+from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_engine, get_session
 from wallet_app.models import UNSETTLED_SENT
+from wallet_app.services import payments
 
 
 def plans(call: Callable[[], object]) -> list[str]:
@@ -65,3 +67,24 @@ def test_the_unsettled_index_holds_only_the_payments_followed(db):
         if not ON_PG:
             count = "SELECT count(*) FROM payments INDEXED BY ix_payments_unsettled WHERE " + UNSETTLED_SENT
             assert conn.execute(text(count)).scalar_one() == 1
+
+
+def test_an_executes_quota_reads_only_the_users_last_hour_of_quotes(db):
+    """Not all the user's payments ever made, nor the chain's claim times (ix_payments_chain_spend):
+    a range of ix_payments_user_created, by user and creation time."""
+    with get_session() as s:
+        [plan] = plans(lambda: payments._executed_in_the_hour(s, 1, 100_000))
+    assert "ix_payments_user_created" in plan
+    assert ("created_at >= " if ON_PG else "created_at>?") in plan
+
+
+def test_an_executes_quota_counts_a_payment_claimed_late_in_its_quotes_life(db):
+    now = 100_000
+    ttl = get_settings().payment_quote_ttl_seconds
+    with get_session() as s:
+        user = crud.add_user(s, "sub-1", "a@example.com", "en")
+        for made, claimed in ((now - 3600 - ttl - 30, now - 3590), (now - 7200, now - 3700), (now - 10, None)):
+            row = crud.add_quote(s, f"0x{made:064x}", user.id, 31337, "0xtoken", "5", "0xfrom", None)
+            row.created_at, row.claimed_at = made, claimed
+        s.commit()
+        assert payments._executed_in_the_hour(s, user.id, now) == [now - 3590]

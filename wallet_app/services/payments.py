@@ -86,6 +86,9 @@ UINT48_MAX = 2**48 - 1
 # A link without a ref paid again within this long is announced first (recent_payment): the page
 # remembers one finished payment per tab, so a second tab or device offered Pay again.
 RECENT_PAYMENT_SECONDS = 15 * 60
+# An execute's chain reads, dry run and locks come between its quote's TTL check and its claim:
+# the executes quota looks this much further back among the quotes made (_executed_in_the_hour).
+CLAIM_SLACK_SECONDS = 300
 PERMIT_DEADLINE_SECONDS = 300  # the quote's permit: as short as the Pay deadline (specification section 9)
 
 PAY_DOMAIN_NAME, PAY_DOMAIN_VERSION = "NewblPayment2", "1"
@@ -284,6 +287,14 @@ def _check_executes_quota(claimed: list[int], now: int, written: int = 0) -> Non
     """The quota of executes per hour over the user's claim times (check_quota)."""
     limit = get_settings().payment_executes_per_hour
     check_quota(claimed, limit, 3600, now, "payment_quota_exceeded", "executes per hour", written)
+
+
+def _executed_in_the_hour(db: Session, user_id: int, now: int) -> list[int]:
+    """When the user's payments of the last hour were executed (crud.claim_times), oldest first.
+    A quote is claimed at most its TTL after it was made, give or take an execute's own time
+    (its chain reads and locks come between the TTL check and the claim): CLAIM_SLACK_SECONDS."""
+    made_after = now - 3600 - get_settings().payment_quote_ttl_seconds - CLAIM_SLACK_SECONDS
+    return crud.claim_times(db, user_id, claimed_after=now - 3600, created_after=made_after)
 
 
 def _check_user_budget(chain: chains.ChainConfig, db: Session, user_id: int, now: int, reserved: int) -> None:
@@ -495,7 +506,7 @@ def execute(
     now = int(time.time())
     with read_session() as db:  # the reads on one pooled connection
         row = crud.payment_columns(db, stored_id(user), pid)
-        executed = crud.claim_times(db, stored_id(user), claimed_after=now - 3600)
+        executed = _executed_in_the_hour(db, stored_id(user), now)
         unmined = crud.payments_unmined(db, chain.chain_id)
     if row is None or row.user_id != user.id:
         raise AppError("unknown_payment")
@@ -564,7 +575,7 @@ def execute(
         if crud.claim_quote(db, row_id, merchant.lower(), dl, "0x" + sig.hex(), activity_id, stored_permit, reserved):
             if crud.order_paid_by_others(db, user_id, pid, chain.chain_id, merchant.lower(), token.lower(), str(units)):
                 raise AppError("payment_ref_used", "another user paid this order")  # undoes the claim
-            _check_executes_quota(crud.claim_times(db, user_id, claimed_after=now - 3600), now, written=1)
+            _check_executes_quota(_executed_in_the_hour(db, user_id, now), now, written=1)
             relayer.check_budget(chain, db, reserved_here=reserved)
             _check_user_budget(chain, db, user_id, now, reserved)
             return None
