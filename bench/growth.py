@@ -178,6 +178,7 @@ def probes() -> dict[str, Callable[[], object]]:
     """The hot paths' reads, each as the app calls it (a name -> a call)."""
     from wallet_app import crud
     from wallet_app.core.db import get_session
+    from wallet_app.models import Activity
     from wallet_app.services import activity, merchant_webhooks, payments, pending
     from wallet_app.services import indexer as indexer_svc
     from wallet_app.services.chain import get_chains
@@ -195,7 +196,7 @@ def probes() -> dict[str, Callable[[], object]]:
         return run
 
     chain = next(c for c in get_chains() if c.chain_id == CHAIN)
-    heavy_row = type("Row", (), {"user_id": HEAVY, "chain_id": CHAIN, "nonce": 12345, "id": 1})()
+    heavy_row = Activity(id=1, user_id=HEAVY, type="transfer", chain_id=CHAIN, nonce=12345, data="{}")
     return {
         "session lookup": with_db(lambda db: crud.active_user_for_hash(db, live_hash, now)),
         "session refresh (500)": with_db(lambda db: crud.active_session_users(db, [live_hash] * 500, now)),

@@ -75,6 +75,7 @@ OWN_TX_ENTRY = "log_index IS NULL AND type <> 'payment'"  # the entries of the u
 # user's own (sends, payments, approvals). The activity list reads them apart (crud.list_activities).
 RECEIVED_ENTRY = "type = 'receive'"
 OWN_ENTRY = "type <> 'receive'"
+HAS_NONCE = "nonce IS NOT NULL"  # the user's own signed transactions with their nonce (services.replacements)
 # Entry statuses followed until mined or their nonce is taken (services.pending): pending, and
 # dropped (the node holds none of it: it may still be in another node's pool, and mined).
 UNRESOLVED = ("submitted", "dropped")
@@ -118,6 +119,16 @@ class Activity(SQLModel, table=True):
             "id",
             sqlite_where=text(RECEIVED_ENTRY),
             postgresql_where=text(RECEIVED_ENTRY),
+        ),
+        # A nonce group of the user's own transactions (services.pending: a send, its speed-ups and
+        # cancel), read at each status refresh of a pending send and before each submit.
+        Index(
+            "ix_activities_nonce_group",
+            "user_id",
+            "chain_id",
+            "nonce",
+            sqlite_where=text(HAS_NONCE),
+            postgresql_where=text(HAS_NONCE),
         ),
     )
 

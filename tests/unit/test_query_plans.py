@@ -7,6 +7,7 @@ must show that the index can answer the query (its columns and, for a partial in
 condition match), not what the planner picks for three rows."""
 
 from collections.abc import Callable
+from types import SimpleNamespace
 
 from sqlalchemy import event, text
 
@@ -14,8 +15,8 @@ from tests.conftest import ON_PG
 from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_engine, get_session
-from wallet_app.models import UNSETTLED_SENT
-from wallet_app.services import payments
+from wallet_app.models import UNSETTLED_SENT, Activity
+from wallet_app.services import payments, pending
 
 
 def plans(call: Callable[[], object]) -> list[str]:
@@ -88,3 +89,15 @@ def test_an_executes_quota_counts_a_payment_claimed_late_in_its_quotes_life(db):
             row.created_at, row.claimed_at = made, claimed
         s.commit()
         assert payments._executed_in_the_hour(s, user.id, now) == [now - 3590]
+
+
+def test_a_nonce_group_is_read_by_its_index(db):
+    """Not through all the user's entries (ix_activities_user_id): transfers received pile up."""
+    row = Activity(id=1, user_id=1, type="transfer", chain_id=31337, nonce=7, data="{}")
+    with get_session() as s:
+        [plan] = plans(lambda: pending._group(s, row))
+    assert "ix_activities_nonce_group" in plan
+    tx = SimpleNamespace(chain_id=31337, nonce=7, tx_hash="0x01", sender="0x02")
+    user = SimpleNamespace(id=1)
+    [plan] = plans(lambda: pending.nonce_held(user, tx))
+    assert "ix_activities_nonce_group" in plan
