@@ -236,6 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", help="probe names containing this (repeatable)")
     parser.add_argument("--keep", help="a PostgreSQL URL to seed and read instead of a throw-away server")
     parser.add_argument("--plans", action="store_true", help="print each plan whole")
+    parser.add_argument("--retention", action="store_true", help="run services.retention's pass first (deletes)")
     args = parser.parse_args(argv)
     with ExitStack() as stack:
         url = args.keep
@@ -273,6 +274,17 @@ def main(argv: list[str] | None = None) -> int:
                 db.execute(text(f"TRUNCATE {tables} RESTART IDENTITY"))
                 seed(db, args.users, args.payments)
         plain.dispose()
+        if args.retention:
+            from wallet_app.services import retention
+
+            started = time.monotonic()
+            deleted = retention.run_once()
+            print(f"retention pass: {deleted} in {time.monotonic() - started:.1f} s")
+            with Session(plain) as db:
+                raw = db.connection().connection.driver_connection
+                raw.autocommit = True
+                raw.execute("VACUUM ANALYZE")
+            plain.dispose()
         report = []
         for name, call in probes().items():
             if args.only and not any(o in name for o in args.only):

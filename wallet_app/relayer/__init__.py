@@ -10,6 +10,8 @@ The same process runs the incoming-transfer indexer in a thread of its own (run_
 settings.indexer_interval_seconds; services.indexer): incoming transfers into the activity lists,
 and the statuses of the users' own sends from their receipts. A long catch-up there never delays
 a payment. Its lease in the database lets exactly one of several relayer processes index a chain.
+That thread also deletes, once an hour, the rows nobody can use any more (services.retention:
+sessions long expired, quotes never executed), off the payments' path.
 
 A process rather than a task leased inside the web workers: it has one clear lifetime and log,
 needs no lease table, and scales apart from the workers. Nonce allocation is safe across
@@ -34,7 +36,7 @@ from wallet_app.core.config import get_settings
 from wallet_app.core.db import CommitWatch, get_session
 from wallet_app.errors import outage_line, unexpected_code
 from wallet_app.services import chain as chains
-from wallet_app.services import indexer, payment_watch, relayer
+from wallet_app.services import indexer, payment_watch, relayer, retention
 from wallet_app.services.chain import ChainConfig
 
 log = logging.getLogger(__name__)
@@ -100,6 +102,7 @@ def run_indexer(stop: threading.Event, interval: float | None = None) -> None:
             counts = indexer.run_once(owner)
             if any(counts.get(k) for k in ("received", "ok", "failed")) or counts.get("blocks", 0) > 100:
                 log.info("indexer pass in %.2f s: %s", time.monotonic() - started, counts)
+            retention.run_due()
             if counts.get("blocks", 0) < indexer.PASS_BLOCKS:
                 stop.wait(every)
     finally:
