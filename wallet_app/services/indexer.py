@@ -203,15 +203,20 @@ def watch_list(db: Session, chain: ChainConfig) -> WatchList:
     for uid, address in db.exec(select(User.id, User.address).where(col(User.address).is_not(None))):
         if uid is not None and address:
             users.setdefault(address.lower(), []).append(uid)
+    defaults = {t.token_address.lower(): (t.token_symbol, t.token_decimals) for t in chain.tokens}
+    # Only the tokens users added: the chain's tokens and its native coin are seeded into every
+    # list (services.tokens), and `defaults` answers for them. Read with the rest, they were every
+    # user's rows at every range (a year's 100,000 users: 300,000 rows, 2 s and 0.6 s of the
+    # relayer process's CPU per range).
+    seeded = sorted({*defaults, ZERO_ADDRESS})
     holdings: dict[str, dict[int, tuple[str, int]]] = {}
     rows = db.exec(
         select(UserToken.user_id, UserToken.token_address, UserToken.symbol, UserToken.decimals).where(
-            UserToken.chain_id == chain.chain_id
+            UserToken.chain_id == chain.chain_id, col(UserToken.token_address).not_in(seeded)
         )
     )
     for uid, token, symbol, decimals in rows:
         holdings.setdefault(token.lower(), {})[uid] = (symbol, decimals)
-    defaults = {t.token_address.lower(): (t.token_symbol, t.token_decimals) for t in chain.tokens}
     return WatchList(users, holdings, defaults)
 
 
