@@ -79,6 +79,9 @@ HAS_NONCE = "nonce IS NOT NULL"  # the user's own signed transactions with their
 # Entry statuses followed until mined or their nonce is taken (services.pending): pending, and
 # dropped (the node holds none of it: it may still be in another node's pool, and mined).
 UNRESOLVED = ("submitted", "dropped")
+# The user's own entries followed (UNRESOLVED) by the indexer's status pass: payments are the
+# relayer's, and stay out of ix_activities_unresolved (no index write on the payments' path).
+UNRESOLVED_ENTRY = "status IN ('submitted', 'dropped') AND type <> 'payment'"
 
 
 class Activity(SQLModel, table=True):
@@ -129,6 +132,15 @@ class Activity(SQLModel, table=True):
             "nonce",
             sqlite_where=text(HAS_NONCE),
             postgresql_where=text(HAS_NONCE),
+        ),
+        # The entries the indexer's status pass follows, newest first (services.indexer.
+        # refresh_outgoing): an index walk of those alone, however many entries are newer.
+        Index(
+            "ix_activities_unresolved",
+            "chain_id",
+            "id",
+            sqlite_where=text(UNRESOLVED_ENTRY),
+            postgresql_where=text(UNRESOLVED_ENTRY),
         ),
     )
 

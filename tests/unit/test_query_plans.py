@@ -16,7 +16,7 @@ from wallet_app import crud
 from wallet_app.core.config import get_settings
 from wallet_app.core.db import get_engine, get_session
 from wallet_app.models import UNSETTLED_SENT, Activity
-from wallet_app.services import payments, pending
+from wallet_app.services import indexer, payments, pending
 
 
 def plans(call: Callable[[], object]) -> list[str]:
@@ -100,4 +100,16 @@ def test_a_nonce_group_is_read_by_its_index(db):
     tx = SimpleNamespace(chain_id=31337, nonce=7, tx_hash="0x01", sender="0x02")
     user = SimpleNamespace(id=1)
     [plan] = plans(lambda: pending.nonce_held(user, tx))
-    assert "ix_activities_nonce_group" in plan
+    # It asks for pending entries too: the index of the followed ones answers it as well.
+    assert "ix_activities_nonce_group" in plan or "ix_activities_unresolved" in plan
+
+
+def test_the_indexers_status_pass_reads_the_followed_entries_by_their_index(db, monkeypatch):
+    """Newest first, from where the last pass stopped: a walk of the followed entries alone, not of
+    every newer entry (the primary key backwards)."""
+    chain = SimpleNamespace(chain_id=31337)
+    for below in (None, 1000):
+        monkeypatch.setitem(indexer._status_below, 31337, below)
+        [plan] = plans(lambda: indexer.refresh_outgoing(chain))
+        assert "ix_activities_unresolved" in plan
+        assert "Sort" not in plan and "TEMP B-TREE" not in plan

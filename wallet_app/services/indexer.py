@@ -42,7 +42,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from sqlalchemy import delete, or_, update
+from sqlalchemy import delete, or_, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
@@ -51,7 +51,7 @@ from web3 import Web3
 from wallet_app.core import extensions
 from wallet_app.core.db import get_session
 from wallet_app.errors import AppError
-from wallet_app.models import Activity, ChainCursor, User, UserToken, now_epoch, stored_id
+from wallet_app.models import UNRESOLVED_ENTRY, Activity, ChainCursor, User, UserToken, now_epoch, stored_id
 from wallet_app.services import chain as chain_svc
 from wallet_app.services import pending as pending_svc
 from wallet_app.services.chain import ChainConfig
@@ -555,9 +555,8 @@ def refresh_outgoing(chain: ChainConfig, limit: int = STATUS_BATCH) -> dict[str,
     with get_session() as db:
         query = select(Activity).where(
             Activity.chain_id == chain.chain_id,
-            col(Activity.status).in_(pending_svc.UNRESOLVED),
+            text(UNRESOLVED_ENTRY),  # not payments; ix_activities_unresolved's own words (SQLite uses it only then)
             col(Activity.tx_hash).is_not(None),
-            Activity.type != "payment",
         )
         if below is not None:
             query = query.where(col(Activity.id) < below)
