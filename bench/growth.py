@@ -19,6 +19,7 @@ a database seeded already is used as it is) and reads the database at URL.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sys
 import time
@@ -185,8 +186,10 @@ def probes() -> dict[str, Callable[[], object]]:
 
     now = int(time.time())
     heavy_pid = "0x" + f"{5:064x}"  # a payment of the heavy user's (g = 5 is a quote, 6 executed)
-    live_hash = __import__("hashlib").md5(f"s{HEAVY}-5".encode()).hexdigest()
-    live_hash += __import__("hashlib").md5(f"t{HEAVY}-5".encode()).hexdigest()
+    def live_hash(user: int) -> str:  # the seeded live session of this user (k = 5)
+        return hashlib.md5(f"s{user}-5".encode()).hexdigest() + hashlib.md5(f"t{user}-5".encode()).hexdigest()
+
+    due = [live_hash(u) for u in range(1000, 1000 + 500 * 97, 97)]  # a refresh batch: 500 sessions
 
     def with_db(call: Callable) -> Callable[[], object]:
         def run() -> object:
@@ -198,8 +201,8 @@ def probes() -> dict[str, Callable[[], object]]:
     chain = next(c for c in get_chains() if c.chain_id == CHAIN)
     heavy_row = Activity(id=1, user_id=HEAVY, type="transfer", chain_id=CHAIN, nonce=12345, data="{}")
     return {
-        "session lookup": with_db(lambda db: crud.active_user_for_hash(db, live_hash, now)),
-        "session refresh (500)": with_db(lambda db: crud.active_session_users(db, [live_hash] * 500, now)),
+        "session lookup": with_db(lambda db: crud.active_user_for_hash(db, live_hash(HEAVY), now)),
+        "session refresh (500)": with_db(lambda db: crud.active_session_users(db, due, now)),
         "activity list (heavy)": with_db(lambda db: crud.list_activities(db, HEAVY, 100)),
         "known counterparties (heavy)": lambda: activity.known_counterparties(HEAVY),
         "nonce group (heavy)": with_db(lambda db: pending._group(db, heavy_row)),
