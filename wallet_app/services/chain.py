@@ -39,7 +39,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -59,7 +59,7 @@ from web3.exceptions import (
     TransactionNotFound,
     Web3RPCError,
 )
-from web3.types import Wei
+from web3.types import RPCEndpoint, Wei
 
 from contracts import artifacts
 from wallet_app.core.config import environment, get_settings
@@ -630,6 +630,24 @@ def gas_price(chain: ChainConfig) -> int:
     """The node's current gas price in wei."""
     w3 = web3_for(chain)
     return int(_read(lambda: w3.eth.gas_price))
+
+
+def next_base_fee(chain: ChainConfig) -> int | None:
+    """The base fee of the block the node builds next (its pending block's; the latest's when it has
+    no pending block), or None on a chain without one (no EIP-1559): a transaction priced below it is
+    not mined at that price (anvil refuses it, geth keeps it in its pool, unmined)."""
+    provider = web3_for(chain).provider
+
+    def block_of(tag: str) -> Any:
+        return provider.make_request(RPCEndpoint("eth_getBlockByNumber"), [tag, False])
+
+    for block in ("pending", "latest"):
+        answer = _read(partial(block_of, block))
+        found = answer.get("result") if isinstance(answer, dict) else None
+        if isinstance(found, dict):
+            fee = found.get("baseFeePerGas")
+            return int(fee, 16) if isinstance(fee, str) and re.fullmatch(r"0x[0-9a-fA-F]{1,64}", fee) else None
+    return None
 
 
 def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, what: str) -> dict[str, str]:

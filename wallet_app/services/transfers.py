@@ -10,7 +10,7 @@ from typing import Any
 
 from wallet_app.errors import AppError, logged_code
 from wallet_app.models import User
-from wallet_app.services import accounts, activity, pending, tokens
+from wallet_app.services import accounts, activity, pending, tokens, txpreview
 from wallet_app.services import chain as chain_svc
 from wallet_app.services.eth import parse_address, parse_uint256
 
@@ -58,6 +58,7 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     if decoded.chain_id is None:
         raise AppError("unsupported_chain", "transaction has no EIP-155 chain id")
     chain = tokens.get_chain(decoded.chain_id)
+    _refuse_priced_out(chain, decoded)
     replaced = None
     if replaces is not None:
         pending.check_replacement(u, decoded, replaces)
@@ -75,6 +76,8 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     except AppError as e:
         if entry_id is not None and e.code != "rpc_unavailable":  # refused, and not the node's
             _forget(entry_id)
+        if e.code == "rejected" and BASE_FEE_REFUSAL in e.message.lower():  # the fee rose after the check
+            raise AppError("fee_outdated", e.message) from e
         if replaced is None:
             raise
         raise pending.node_refusal(e) from e
@@ -84,6 +87,25 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
         except Exception:  # the transaction is out: a bookkeeping failure must not hide its hash
             log.exception("could not mark %s pending again", tx_hash)
     return {"tx_hash": tx_hash}
+
+
+# The node's words for a gas price below its next block's base fee (anvil, reth; geth at execution).
+BASE_FEE_REFUSAL = "less than block base fee"
+
+
+def _refuse_priced_out(chain: chain_svc.ChainConfig, decoded: chain_svc.DecodedTx) -> None:
+    """fee_outdated for a transaction priced below the next block's base fee (txpreview.fee_outdated:
+    signed on a /sign page left open while the fee rose) that the node does not hold already (the same
+    bytes sent again, or mined: sent before the rise). Broadcast, anvil refused it ("The network
+    rejected the transaction.") and geth would keep it, unmined, as pending. A node that does not
+    answer decides nothing here: the broadcast tells."""
+    try:
+        refused = txpreview.fee_outdated(decoded.gas_price, chain_svc.next_base_fee(chain))
+        if refused is None or chain_svc.transaction_known(chain_svc.web3_for(chain), decoded.tx_hash):
+            return
+    except Exception:  # noqa: BLE001 - no answer (or a garbled one): the broadcast tells
+        return
+    raise refused
 
 
 def _forget(entry_id: int) -> None:

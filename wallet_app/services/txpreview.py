@@ -18,9 +18,9 @@ describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), 
 label_token(info, listed) / balance_changes(changes, infos, listed): a token of neither the chain's
     configured list nor the user's is named by its shortened address, never by its own symbol()
     (a contract may call itself 'USDC'), with the 'unknown token' warning.
-refusal(tx, chain, node_gas_price, native_balance, max_gas_price_multiple) -> AppError or None:
+refusal(tx, chain, node_gas_price, native_balance, max_gas_price_multiple, base_fee) -> AppError or None:
     the zero `to`, a malformed ERC-20 call (invalid_tx), a gas price above the multiple of the
-    node's, fee + value above the balance.
+    node's, or below the next block's base fee (fee_outdated), fee + value above the balance.
 nonce_refusal(nonce, mined, pending_count) -> AppError or None: any nonce but the account's next
     (a replace link's excepted).
 matches(signed, tx) -> the signed transaction (services.chain.decode_raw_tx) is the link's, field by field.
@@ -222,8 +222,14 @@ def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) ->
 
 
 def refusal(
-    tx: dict[str, str], chain: ChainConfig, node_gas_price: int, native_balance: int, max_gas_price_multiple: float
+    tx: dict[str, str],
+    chain: ChainConfig,
+    node_gas_price: int,
+    native_balance: int,
+    max_gas_price_multiple: float,
+    base_fee: int | None = None,
 ) -> AppError | None:
+    """`base_fee`: the next block's (services.chain.next_base_fee; None: the chain has none)."""
     if is_zero(tx["to"]):
         return AppError("sign_no_recipient", "to is the zero address")
     if call_malformed(tx):  # sign_warn_malformed_call says which call
@@ -231,8 +237,20 @@ def refusal(
     gas_price = int(tx["gas_price"])
     if gas_price > node_gas_price * max_gas_price_multiple:
         return AppError("fee_too_high", f"gas price {gas_price} > {max_gas_price_multiple} x {node_gas_price}")
+    outdated = fee_outdated(gas_price, base_fee)
+    if outdated is not None:
+        return outdated
     if int(tx["gas_limit"]) * gas_price + int(tx["value"]) > native_balance:
         return AppError("fee_unaffordable", "fee + value above the native balance", symbol=chain.native_symbol)
+    return None
+
+
+def fee_outdated(gas_price: int, base_fee: int | None) -> AppError | None:
+    """A legacy gas price below the next block's base fee (None: a chain without one): the network
+    fee rose since the transaction was built (the Send page's, or a Speed up's, at the node's price
+    then), and it is not mined at that price: anvil refuses it, geth keeps it unmined in its pool."""
+    if base_fee is not None and gas_price < base_fee:
+        return AppError("fee_outdated", f"gas price {gas_price} < the next block's base fee {base_fee}")
     return None
 
 
@@ -502,7 +520,8 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) 
         preview.warnings.append(Line(activity.RECIPIENT_NOTES[risk]))
     gas_price = chain_svc.gas_price(chain)
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
-    refused = refusal(tx, chain, gas_price, balance, get_settings().sign_max_gas_price_multiple)
+    base_fee = chain_svc.next_base_fee(chain)
+    refused = refusal(tx, chain, gas_price, balance, get_settings().sign_max_gas_price_multiple, base_fee)
     if refused is None and not replacing:  # a replace link's nonce is checked by services.pending
         mined, waiting = (chain_svc.transaction_count(chain, owner, block) for block in ("latest", "pending"))
         refused = nonce_refusal(int(tx["nonce"]), mined, waiting)

@@ -15,6 +15,7 @@ from wallet_app.services.txpreview import (
     balance_changes,
     counterparty,
     describe,
+    fee_outdated,
     label_token,
     matches,
     nonce_refusal,
@@ -262,6 +263,19 @@ def test_refusals(kwargs, node_price, balance, code):
         assert error.params == {"symbol": "ETH"}
 
 
+@pytest.mark.parametrize("gas_price, base_fee, code", [
+    (10**9, None, None),  # a chain without a base fee (no EIP-1559)
+    (10**9, 10**9, None),  # exactly the base fee: mined, with no tip
+    (10**9, 10**9 + 1, "fee_outdated"),  # the fee rose since the link was built
+    (2 * 10**9, 6 * 10**9, "fee_outdated"),
+    (2 * 10**9, 0, None),
+])
+def test_a_gas_price_below_the_next_base_fee_is_refused(gas_price, base_fee, code):
+    error = refusal(tx(gas_price=str(gas_price)), CHAIN, gas_price, 10**18, 3, base_fee)
+    assert (error and error.code) == code
+    assert (fee_outdated(gas_price, base_fee) and "fee_outdated") == code
+
+
 def test_line_texts_in_both_languages():
     line = Line("sign_line_approve", {"spender": A, "amount": "sign_unlimited", "symbol": "tUSD"}, keyed=("amount",))
     assert line_texts(line) == {"en": f"Approve {A} to spend unlimited tUSD",
@@ -418,6 +432,7 @@ def reads(monkeypatch):
     monkeypatch.setattr(txpreview.activity, "known_counterparties", lambda user: [A.lower()])
     monkeypatch.setattr(txpreview.chain_svc, "gas_price", lambda chain: 10**9)
     monkeypatch.setattr(txpreview.chain_svc, "balances", lambda chain, owner, tokens: {ZERO: 10**18})
+    monkeypatch.setattr(txpreview.chain_svc, "next_base_fee", lambda chain: 10**9 // 2)
     monkeypatch.setattr(txpreview.accounts, "hit", lambda kind, user: None)
     owner = SimpleNamespace(address=B)
 

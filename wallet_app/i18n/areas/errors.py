@@ -58,6 +58,10 @@ EN: dict[str, str] = {
         "This transaction's nonce is ahead of your account's: it would wait for transactions that were never sent."
     ),
     "err_fee_unaffordable": "Not enough {symbol} for the network fee.",
+    "err_fee_outdated": (
+        "The network fee has gone up since this transaction was prepared, so it would not go through. "
+        "Go back and prepare it again."
+    ),
     "err_sign_tx_mismatch": "The request does not match what you confirmed.",
     "err_invalid_raw_tx": "The signed transaction is invalid.",
     "err_wrong_chain": "The transaction is for another network.",
@@ -211,6 +215,7 @@ KO: dict[str, str] = {
         "이 거래의 논스가 계정의 다음 논스보다 앞서 있어, 보내지 않은 거래들을 계속 기다리게 됩니다."
     ),
     "err_fee_unaffordable": "네트워크 수수료를 낼 {symbol}이(가) 부족합니다.",
+    "err_fee_outdated": "이 거래를 준비한 뒤 네트워크 수수료가 올라 처리되지 않습니다. 돌아가서 다시 준비해 주세요.",
     "err_sign_tx_mismatch": "요청이 확인한 내용과 일치하지 않습니다.",
     "err_invalid_raw_tx": "서명된 거래가 올바르지 않습니다.",
     "err_wrong_chain": "다른 네트워크용 거래입니다.",

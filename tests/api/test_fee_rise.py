@@ -1,0 +1,48 @@
+"""A network fee that rose between the Send page's build and the signature, on a real anvil: a
+legacy transaction priced below the next block's base fee is never mined at that price (anvil
+refuses it, 'max fee per gas less than block base fee'; a geth node keeps it in its pool, unmined,
+for as long as the base fee stays above it). The /sign preview refuses such a link before the PIN
+dialog, and a signed one is refused before it is broadcast, both with the catalogue's fee_outdated
+(it was the node's error after the PIN: 'The network rejected the transaction.')."""
+
+from eth_account import Account
+
+from tests.api.test_relayer_reprice import gas_price_raised
+from tests.api.test_wallet_api import API, api_user, current_user, sign  # noqa: F401 - api_user is a fixture
+from tests.conftest import run_async
+from wallet_app.services import txpreview
+
+
+def built_send(client, chain) -> dict:
+    resp = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": chain.tokens[0].token_address,
+                                                "to": Account.create().address, "amount": "1500000"})
+    assert resp.status_code == 200, resp.text
+    return resp.json()
+
+
+def test_a_link_priced_below_the_next_base_fee_is_refused_before_the_pin(api_user, client, chain, w3):  # noqa: F811
+    tx = built_send(client, chain)
+    user = current_user(client)
+    _, refused = run_async(txpreview.load(user, chain, tx))
+    assert refused is None
+    with gas_price_raised(w3, 3):
+        _, refused = run_async(txpreview.load(user, chain, tx))
+        assert refused is not None and refused.code == "fee_outdated"
+        # Built again, at the node's price now: signable.
+        fresh = built_send(client, chain)
+        assert int(fresh["gas_price"]) > int(tx["gas_price"])
+        _, refused = run_async(txpreview.load(user, chain, fresh))
+        assert refused is None
+
+
+def test_a_signed_send_priced_below_the_next_base_fee_is_refused_and_not_recorded(api_user, client, chain,  # noqa: F811
+                                                                                 w3):
+    tx = built_send(client, chain)
+    with gas_price_raised(w3, 3):
+        resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+        assert (resp.status_code, resp.json()) == (400, {"detail": "fee_outdated"})
+        assert client.get(f"{API}/activities").json() == []
+        assert w3.eth.get_transaction_count(api_user.address, "pending") == int(tx["nonce"])
+    # Once the fee is back down, the very same signed transaction goes through.
+    resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+    assert resp.status_code == 200, resp.text

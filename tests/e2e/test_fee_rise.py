@@ -1,0 +1,54 @@
+"""A network fee that rose between Send's Next and the PIN, in Chromium at 390x844 on the app's anvil
+(anvil_setNextBlockBaseFeePerGas): the tUSD send built before is priced below the next block's base
+fee and can no longer be mined at its price. Left open, the page's Confirm and PIN then say so in
+the catalogue's words (it was 'The network rejected the transaction.' from the node, after the
+PIN); loaded again, the page refuses it before the PIN dialog. Nothing reaches the chain."""
+
+import re
+
+from playwright.sync_api import expect
+from web3 import Web3
+
+from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
+from tests.e2e.flows_send import KDF_TIMEOUT_MS, send_to_sign, web3_of
+
+OUTDATED = ("The network fee has gone up since this transaction was prepared, so it would not go through. "
+            "Go back and prepare it again.")
+
+
+def rpc(w3: Web3, method: str, *params) -> None:
+    answer = w3.provider.make_request(method, list(params))  # type: ignore[arg-type]
+    assert "error" not in answer, answer
+
+
+def test_a_fee_that_rose_before_the_pin_is_said_in_words_and_nothing_is_sent(page, app_server, screenshot,
+                                                                             browser_issues):
+    owner = Web3.to_checksum_address(create_wallet(page, new_email("feerise")))
+    send_to_sign(page)
+    w3 = web3_of(app_server)
+    confirm = page.get_by_role("button", name="Confirm")
+    expect(page.locator("#sign-fee")).to_have_text(re.compile(r"^[0-9.]+ ETH$"))
+    expect(page.locator("#sign-refusal")).to_have_count(0)
+    expect(confirm).to_be_enabled()
+    nonce = w3.eth.get_transaction_count(owner, "pending")
+    before = w3.eth.get_block("latest")["baseFeePerGas"]
+    try:
+        rpc(w3, "anvil_setNextBlockBaseFeePerGas", hex(w3.eth.gas_price * 3))
+        # The page was left open: the PIN is asked, and the send refused before it is broadcast.
+        confirm.click()
+        dialog = page.get_by_role("dialog")
+        pin_field(dialog).fill(PIN)
+        dialog.get_by_role("button", name="Confirm").click()
+        expect_alert(page, OUTDATED, timeout=KDF_TIMEOUT_MS, ok=None)
+        screenshot("fee-rise-after-pin")
+        page.get_by_role("alertdialog").get_by_role("button", name="OK").click()
+        # Loaded again: refused before the PIN dialog.
+        page.reload()
+        expect(page.locator("#sign-refusal")).to_have_text(OUTDATED)
+        expect(confirm).to_be_disabled()
+        screenshot("fee-rise-refused", full_page=True)
+        assert w3.eth.get_transaction_count(owner, "pending") == nonce
+    finally:
+        rpc(w3, "anvil_setNextBlockBaseFeePerGas", hex(before))
+        rpc(w3, "evm_mine")
+    browser_issues.assert_clean()
