@@ -18,7 +18,7 @@ from web3 import Web3
 
 from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, set_language
 from tests.e2e.flows_send import wait_for_asset, web3_of
-from wallet_app.services.amounts import format_balance
+from wallet_app.services.amounts import format_balance, format_fee
 from wallet_app.services.txlink import encode_tx
 
 NETWORK = "Newbl Dev (anvil)"
@@ -45,7 +45,7 @@ def transfer_data(to: str, amount: int) -> str:
 
 
 def fee_text(gas_price: int) -> str:
-    return f"{format_balance(GAS_LIMIT * gas_price, 18)} ETH"
+    return f"{format_fee(GAS_LIMIT * gas_price, 18)} ETH"
 
 
 @pytest.fixture

@@ -14,6 +14,11 @@ format_balance(1234567891, 6) == "1,234.56789"
     trailing zeros trimmed; thousands grouped with commas. A balance below 0.00001
     shows as "0".
 
+format_fee(102_468 * 10**9, 18) == "0.00011"
+    A cost (a network fee) ROUNDED UP, so it is never shown smaller than it is: 5 decimals, or
+    as many as its first two significant digits need when it is smaller than that (21000 x 1 gwei
+    is "0.000021", not "0.00002"; 0.0000002 is not "0"); trailing zeros trimmed, thousands grouped.
+
 format_units(1234500000, 6) == "1234.5"
     Exact (every decimal kept, trailing zeros trimmed), no grouping: what parse_units reads
     back to the same units (an amount put into a form field, e.g. from a payment URI).
@@ -54,6 +59,18 @@ def format_balance(units: int | str, decimals: int, max_decimals: int = DISPLAY_
     whole, rest = divmod(abs(units), 10**decimals)
     frac = str(rest).rjust(decimals, "0")[:max_decimals].rstrip("0") if decimals else ""
     return f"{sign}{whole:,}" + (f".{frac}" if frac else "")
+
+
+def format_fee(units: int, decimals: int) -> str:
+    units = int(units)
+    if units <= 0 or decimals <= DISPLAY_DECIMALS:
+        return format_balance(units, decimals, max_decimals=decimals)
+    # The decimal places of the first significant digit (1 for 0.1...), plus one more.
+    places = max(DISPLAY_DECIMALS, decimals - len(str(units)) + 2)
+    if places >= decimals:
+        return format_balance(units, decimals, max_decimals=decimals)
+    step = 10 ** (decimals - places)
+    return format_balance(-(-units // step) * step, decimals, max_decimals=places)
 
 
 def format_units(units: int, decimals: int) -> str:

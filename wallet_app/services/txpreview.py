@@ -7,7 +7,8 @@ The token calls are decoded by services.chain.decode_erc20_call (transfer, trans
 increaseAllowance and increaseApproval, setApprovalForAll, Permit2's approve: only when called on
 PERMIT2 itself, call_name); the texts of each are sign_line_<name> in the sign catalogue area.
 describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), warnings,
-    the network fee (gas_limit x gas_price in the native coin) and the chain's name.
+    the network fee (gas_limit x gas_price in the native coin, rounded up: amounts.format_fee) and
+    the chain's name.
     `token` is the TokenInfo of the call's token (token_of: the called contract, or the token
     Permit2's approve names; None: not an ERC-20, the call is 'Contract call'; setApprovalForAll
     needs none). Approvals (allowance increases, Permit2's too) of UNLIMITED (2^128) or more, and
@@ -52,7 +53,7 @@ from wallet_app.errors import AppError
 from wallet_app.models import User
 from wallet_app.services import accounts, activity, tokens
 from wallet_app.services import chain as chain_svc
-from wallet_app.services.amounts import format_balance
+from wallet_app.services.amounts import format_balance, format_fee
 from wallet_app.services.chain import (
     ChainConfig,
     DecodedTx,
@@ -215,7 +216,7 @@ def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) ->
     return Preview(
         lines,
         warnings,
-        f"{format_balance(fee, native.token_decimals)} {native.token_symbol}",
+        f"{format_fee(fee, native.token_decimals)} {native.token_symbol}",
         chain.chain_name,
         selector,
     )

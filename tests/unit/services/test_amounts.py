@@ -1,7 +1,7 @@
 import pytest
 
 from wallet_app.errors import AppError
-from wallet_app.services.amounts import format_balance, parse_units
+from wallet_app.services.amounts import format_balance, format_fee, parse_units
 
 
 @pytest.mark.parametrize(("text", "decimals", "units"), [
@@ -63,3 +63,20 @@ def test_parse_units_errors(text, decimals, code, params, message):
 ])
 def test_format_balance(units, decimals, text):
     assert format_balance(units, decimals) == text
+
+
+@pytest.mark.parametrize("units, decimals, text", [
+    (0, 18, "0"),
+    (100_000 * 10**9, 18, "0.0001"),
+    (102_468 * 10**9, 18, "0.00011"),  # rounded up at 5 decimals (format_balance: "0.0001")
+    (21_000 * 10**9, 18, "0.000021"),  # below 0.0001: two significant digits (format_balance: "0.00002")
+    (21_000 * 10**7 + 1, 18, "0.00000022"),
+    (1, 18, "0.000000000000000001"),  # format_balance: "0"
+    (99_999, 6, "0.1"),
+    (1_234_567_891, 6, "1,234.5679"),
+    (10**21, 18, "1,000"),
+    (12_345, 2, "123.45"),  # no more decimals than the coin's
+    (7, 0, "7"),
+])
+def test_format_fee_never_shows_less_than_the_cost(units, decimals, text):
+    assert format_fee(units, decimals) == text

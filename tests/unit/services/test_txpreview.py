@@ -227,8 +227,10 @@ def test_a_token_call_on_no_token_is_a_contract_call():
 
 
 @pytest.mark.parametrize("gas_limit, gas_price, fee", [
-    ("21000", "1000000000", "0.00002 ETH"),
+    ("21000", "1000000000", "0.000021 ETH"),  # was "0.00002 ETH": truncated, shown below what it costs
     ("50000", "2000000000", "0.0001 ETH"),
+    ("51234", "2000000000", "0.00011 ETH"),  # 0.000102468: rounded up, never down ("0.0001 ETH")
+    ("21000", "10000000", "0.00000021 ETH"),  # an L2's fee: was "0 ETH"
     ("1000000", str(10**15), "1,000 ETH"),
 ])
 def test_fee_is_gas_limit_times_gas_price_in_the_native_coin(gas_limit, gas_price, fee):
