@@ -46,3 +46,14 @@ def test_a_signed_send_priced_below_the_next_base_fee_is_refused_and_not_recorde
     # Once the fee is back down, the very same signed transaction goes through.
     resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
     assert resp.status_code == 200, resp.text
+
+
+def test_a_send_the_native_balance_no_longer_pays_for_says_so(api_user, client, chain, w3):  # noqa: F811
+    """The preview checked the fee against the balance; another tab's send took the native coin before
+    the PIN. The node's refusal was 'The network rejected the transaction.'"""
+    tx = built_send(client, chain)
+    fee = int(tx["gas_limit"]) * int(tx["gas_price"])
+    w3.provider.make_request("anvil_setBalance", [api_user.address, hex(fee - 1)])
+    resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+    assert (resp.status_code, resp.json()) == (400, {"detail": "fee_unaffordable"})
+    assert client.get(f"{API}/activities").json() == []

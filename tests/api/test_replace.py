@@ -270,7 +270,7 @@ def test_a_speed_up_the_node_refuses_leaves_the_send_as_it_was(api_user, client,
         tx, old_hash, old_id = pending_send(client, api_user, tusd, Account.create().address)
         costly = {**tx, "gas_price": str(10**18)}
         resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, costly), "replaces": old_id})
-        assert (resp.status_code, resp.json()) == (400, {"detail": "rejected"})
+        assert (resp.status_code, resp.json()) == (400, {"detail": "fee_unaffordable"})
         assert [(e["tx_hash"], e["status"], e["replaceable"]) for e in entries(client).values()] == [
             (old_hash, "submitted", True)]
         mine(w3)

@@ -517,7 +517,7 @@ def test_a_send_the_node_refuses_leaves_no_entry(api_user, client, chain, w3):
     _tusd, _recipient, tx = _a_transfer(client, chain)
     costly = {**tx, "gas_price": str(10**18)}
     r = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, costly)})
-    assert (r.status_code, r.json()) == (400, {"detail": "rejected"})
+    assert (r.status_code, r.json()) == (400, {"detail": "fee_unaffordable"})  # the node's refusal, in words
     assert client.get(f"{API}/activities").json() == []
 
 

@@ -76,8 +76,9 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     except AppError as e:
         if entry_id is not None and e.code != "rpc_unavailable":  # refused, and not the node's
             _forget(entry_id)
-        if e.code == "rejected" and BASE_FEE_REFUSAL in e.message.lower():  # the fee rose after the check
-            raise AppError("fee_outdated", e.message) from e
+        worded = node_words(e, chain.native_symbol)
+        if worded is not e:
+            raise worded from e
         if replaced is None:
             raise
         raise pending.node_refusal(e) from e
@@ -91,6 +92,21 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
 
 # The node's words for a gas price below its next block's base fee (anvil, reth; geth at execution).
 BASE_FEE_REFUSAL = "less than block base fee"
+
+
+def node_words(error: AppError, native_symbol: str) -> AppError:
+    """The node's refusal of a send in words the user can act on, else `error` itself: a price below
+    its next block's base fee (fee_outdated: the fee rose after the check), too little of the native
+    coin for gas x price + value (fee_unaffordable: the balance fell after the preview, e.g. another
+    tab's send, and the node said so only after the PIN)."""
+    if error.code != "rejected":
+        return error
+    text = error.message.lower()
+    if BASE_FEE_REFUSAL in text:
+        return AppError("fee_outdated", error.message)
+    if "insufficient funds" in text:
+        return AppError("fee_unaffordable", error.message, symbol=native_symbol)
+    return error
 
 
 def _refuse_priced_out(chain: chain_svc.ChainConfig, decoded: chain_svc.DecodedTx) -> None:
