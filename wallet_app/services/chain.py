@@ -14,7 +14,10 @@ Configuration is a JSON list (settings.chains_file, `chains.dev.json` in develop
      relayer_max_spend_wei_per_hour: the relayer's gas budget (what its transactions cost in the
      last hour, services.relayer.check_budget; default RELAYER_MAX_SPEND_DEFAULT, null: none),
      index_confirmations: how far behind the head incoming transfers are indexed (issue 14;
-     default 5; the dev chain's anvil mines only on demand and never reorgs: 0)}
+     default 5; the dev chain's anvil mines only on demand and never reorgs: 0),
+     l1_fee_oracle: on an OP-stack chain (Base, Optimism), its GasPriceOracle
+     (0x420000000000000000000000000000000000000F), whose getL1Fee prices the L1 data fee every
+     transaction pays on top of gas x price (l1_fee; absent: the chain has none)}
 Any string may name environment variables as ${NAME} (e.g. "rpc_url": "${SEPOLIA_RPC_URL}": an
 RPC URL often carries a provider's API key, which stays out of the file), from the environment or
 `.env` as the settings are; one that is unset or empty refuses the file (bad_config naming it).
@@ -125,6 +128,7 @@ class ChainConfig:
     relayer_max_spend_wei_per_hour: int | None = RELAYER_MAX_SPEND_DEFAULT  # None: no budget
     # The incoming-transfer indexer stays this many blocks behind the head (reorgs; services.indexer).
     index_confirmations: int = INDEX_CONFIRMATIONS_DEFAULT
+    l1_fee_oracle: str | None = None  # checksummed; an OP-stack chain's GasPriceOracle (l1_fee)
 
     def native_token(self) -> TokenInfo:
         return TokenInfo(ZERO_ADDRESS, self.native_symbol, self.native_name, self.native_decimals)
@@ -248,6 +252,9 @@ def load_chains(path: Path | None = None, deployments_dir: Path | None = None) -
                     relayer_min_balance_wei=int(limits["relayer_min_balance_wei"]),
                     relayer_max_spend_wei_per_hour=None if budget is None else int(budget),
                     index_confirmations=confirmations,
+                    l1_fee_oracle=_checksum(raw["l1_fee_oracle"], f"chain {chain_id} l1_fee_oracle")
+                    if raw.get("l1_fee_oracle")
+                    else None,
                 )
             )
         except (KeyError, TypeError, ValueError) as e:
@@ -648,6 +655,44 @@ def next_base_fee(chain: ChainConfig) -> int | None:
             fee = found.get("baseFeePerGas")
             return int(fee, 16) if isinstance(fee, str) and re.fullmatch(r"0x[0-9a-fA-F]{1,64}", fee) else None
     return None
+
+
+GET_L1_FEE = keccak(text="getL1Fee(bytes)")[:4]
+
+
+def unsigned_legacy_rlp(tx: dict[str, str]) -> bytes:
+    """A built transaction ({nonce, gas_price, gas_limit, to, value, data}, decimal strings) as the
+    RLP of its unsigned legacy fields, what an OP-stack GasPriceOracle's getL1Fee prices."""
+    return rlp.encode(
+        [
+            int(tx["nonce"]),
+            int(tx["gas_price"]),
+            int(tx["gas_limit"]),
+            bytes.fromhex(parse_address(tx["to"], allow_zero=True)[2:]),
+            int(tx["value"]),
+            bytes.fromhex(tx["data"][2:]),
+        ]
+    )
+
+
+def l1_fee(chain: ChainConfig, tx: dict[str, str]) -> int:
+    """The L1 data fee (wei) an OP-stack chain charges `tx` on top of gas x price: its GasPriceOracle's
+    getL1Fee of the unsigned transaction (which adds what a signature weighs); 0 on a chain without
+    one (no l1_fee_oracle). AppError rpc_unavailable when the oracle does not answer a fee."""
+    if chain.l1_fee_oracle is None:
+        return 0
+    w3 = web3_for(chain)
+    call = {
+        "to": chain.l1_fee_oracle,
+        "data": HexStr("0x" + (GET_L1_FEE + abi_encode(["bytes"], [unsigned_legacy_rlp(tx)])).hex()),
+    }
+    try:
+        answer = bytes(_read(lambda: w3.eth.call(call)))  # type: ignore[arg-type]
+    except (ContractLogicError, Web3RPCError) as e:
+        raise AppError("rpc_unavailable", f"the L1 fee oracle refused getL1Fee: {e}") from e
+    if len(answer) != 32:
+        raise AppError("rpc_unavailable", f"the L1 fee oracle answered {len(answer)} bytes")
+    return int.from_bytes(answer, "big")
 
 
 def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, what: str) -> dict[str, str]:

@@ -372,10 +372,11 @@ class Context:
     nonce: int
 
 
-def fee_text(chain: ChainConfig, gas_limit: int, gas_price: int) -> str:
-    """A fee in the native coin at full precision: a replacement's +10% must show next to the old fee."""
+def fee_text(chain: ChainConfig, gas_limit: int, gas_price: int, l1_fee: int = 0) -> str:
+    """A fee in the native coin at full precision: a replacement's +10% must show next to the old fee.
+    `l1_fee`: an OP-stack chain's L1 data fee on top (services.chain.l1_fee)."""
     native = chain.native_token()
-    units = gas_limit * gas_price
+    units = gas_limit * gas_price + l1_fee
     return f"{format_balance(units, native.token_decimals, max_decimals=native.token_decimals)} {native.token_symbol}"
 
 

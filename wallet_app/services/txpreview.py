@@ -7,8 +7,8 @@ The token calls are decoded by services.chain.decode_erc20_call (transfer, trans
 increaseAllowance and increaseApproval, setApprovalForAll, Permit2's approve: only when called on
 PERMIT2 itself, call_name); the texts of each are sign_line_<name> in the sign catalogue area.
 describe(tx, chain, token) -> Preview: summary lines (catalogue keys + params), warnings,
-    the network fee (gas_limit x gas_price in the native coin, rounded up: amounts.format_fee) and
-    the chain's name.
+    the network fee (gas_limit x gas_price, plus an OP-stack chain's L1 data fee, in the native
+    coin, rounded up: amounts.format_fee) and the chain's name.
     `token` is the TokenInfo of the call's token (token_of: the called contract, or the token
     Permit2's approve names; None: not an ERC-20, the call is 'Contract call'; setApprovalForAll
     needs none). Approvals (allowance increases, Permit2's too) of UNLIMITED (2^128) or more, and
@@ -100,6 +100,7 @@ class Preview:
     # The simulated balance changes ("-12.5 tUSD", "+0.1 ETH") and the simulation's status.
     changes: list[str] = field(default_factory=list)
     simulation: str = "unavailable"
+    l1_fee: int = 0  # wei: an OP-stack chain's L1 data fee, in `fee` (services.chain.l1_fee)
 
 
 def call_name(tx: dict[str, str]) -> str | None:
@@ -189,7 +190,8 @@ def _approval_for_all_lines(args: tuple, to: str) -> tuple[list[Line], list[Line
     return [Line("sign_line_revoke_all", params)], []
 
 
-def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) -> Preview:
+def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None, l1_fee: int = 0) -> Preview:
+    """`l1_fee`: the L1 data fee an OP-stack chain charges on top of gas x price (chain.l1_fee)."""
     data, value = tx["data"], int(tx["value"])
     native = chain.native_token()
     lines: list[Line] = []
@@ -212,13 +214,14 @@ def describe(tx: dict[str, str], chain: ChainConfig, token: TokenInfo | None) ->
         warnings.append(Line("sign_warn_malformed_call", {"function": name}))
     if value > 0 or data in ("", "0x"):
         lines.append(Line("sign_line_native", {"amount": _amount(value, native), "symbol": native.token_symbol}))
-    fee = int(tx["gas_limit"]) * int(tx["gas_price"])
+    fee = int(tx["gas_limit"]) * int(tx["gas_price"]) + l1_fee
     return Preview(
         lines,
         warnings,
         f"{format_fee(fee, native.token_decimals)} {native.token_symbol}",
         chain.chain_name,
         selector,
+        l1_fee=l1_fee,
     )
 
 
@@ -229,8 +232,10 @@ def refusal(
     native_balance: int,
     max_gas_price_multiple: float,
     base_fee: int | None = None,
+    l1_fee: int = 0,
 ) -> AppError | None:
-    """`base_fee`: the next block's (services.chain.next_base_fee; None: the chain has none)."""
+    """`base_fee`: the next block's (services.chain.next_base_fee; None: the chain has none);
+    `l1_fee`: the L1 data fee paid on top of gas x price (services.chain.l1_fee)."""
     if is_zero(tx["to"]):
         return AppError("sign_no_recipient", "to is the zero address")
     if call_malformed(tx):  # sign_warn_malformed_call says which call
@@ -241,7 +246,7 @@ def refusal(
     outdated = fee_outdated(gas_price, base_fee)
     if outdated is not None:
         return outdated
-    if int(tx["gas_limit"]) * gas_price + int(tx["value"]) > native_balance:
+    if int(tx["gas_limit"]) * gas_price + l1_fee + int(tx["value"]) > native_balance:
         return AppError("fee_unaffordable", "fee + value above the native balance", symbol=chain.native_symbol)
     return None
 
@@ -509,7 +514,8 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) 
         info = tokens.token_info(user, chain, address)
         if info is not None:
             token, unknown = label_token(info, listed)
-    preview = describe(tx, chain, token)
+    l1_fee = chain_svc.l1_fee(chain, tx)
+    preview = describe(tx, chain, token, l1_fee)
     if unknown is not None:
         preview.warnings.append(unknown)
     who = counterparty(tx)
@@ -522,7 +528,8 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) 
     gas_price = chain_svc.gas_price(chain)
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
     base_fee = chain_svc.next_base_fee(chain)
-    refused = refusal(tx, chain, gas_price, balance, get_settings().sign_max_gas_price_multiple, base_fee)
+    multiple = get_settings().sign_max_gas_price_multiple
+    refused = refusal(tx, chain, gas_price, balance, multiple, base_fee, l1_fee)
     if refused is None and not replacing:  # a replace link's nonce is checked by services.pending
         mined, waiting = (chain_svc.transaction_count(chain, owner, block) for block in ("latest", "pending"))
         refused = nonce_refusal(int(tx["nonce"]), mined, waiting)

@@ -180,7 +180,7 @@ class SignState(SignedInState):
         self.warnings = [line_texts(x) for x in preview.warnings]
         self.fee, self.selector = preview.fee, preview.selector
         if self.replace_id:  # next to the pending fee, at the same (full) precision
-            self.fee = pending.fee_text(chain, int(tx["gas_limit"]), int(tx["gas_price"]))
+            self.fee = pending.fee_text(chain, int(tx["gas_limit"]), int(tx["gas_price"]), preview.l1_fee)
         self.changes, self.simulation = preview.changes, preview.simulation
         self.refusal = texts_for(refused.spec.key, refused.params) if refused else {}
         self.payload = json.dumps(tx, separators=(",", ":"))

@@ -76,6 +76,8 @@ def test_the_testnets_file_loads_with_its_rpc_variables(tmp_path, monkeypatch):
     assert base.payment_tokens == ("0x036CbD53842c5426634e7929541eC2318f3dCF7e",)
     # The payment contract comes from `python -m contracts.deploy` (recorded for Sepolia only here).
     assert sepolia.payment_contract == "0x" + "11" * 20 and base.payment_contract is None
+    # Base is an OP-stack chain: every transaction pays an L1 data fee on top (chain.l1_fee).
+    assert (sepolia.l1_fee_oracle, base.l1_fee_oracle) == (None, "0x420000000000000000000000000000000000000F")
 
 
 @pytest.mark.parametrize("written, budget", [

@@ -237,6 +237,16 @@ def test_fee_is_gas_limit_times_gas_price_in_the_native_coin(gas_limit, gas_pric
     assert describe(tx(gas_limit=gas_limit, gas_price=gas_price), CHAIN, TOKEN).fee == fee
 
 
+def test_an_l1_data_fee_is_part_of_the_fee_shown_and_of_what_the_balance_must_pay():
+    """An OP-stack chain (Base) charges the L1 data fee on top of gas x price: 21,000 gas at 0.01 gwei
+    is 0.00000021 ETH, the L1 fee 0.00005 ETH; the preview showed the first alone."""
+    link = tx(gas_limit="21000", gas_price=str(10**7))
+    assert describe(link, CHAIN, TOKEN, l1_fee=5 * 10**13).fee == "0.000051 ETH"  # 0.00005021, rounded up
+    assert refusal(link, CHAIN, 10**7, 21000 * 10**7 + 5 * 10**13, 3, None, 5 * 10**13) is None
+    error = refusal(link, CHAIN, 10**7, 21000 * 10**7 + 5 * 10**13 - 1, 3, None, 5 * 10**13)
+    assert (error and error.code) == "fee_unaffordable"
+
+
 @pytest.mark.parametrize("kwargs, node_price, balance, code", [
     ({}, 10**9, 10**18, None),
     ({"gas_price": str(3 * 10**9)}, 10**9, 10**18, None),  # exactly 3x: allowed
@@ -435,6 +445,7 @@ def reads(monkeypatch):
     monkeypatch.setattr(txpreview.chain_svc, "gas_price", lambda chain: 10**9)
     monkeypatch.setattr(txpreview.chain_svc, "balances", lambda chain, owner, tokens: {ZERO: 10**18})
     monkeypatch.setattr(txpreview.chain_svc, "next_base_fee", lambda chain: 10**9 // 2)
+    monkeypatch.setattr(txpreview.chain_svc, "l1_fee", lambda chain, link: 0)
     monkeypatch.setattr(txpreview.accounts, "hit", lambda kind, user: None)
     owner = SimpleNamespace(address=B)
 
@@ -576,3 +587,14 @@ def test_a_preview_over_its_rate_limit_reads_nothing_and_is_refused(monkeypatch)
     monkeypatch.setattr(txpreview.tokens, "user_tokens", no_read)
     preview, refused = run_async(txpreview.load(SimpleNamespace(id=1, address=B), CHAIN, tx("0x", to=A)))
     assert counted == ["sign_preview"] and refused is not None and refused.code == "rate_limited"
+
+
+def test_reads_the_fee_and_the_refusal_count_the_chains_l1_fee(reads, monkeypatch):
+    from wallet_app.services import txpreview
+
+    link = tx("0x", to=A, value=str(10**18 - 50000 * 10**9), gas_price=str(10**9))
+    preview, refused = reads(link, {})
+    assert (preview.fee, preview.l1_fee, refused) == ("0.00005 ETH", 0, None)
+    monkeypatch.setattr(txpreview.chain_svc, "l1_fee", lambda chain, t: 10**12 if t is link else -1)
+    preview, refused = reads(link, {})
+    assert (preview.fee, preview.l1_fee, refused and refused.code) == ("0.000051 ETH", 10**12, "fee_unaffordable")
