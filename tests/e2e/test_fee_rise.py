@@ -6,11 +6,14 @@ PIN); loaded again, the page refuses it before the PIN dialog. Nothing reaches t
 
 import re
 
+from eth_account import Account
 from playwright.sync_api import expect
 from web3 import Web3
 
 from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
+from tests.e2e.flows_payment import chain_web3, deployed_token, merchant_link, wait_for_chain_balance
 from tests.e2e.flows_send import KDF_TIMEOUT_MS, send_to_sign, web3_of
+from tests.waits import wait_until
 
 OUTDATED = ("The network fee has gone up since this transaction was prepared, so it would not go through. "
             "Go back and prepare it again.")
@@ -51,4 +54,26 @@ def test_a_fee_that_rose_before_the_pin_is_said_in_words_and_nothing_is_sent(pag
     finally:
         rpc(w3, "anvil_setNextBlockBaseFeePerGas", hex(before))
         rpc(w3, "evm_mine")
+    browser_issues.assert_clean()
+
+
+def test_a_payment_whose_approve_the_native_coin_cannot_pay_says_so_before_the_pin(page, app_server, screenshot,
+                                                                                   browser_issues):
+    """A payer with tEUR (no permit: an approve to send first) and no ETH. The approve's PIN dialog
+    opened, and after the PIN the node refused the approve ('The network rejected the
+    transaction.')."""
+    payer = Web3.to_checksum_address(create_wallet(page, new_email("nofee")))
+    token = deployed_token(app_server, "tEUR")
+    w3 = chain_web3(app_server)
+    wait_for_chain_balance(w3, token, payer, 1_500_000)
+    wait_until(lambda: w3.eth.get_balance(payer) > 0, timeout=60)  # the faucet's ETH, then none of it
+    rpc(w3, "anvil_setBalance", payer, "0x0")
+    page.goto(merchant_link(Account.create().address, token, "1.5"))
+    expect(page.locator("#pay-amount")).to_have_text("1.5")
+    page.get_by_role("button", name="Pay", exact=True).click()
+    expect_alert(page, "Not enough ETH for the network fee.", ok=None)
+    expect(page.get_by_role("dialog", name="Approve the token")).to_have_count(0)
+    screenshot("pay-approve-unaffordable")
+    page.get_by_role("alertdialog").get_by_role("button", name="OK").click()
+    assert w3.eth.get_transaction_count(payer, "pending") == 0
     browser_issues.assert_clean()

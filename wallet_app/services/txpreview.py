@@ -251,6 +251,17 @@ def refusal(
     return None
 
 
+def fee_refusal(chain: ChainConfig, owner: str, tx: dict[str, str]) -> AppError | None:
+    """What the fee of a transaction built here a moment ago refuses, read from the chain: the
+    native balance short of gas x price + L1 fee + value (fee_unaffordable), or the price below
+    the next base fee (fee_outdated). For a page that signs one without /sign's preview (/payment's
+    approve), before its PIN dialog opens."""
+    balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
+    base_fee, l1_fee = chain_svc.next_base_fee(chain), chain_svc.l1_fee(chain, tx)
+    gas_price = int(tx["gas_price"])  # the node's own, just now: never 'unusually high'
+    return refusal(tx, chain, gas_price, balance, 1, base_fee, l1_fee)
+
+
 def fee_outdated(gas_price: int, base_fee: int | None) -> AppError | None:
     """A legacy gas price below the next block's base fee (None: a chain without one): the network
     fee rose since the transaction was built (the Send page's, or a Speed up's, at the node's price

@@ -479,11 +479,16 @@ class PaymentState(SignedInState):
         quote = await self._quote(user)
         if quote is None:
             return None
+        approve = None if quote["available"] or quote.get("permit") else quote.get("transaction")
+        # Before its PIN dialog: an approve the native coin cannot pay for was refused by the node after it.
+        refused = await in_payment_thread(self._approve_refusal, user, approve) if approve else None
         async with self:
             if not self.running or self._step != Step.QUOTING:
                 return None
             if quote["available"] or quote.get("permit"):
                 self._open_pay_pin(quote)
+            elif refused is not None:
+                self._stop(refused)
             elif quote.get("transaction"):
                 self._approve_tx = quote["transaction"]
                 self.pin_payload = json.dumps(quote["transaction"])
@@ -494,6 +499,11 @@ class PaymentState(SignedInState):
             else:
                 self._stop(AppError("insufficient_balance"))
         return None
+
+    @staticmethod
+    def _approve_refusal(user, tx: dict[str, str]) -> AppError | None:
+        """txpreview.fee_refusal of the quote's approve (a thread's: it reads the chain)."""
+        return txpreview.fee_refusal(tokens.get_chain(tx["chain_id"]), user.address or "", tx)
 
     # ------------------------------------------------------------ the PIN dialog
 

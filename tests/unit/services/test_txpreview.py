@@ -598,3 +598,20 @@ def test_reads_the_fee_and_the_refusal_count_the_chains_l1_fee(reads, monkeypatc
     monkeypatch.setattr(txpreview.chain_svc, "l1_fee", lambda chain, t: 10**12 if t is link else -1)
     preview, refused = reads(link, {})
     assert (preview.fee, preview.l1_fee, refused and refused.code) == ("0.000051 ETH", 10**12, "fee_unaffordable")
+
+
+@pytest.mark.parametrize("balance, base_fee, l1, code", [
+    (50000 * 10**9, 10**9, 0, None),  # exactly gas x price
+    (50000 * 10**9 - 1, 10**9, 0, "fee_unaffordable"),
+    (50000 * 10**9, 10**9, 1, "fee_unaffordable"),  # an L1 data fee on top
+    (10**18, 10**9 + 1, 0, "fee_outdated"),
+    (10**18, None, 0, None),
+])
+def test_fee_refusal_of_a_transaction_built_a_moment_ago(monkeypatch, balance, base_fee, l1, code):
+    from wallet_app.services import txpreview
+
+    monkeypatch.setattr(txpreview.chain_svc, "balances", lambda chain, owner, tokens: {ZERO: balance})
+    monkeypatch.setattr(txpreview.chain_svc, "next_base_fee", lambda chain: base_fee)
+    monkeypatch.setattr(txpreview.chain_svc, "l1_fee", lambda chain, t: l1)
+    error = txpreview.fee_refusal(CHAIN, B, tx(call("approve", ["address", "uint256"], [A, 5])))
+    assert (error and error.code) == code
