@@ -100,6 +100,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     "sign_nonce_ahead": _server(400, "err_sign_nonce_ahead"),
     "fee_unaffordable": _server(400, "err_fee_unaffordable"),
     "fee_outdated": _server(400, "err_fee_outdated"),  # also /tx/submit's (services.transfers)
+    "sign_fails_now": _server(400, "err_sign_fails_now"),  # /sign's own, after the PIN (state/sign.py)
     "sign_tx_mismatch": _server(400, "err_sign_tx_mismatch"),
     "invalid_raw_tx": _server(400, "err_invalid_raw_tx"),
     "wrong_chain": _server(400, "err_wrong_chain"),

@@ -17,6 +17,8 @@ from tests.waits import wait_until
 
 OUTDATED = ("The network fee has gone up since this transaction was prepared, so it would not go through. "
             "Go back and prepare it again.")
+FAILS_NOW = ("This transaction would now fail: something changed since this page was loaded, such as your balance. "
+             "Nothing was sent.")
 
 
 def rpc(w3: Web3, method: str, *params) -> None:
@@ -77,3 +79,34 @@ def test_a_payment_whose_approve_the_native_coin_cannot_pay_says_so_before_the_p
     page.get_by_role("alertdialog").get_by_role("button", name="OK").click()
     assert w3.eth.get_transaction_count(payer, "pending") == 0
     browser_issues.assert_clean()
+
+
+def test_a_send_of_the_whole_balance_that_another_tab_spent_meanwhile_is_not_broadcast(page, app_server, screenshot,
+                                                                                       browser_issues):
+    """All 1,000 tUSD, previewed as '-1,000 tUSD'; before the PIN 1 tUSD leaves the account without
+    its nonce, as a gasless payment in another tab does (the relayer sends it): here the owner's
+    account, impersonated on anvil, its nonce set back after. The signed transfer was broadcast,
+    mined and reverted: the fee paid for nothing."""
+    owner = Web3.to_checksum_address(create_wallet(page, new_email("wholebalance")))
+    w3 = web3_of(app_server)
+    tusd = deployed_token(app_server, "tUSD")
+    wait_for_chain_balance(w3, tusd, owner, 1_000 * 10**6)
+    send_to_sign(page, amount="1000")
+    expect(page.locator("#sign-changes .sign-change")).to_have_text(["-1,000 tUSD"])
+    nonce = w3.eth.get_transaction_count(owner, "pending")
+    rpc(w3, "anvil_impersonateAccount", owner)
+    try:
+        other_tab = w3.eth.send_transaction({"from": owner, "to": tusd, "data": "0xa9059cbb" + "00" * 12
+                                             + Account.create().address[2:].lower() + format(1, "064x")})
+        assert w3.eth.wait_for_transaction_receipt(other_tab, timeout=30)["status"] == 1
+    finally:
+        rpc(w3, "anvil_stopImpersonatingAccount", owner)
+    rpc(w3, "anvil_setNonce", owner, hex(nonce))
+    page.get_by_role("button", name="Confirm").click()
+    dialog = page.get_by_role("dialog")
+    pin_field(dialog).fill(PIN)
+    dialog.get_by_role("button", name="Confirm").click()
+    expect_alert(page, FAILS_NOW, timeout=KDF_TIMEOUT_MS, ok=None)
+    screenshot("sign-fails-now")
+    page.get_by_role("alertdialog").get_by_role("button", name="OK").click()
+    assert w3.eth.get_transaction_count(owner, "pending") == nonce  # nothing sent

@@ -6,7 +6,9 @@ address) and the details come from the decoded link; services.txpreview adds the
 and refuses links that must not be signed (the refusal is shown; the PIN dialog never opens).
 The PIN dialog signs in the browser (legacy, EIP-155) and hands back only the raw transaction;
 the server checks that it is the link's transaction field by field (txpreview.matches), its
-sender and chain, broadcasts it and records the activity; then the tx hash and /activity.
+sender and chain, that it still succeeds when the preview said it would (simulated again: the
+balance may have changed meanwhile), broadcasts it and records the activity; then the tx hash and
+/activity.
 """
 
 from __future__ import annotations
@@ -187,6 +189,14 @@ class SignState(SignedInState):
         self.ready = True
         return None
 
+    def _fails_now(self, user) -> bool:
+        """Whether the link, previewed as succeeding, is simulated to revert now (a thread's: it reads
+        the chain): the balance it spends changed since the preview (a gasless payment in another
+        tab moves tokens without the account's nonce), and broadcast it is mined and reverts, its
+        fee paid for nothing. A node that cannot simulate stops nothing (the preview said so)."""
+        chain = tokens.get_chain(self.tx["chain_id"])
+        return txpreview.simulate(chain, user.address or "", self.tx).status == "reverted"
+
     @rx.event
     def open_pin(self):
         if self.ready and not self.blocked and not self.submitting and not self.done:
@@ -220,6 +230,10 @@ class SignState(SignedInState):
             return
         self.submitting = True
         yield
+        if self.simulation != "reverted" and await asyncio.to_thread(self._fails_now, user):
+            self.submitting = False
+            yield self._fail(AppError("sign_fails_now"))
+            return
         try:
             result = await asyncio.to_thread(transfers.submit_signed, user, raw_tx, self.replace_id or None)
         except Exception as e:  # noqa: BLE001 - any failure: its message, and Confirm usable again

@@ -91,9 +91,30 @@ def test_an_unexpected_failure_of_the_submit_leaves_confirm_usable(monkeypatch, 
     monkeypatch.setattr(transfers, "submit_signed", broken)
     monkeypatch.setattr(txpreview, "matches", lambda decoded, tx: True)
     monkeypatch.setattr(chain_svc, "decode_raw_tx", lambda raw: None)
-    page = _Page(ready=True, blocked=False, submitting=False, done=False, pin_open=True, tx={}, replace_id="")
+    page = _Page(ready=True, blocked=False, submitting=False, done=False, pin_open=True, tx={}, replace_id="",
+                 simulation="ok", _fails_now=lambda user: False)
     assert _drive(SignState.signed, page, "0x" + "ab" * 60) == [None, "alert"]
     assert (page.submitting, page.done, page.failed) == (False, False, "internal_error")
+
+
+@pytest.mark.parametrize("simulation, fails_now, failed, submitted", [
+    ("ok", True, "sign_fails_now", False),  # the balance changed after the preview: not broadcast
+    ("ok", False, None, True),
+    ("unavailable", True, "sign_fails_now", False),
+    ("reverted", True, None, True),  # expected to fail, acknowledged: signed anyway, as the person chose
+])
+def test_a_link_that_would_fail_now_is_not_broadcast(monkeypatch, simulation, fails_now, failed, submitted):
+    from wallet_app.state.sign import SignState
+
+    sent = []
+    monkeypatch.setattr(transfers, "submit_signed", lambda *a: sent.append(a) or {"tx_hash": "0x" + "cd" * 32})
+    monkeypatch.setattr(txpreview, "matches", lambda decoded, tx: True)
+    monkeypatch.setattr(chain_svc, "decode_raw_tx", lambda raw: None)
+    page = _Page(ready=True, blocked=False, submitting=False, done=False, pin_open=True, tx={}, replace_id="",
+                 simulation=simulation, _fails_now=lambda user: fails_now, failed=None,
+                 _show_dialog=lambda *a, **k: None)
+    _drive(SignState.signed, page, "0x" + "ab" * 60)
+    assert (page.failed, bool(sent), page.done, page.submitting) == (failed, submitted, submitted, False)
 
 
 @pytest.mark.parametrize("typed, note", [

@@ -63,6 +63,10 @@ EN: dict[str, str] = {
         "Go back and prepare it again."
     ),
     "err_sign_tx_mismatch": "The request does not match what you confirmed.",
+    "err_sign_fails_now": (
+        "This transaction would now fail: something changed since this page was loaded, such as your balance. "
+        "Nothing was sent."
+    ),
     "err_invalid_raw_tx": "The signed transaction is invalid.",
     "err_wrong_chain": "The transaction is for another network.",
     "err_sender_mismatch": "The transaction is not signed by your account.",
@@ -217,6 +221,7 @@ KO: dict[str, str] = {
     "err_fee_unaffordable": "네트워크 수수료를 낼 {symbol}이(가) 부족합니다.",
     "err_fee_outdated": "이 거래를 준비한 뒤 네트워크 수수료가 올라 처리되지 않습니다. 돌아가서 다시 준비해 주세요.",
     "err_sign_tx_mismatch": "요청이 확인한 내용과 일치하지 않습니다.",
+    "err_sign_fails_now": "이 페이지를 연 뒤 잔액 등이 바뀌어 이 거래는 이제 실패합니다. 아무것도 보내지 않았습니다.",
     "err_invalid_raw_tx": "서명된 거래가 올바르지 않습니다.",
     "err_wrong_chain": "다른 네트워크용 거래입니다.",
     "err_sender_mismatch": "거래가 내 계정으로 서명되지 않았습니다.",
