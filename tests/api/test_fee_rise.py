@@ -57,3 +57,13 @@ def test_a_send_the_native_balance_no_longer_pays_for_says_so(api_user, client, 
     resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
     assert (resp.status_code, resp.json()) == (400, {"detail": "fee_unaffordable"})
     assert client.get(f"{API}/activities").json() == []
+
+
+def test_a_send_whose_nonce_another_app_took_meanwhile_says_so(api_user, client, chain, w3, send_tx):  # noqa: F811
+    """The same wallet in another app sent a transaction after this one was built (and previewed):
+    the node's 'nonce too low' was 'The network rejected the transaction.'"""
+    tx = built_send(client, chain)
+    send_tx(api_user, Account.create().address, value=1)
+    resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+    assert (resp.status_code, resp.json()) == (400, {"detail": "sign_nonce_used"})
+    assert client.get(f"{API}/activities").json() == []

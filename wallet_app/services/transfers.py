@@ -76,12 +76,11 @@ def submit_signed(user: User | int, raw_tx: Any, replaces: Any = None) -> dict:
     except AppError as e:
         if entry_id is not None and e.code != "rpc_unavailable":  # refused, and not the node's
             _forget(entry_id)
-        worded = node_words(e, chain.native_symbol)
-        if worded is not e:
-            raise worded from e
-        if replaced is None:
+        worded = pending.node_refusal(e) if replaced is not None else e  # a replacement's own words first
+        worded = node_words(worded, chain.native_symbol)
+        if worded is e:
             raise
-        raise pending.node_refusal(e) from e
+        raise worded from e
     if entry_id is None:  # sent before: an entry the status refresh found dropped is pending again
         try:
             activity.sent_again(u, chain, tx_hash)
@@ -98,7 +97,8 @@ def node_words(error: AppError, native_symbol: str) -> AppError:
     """The node's refusal of a send in words the user can act on, else `error` itself: a price below
     its next block's base fee (fee_outdated: the fee rose after the check), too little of the native
     coin for gas x price + value (fee_unaffordable: the balance fell after the preview, e.g. another
-    tab's send, and the node said so only after the PIN)."""
+    tab's send, and the node said so only after the PIN), a nonce another transaction took meanwhile
+    (sign_nonce_used: the same wallet in another app sent one after the preview)."""
     if error.code != "rejected":
         return error
     text = error.message.lower()
@@ -106,6 +106,8 @@ def node_words(error: AppError, native_symbol: str) -> AppError:
         return AppError("fee_outdated", error.message)
     if "insufficient funds" in text:
         return AppError("fee_unaffordable", error.message, symbol=native_symbol)
+    if "nonce too low" in text:  # not this very transaction (chain.submit_raw returns its hash then)
+        return AppError("sign_nonce_used", error.message)
     return error
 
 

@@ -15,7 +15,8 @@ from wallet_app.services.transfers import node_words
     # geth's txpool
     ("rejected", "node rejected the transaction: insufficient funds for gas * price + value: address 0xAb have 1 "
      "want 2", "fee_unaffordable", {"symbol": "ETH"}),
-    ("rejected", "node rejected the transaction: nonce too low", "rejected", {}),
+    ("rejected", "node rejected the transaction: nonce too low", "sign_nonce_used", {}),
+    ("rejected", "node rejected the transaction: {'code': -32003, 'message': 'nonce too low'}", "sign_nonce_used", {}),
     ("rejected", "node rejected the transaction: replacement transaction underpriced", "rejected", {}),
     # not the node's refusal: left as it is
     ("rpc_unavailable", "node could not take the transaction now: insufficient funds", "rpc_unavailable", {}),
