@@ -67,3 +67,27 @@ def test_a_send_whose_nonce_another_app_took_meanwhile_says_so(api_user, client,
     resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
     assert (resp.status_code, resp.json()) == (400, {"detail": "sign_nonce_used"})
     assert client.get(f"{API}/activities").json() == []
+
+
+def test_a_send_to_a_recipient_that_emptied_its_balance_meanwhile_still_has_the_gas_it_needs(
+        api_user, client, chain, w3, funded, send_tx):  # noqa: F811
+    """Built (and estimated) while the recipient held tUSD, its balance slot a cheap update; the
+    recipient sent all of it away before the PIN, and the transfer now sets a zero slot (17,100 gas
+    more than estimated: 51,555 used, 34,455 estimated). At exactly the estimate it ran out of gas,
+    was mined and reverted: the fee paid for nothing."""
+    from tests.api.test_wallet_api import balance_of
+
+    tusd = chain.tokens[0].token_address
+    recipient = funded  # holds the faucet's tUSD
+    resp = client.post(f"{API}/tx/build", json={"chain_id": 31337, "token_address": tusd, "to": recipient.address,
+                                                "amount": "1500000"})
+    tx = resp.json()
+    held = balance_of(w3, tusd, recipient.address)
+    data = "0xa9059cbb" + "00" * 12 + Account.create().address[2:].lower() + format(held, "064x")
+    send_tx(recipient, tusd, data)
+    assert balance_of(w3, tusd, recipient.address) == 0
+    resp = client.post(f"{API}/tx/submit", json={"raw_tx": sign(api_user, tx)})
+    assert resp.status_code == 200, resp.text
+    receipt = w3.eth.wait_for_transaction_receipt(resp.json()["tx_hash"], timeout=30)
+    assert receipt["status"] == 1
+    assert balance_of(w3, tusd, recipient.address) == 1_500_000
