@@ -72,6 +72,14 @@ def app_error(e: Exception) -> AppError:
     return as_app_error(log, "a payment flow", e)
 
 
+def ran_out(error: AppError) -> AppError:
+    """execute's refusal of the page's own Pay deadline (its now + 5 minutes when the PIN dialog
+    opened) as too near: the time ran out while the dialog was open (the server wants a minute
+    left for the relayed transaction). Said as a deadline passed is, 'expired', not 'The payment
+    deadline is invalid.' (the PIN dialog leaves that judgement to the server's clock)."""
+    return AppError("expired", error.message) if error.code == "invalid_deadline" else error
+
+
 def _stops_on_failure(handler: Callable[..., Awaitable[object]]) -> Callable[..., Awaitable[object]]:
     """A background step of the flow that fails in a way it did not handle stops the flow with its
     message. Before, `running` stayed set: the page kept its progress overlay and refused Pay (its
@@ -610,7 +618,7 @@ class PaymentState(SignedInState):
             pay_id = await in_payment_thread(payments.execute, user, *args)
         except AppError as e:
             async with self:
-                self._stop(e)
+                self._stop(ran_out(e))
             return None
         async with self:
             self.phase = "pay_in_progress"

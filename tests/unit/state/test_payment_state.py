@@ -15,6 +15,7 @@ from sqlalchemy.exc import OperationalError
 from web3.exceptions import Web3RPCError
 
 from tests.conftest import run_async
+from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES
 from wallet_app.models import User
 from wallet_app.services import chain, payments
@@ -462,3 +463,29 @@ LOOKALIKE = "0x90F7" + "0" * 32 + "b906"  # MERCHANT's first and last 4 hex digi
 ])
 def test_merchant_note_key(merchant, known, tokens, note):
     assert payment_state.merchant_note_key(merchant, known, tokens) == note
+
+
+# ---------------------------------------------------------------- the Pay deadline runs out in the PIN dialog
+
+EXPIRED = {"en": "The payment request has expired. Please try again.",
+           "ko": "결제 요청이 만료되었습니다. 다시 시도해 주세요."}
+
+
+def test_a_pin_confirmed_in_the_deadlines_last_minute_says_expired(tab, monkeypatch):
+    """The PIN dialog opened with the Pay deadline 5 minutes after the server's now; confirmed 4.5
+    minutes later, execute refuses the deadline as too near (a minute at least is left for the
+    relayed transaction: tests/api/test_payments.py, invalid_deadline). The time ran out: the
+    page said 'The payment deadline is invalid.', as if the request had been made up."""
+    _pay_pin_for(tab)
+    executed = []
+
+    def execute(user, chain_id, merchant, token, units, payment_id, deadline, signature, permit):
+        executed.append(deadline)
+        raise AppError("invalid_deadline", "deadline too near: the relayed transaction needs time")
+
+    monkeypatch.setattr(payment_state.payments, "execute", execute)
+    PaymentState.pin_done.fn(tab, "0x" + "00" * 65)
+    run_async(PaymentState.send_pay.fn(tab, signature="0x" + "00" * 65, permit_signature=""))
+    assert len(executed) == 1 and executed[0] > time.time()  # its deadline, not yet past
+    assert (tab.running, tab._step, tab.dialog_open, tab.dialog_title) == (False, Step.IDLE, True, "error")
+    assert tab.dialog_texts == EXPIRED
