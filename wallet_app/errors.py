@@ -128,8 +128,7 @@ REGISTRY: dict[str, ErrorSpec] = {
     # ---- merchants (issue 14 item 6: a link's ref, services.merchant_payments)
     "payment_ref_used": _server(409, "err_payment_ref_used"),
     "payment_not_found": _server(404, "err_payment_not_found"),
-    # also the payment page's, for its own deadline refused as too near (state.payment.ran_out), and
-    # wallet.jsx's, for a PIN dialog left open past the deadline
+    # also the payment page's, for its own deadline refused as too near (state.payment.ran_out)
     "expired": _server(400, "err_expired"),
     "bad_signer": _server(400, "err_bad_signer"),
     "pay_would_fail": _server(400, "err_pay_would_fail"),

@@ -351,9 +351,12 @@ export function checkPayTyped(typed, expect, owner, chains, nowSeconds = Math.fl
   return t;
 }
 
-/** checkPayTyped, then the EIP-712 signature of exactly that typed data. */
-export async function signPay(owner, pin, typed, expect, chains) {
-  const t = checkPayTyped(typed, expect, owner, chains);
+/**
+ * checkPayTyped (`nowSeconds`: the instant the PIN dialog checked it when it opened), then the
+ * EIP-712 signature of exactly that typed data.
+ */
+export async function signPay(owner, pin, typed, expect, chains, nowSeconds = Math.floor(Date.now() / 1000)) {
+  const t = checkPayTyped(typed, expect, owner, chains, nowSeconds);
   return withUnlocked(owner, pin, (wallet) => wallet.signTypedData(typed.domain, t, typed.message));
 }
 
@@ -413,11 +416,12 @@ export function checkPermitAndPay(permitTyped, payTyped, expect, owner, chains, 
 }
 
 /**
- * Both checks, then ONE unlock signs the Permit and the Pay message (the key is derived once).
- * Returns {signature, permit_signature} (public).
+ * Both checks (`nowSeconds` as signPay's), then ONE unlock signs the Permit and the Pay message
+ * (the key is derived once). Returns {signature, permit_signature} (public).
  */
-export async function signPermitAndPay(owner, pin, permitTyped, payTyped, expect, chains) {
-  const [pt, t] = checkPermitAndPay(permitTyped, payTyped, expect, owner, chains);
+export async function signPermitAndPay(owner, pin, permitTyped, payTyped, expect, chains,
+  nowSeconds = Math.floor(Date.now() / 1000)) {
+  const [pt, t] = checkPermitAndPay(permitTyped, payTyped, expect, owner, chains, nowSeconds);
   return withUnlocked(owner, pin, async (wallet) => ({
     permit_signature: await wallet.signTypedData(permitTyped.domain, pt, permitTyped.message),
     signature: await wallet.signTypedData(payTyped.domain, t, payTyped.message),

@@ -274,6 +274,26 @@ def test_deadline_edges_against_a_fixed_now(page, check, ahead, signed):
         assert (r["code"], r["message"]) == CLOCK_OFF
 
 
+@pytest.mark.parametrize("after, signed", [(299, True), (300, False)])
+def test_signing_checks_the_deadline_against_the_instant_the_dialog_checked_it(page, after, signed):
+    """The PIN dialog (wallet.jsx) signs with the instant its checks ran when it opened, not the
+    page's clock at the PIN: whether the time ran out meanwhile is the server's to say. An hour
+    ago here, with the deadline 5 minutes after it: signed when it is still ahead of that instant."""
+    owner = new_wallet(page)["address"]
+    then = int(time.time()) - 3600
+    permit, pay = permit_typed(owner, then + 300), pay_typed(owner, then + 300)
+    arg = {"owner": owner, "permit": permit, "pay": pay, "typed": pay, "expect": EXPECT, "chains": CHAINS,
+           "now": then + after}
+    both = "return nb.keyring.signPermitAndPay(a.owner, '123456', a.permit, a.pay, a.expect, a.chains, a.now);"
+    one = "return nb.keyring.signPay(a.owner, '123456', a.typed, a.expect, a.chains, a.now);"
+    if signed:
+        assert ok(page, both, arg)["signature"] == ok(page, one, arg)
+    else:
+        for body in (both, one):
+            r = fails(page, body, arg)
+            assert (r["code"], r["message"]) == CLOCK_OFF
+
+
 # ---------------------------------------------------------------- Permit2 and other permits (an audit)
 # The only typed data the wallet signs are /payment's Pay and the token's EIP-2612 Permit for the
 # chain's payment contract (no link, personal_sign or other typed data reaches a signer): a Permit2
