@@ -3,6 +3,8 @@ API's fast refusals (core.ratelimit) and the spent login attempts (services.goog
 every worker (here: separate clients, as separate processes have)."""
 
 
+import time
+
 import pytest
 import redis
 
@@ -138,3 +140,32 @@ def test_unreachable_redis_refuses_sign_in_but_not_the_api(settings_env, monkeyp
         assert refused.value.code == "shared_state_unavailable"
     run_async(ratelimit.remember_refusal(("GET", "/api/v1/me", "10.0.0.1"), 30))  # logged, not raised
     assert run_async(ratelimit.refused_for(("GET", "/api/v1/me", "10.0.0.1"))) == 0
+
+
+def _hit_passes(kind: str, key: str) -> bool:
+    try:
+        ratelimit.hit(kind, key)
+    except AppError as e:
+        assert e.code == "rate_limited"
+        return False
+    return True
+
+
+@pytest.mark.parametrize("ahead", [5, -5])
+def test_rate_limit_windows_go_by_redis_clock_not_each_workers(redis_server, settings_env, monkeypatch,  # noqa: F811
+                                                               ahead):
+    """Two workers whose clocks differ by 5 s share the counters in Redis. Stamped with each
+    worker's clock (limits' own scripts), the entries of the one 5 s ahead were in the future for
+    the other: a "2/second" limit met there refused the user on the other worker for 6 s
+    (Retry-After 6, remembered for every worker); those of the one 5 s behind were already gone
+    for the other, which let the limit through again."""
+    redis.Redis.from_url(redis_server.url).flushdb()
+    use_env(monkeypatch, REDIS_URL=redis_server.url, RATE_LIMIT_TX_BUILD="2/second")
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + ahead)  # the first worker's clock
+    assert _hit_passes("tx_build", "user:1") and _hit_passes("tx_build", "user:1")
+    monkeypatch.setattr(time, "time", real)  # the second worker's (right)
+    with pytest.raises(AppError) as refused:
+        ratelimit.hit("tx_build", "user:1")
+    assert refused.value.params["retry_after"] == 1
+    wait_until(lambda: _hit_passes("tx_build", "user:1"), 2.5, "still refused a second after the window")

@@ -117,6 +117,67 @@ class MemoryStorage(storage.MemoryStorage):
             self.timer.start()
 
 
+# The moving window's entries in Redis, stamped with Redis's clock (TIME), not the calling worker's:
+# limits' own scripts take the worker's time.time(), and workers whose clocks differ by seconds
+# share the entries. A worker 5 s ahead stamped its entries 5 s in the future for the others: a
+# "2/second" limit met there refused the user on every other worker for 6 s (Retry-After 6, and
+# the refusal remembered for all workers); a worker 5 s behind saw the others' entries as gone
+# and let the limit through again. The same order of entries and checks as limits' scripts.
+_ACQUIRE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local limit, expiry, amount = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+if amount > limit then return false end
+local entry = redis.call('LINDEX', KEYS[1], limit - amount)
+if entry and tonumber(entry) >= now - expiry then return false end
+for i = 1, amount do redis.call('LPUSH', KEYS[1], tostring(now)) end
+redis.call('LTRIM', KEYS[1], 0, limit - 1)
+redis.call('EXPIRE', KEYS[1], expiry)
+return true
+"""
+# -> {oldest entry inside the window (or now), how many are inside, now}, on Redis's clock.
+_WINDOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local since = now - tonumber(ARGV[1])
+local low, high, found = 0, tonumber(ARGV[2]) - 1, nil
+while low <= high do
+  local mid = math.floor((low + high) / 2)
+  local value = tonumber(redis.call('LINDEX', KEYS[1], mid))
+  if value and value >= since then found = mid; low = mid + 1 else high = mid - 1 end
+end
+if found == nil then return {tostring(now), 0, tostring(now)} end
+return {redis.call('LINDEX', KEYS[1], found), found + 1, tostring(now)}
+"""
+
+
+class RedisStorage(storage.RedisStorage):
+    """limits' Redis storage with the moving window on Redis's clock (_ACQUIRE, _WINDOW). The
+    window's start is handed back in this process's clock, so that the limiter's reset time less
+    time.time() (retry_after) is the time Redis's clock has left. Not registered for a scheme
+    (no STORAGE_SCHEME of its own): built by _current only."""
+
+    def initialize_storage(self, _uri: str) -> None:
+        super().initialize_storage(_uri)
+        self.lua_acquire_moving_window = self.get_connection().register_script(_ACQUIRE.encode())
+        self.lua_moving_window = self.get_connection().register_script(_WINDOW.encode())
+
+    def acquire_entry(self, key: str, limit: int, expiry: int, amount: int = 1) -> bool:
+        return bool(self.lua_acquire_moving_window([self.prefixed_key(key)], [limit, expiry, amount]))
+
+    def get_moving_window(self, key: str, limit: int, expiry: int) -> tuple[float, int]:
+        start, count, now = self.lua_moving_window([self.prefixed_key(key)], [expiry, limit])
+        return float(start) - float(now) + time.time(), int(count)
+
+
+def _storage(uri: str, options: dict[str, Any]) -> storage.StorageTypes:
+    if uri == "memory://":
+        return MemoryStorage()
+    if uri.split("://", 1)[0] in ("redis", "rediss", "redis+unix"):
+        return RedisStorage(uri, **options)
+    return storage.storage_from_string(uri, **options)
+
+
 @lru_cache
 def limits_of(spec: str) -> list[RateLimitItem]:
     return parse_many(spec)
@@ -130,8 +191,7 @@ def _current() -> strategies.RateLimiter:
         uri = storage_uri(settings)
         # Redis: core.shared's client options (the default waits for ever on a hung Redis).
         options = shared.CLIENT_OPTIONS if settings.redis_url else {}
-        store = MemoryStorage() if uri == "memory://" else storage.storage_from_string(uri, **options)
-        limiter = strategies.MovingWindowRateLimiter(store)
+        limiter = strategies.MovingWindowRateLimiter(_storage(uri, options))
         _state = (settings, limiter)
     return _state[1]
 
