@@ -370,6 +370,57 @@ def test_a_payment_finished_while_offline_is_shown_not_offered_again(page, app_s
     assert len(payment_rows(app_server, merchant)) == 1
 
 
+def test_a_payment_that_settles_after_the_page_was_left_leaves_the_next_page_alone(page, app_server,
+                                                                                 browser_issues):
+    """Paid, then Back while the payment was still pending, and on to Send: when it settled, its
+    redirect to /activity (sent to the tab's current socket) took the Send form the person was
+    filling in, and the alert came with it. Now the tab stays where the person is; the link
+    opened again shows the payment (not Pay), and Activity lists it."""
+    page.add_init_script(helpers.SOCKET_WATCH)
+    create_wallet(page, new_email("leftpay"))
+    token = token_address(page, "tUSD")
+    wait_for_balance(page, "tUSD", AMOUNT_UNITS)
+    w3 = chain_web3(app_server)
+    merchant = Account.create().address
+    link = merchant_link(merchant, token, "1.5")
+    page.goto(link)
+    page.get_by_role("button", name="Pay", exact=True).click()
+    dialog = page.get_by_role("dialog", name="Sign the payment")
+    expect(dialog).to_be_visible(timeout=30_000)
+    pin_field(dialog).fill(PIN)
+    with mining_paused(w3):  # relayed, and held unmined until the person is on Send
+        dialog.get_by_role("button", name="Confirm").click()
+        wait_until(lambda: [r["status"] for r in payment_rows(app_server, merchant)] == ["pending"], 30,
+                   "the payment was not relayed")
+        expect(page.locator("#pay-phase")).to_have_text("Payment in progress…")
+        page.go_back()
+        page.wait_for_url("**/home**")
+        page.get_by_role("button", name="Send", exact=True).click()
+        page.wait_for_url("**/send**")
+        since = helpers.received_frames(page)
+        page.get_by_label("Amount").fill("7")
+        helpers.wait_for_state(page, since, "amount", "7")
+        since = helpers.received_frames(page)
+    mine(w3)
+    wait_until(lambda: [r["status"] for r in payment_rows(app_server, merchant)] == ["ok"], 30,
+               "the payment did not complete")
+    helpers.wait_for_state(page, since, "finished", True)  # the payment's wait is over: it told the tab
+    # One more round trip: whatever the payment sent after it has come by now.
+    since = helpers.received_frames(page)
+    page.get_by_label("Amount").fill("8")
+    helpers.wait_for_state(page, since, "amount", "8")
+    assert urlparse(page.url).path.rstrip("/") == "/send", page.url
+    expect(page.get_by_label("Amount")).to_have_value("8")
+    expect(page.get_by_role("alertdialog")).to_have_count(0)
+
+    page.goto(link)  # the link again: its payment, not Pay
+    expect_alert(page, "Payment complete.", title="Notice")  # its OK goes to Activity
+    page.wait_for_url("**/activity**")
+    assert erc20_balance(w3, token, merchant) == AMOUNT_UNITS
+    assert len(payment_rows(app_server, merchant)) == 1
+    browser_issues.assert_clean()
+
+
 def test_a_link_paid_in_another_tab_is_announced_before_it_is_paid_again(page, app_server, browser_issues):
     """A link without a ref, paid in one tab, opened in another (or on another device): that tab
     knows nothing of the payment and offered Pay as if none had been made, and a second PIN paid

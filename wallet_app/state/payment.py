@@ -380,10 +380,20 @@ class PaymentState(SignedInState):
         self._step = Step.IDLE
         self._flow_seq += 1  # a background step of the flow before finds itself dropped
 
+    def _on_payment_page(self) -> bool:
+        """Whether the tab is on /payment, the page that shows the flow (its progress over any
+        link's details). Read inside `async with self` by a background step, the router is the
+        tab's last event's (any worker's): a person who left the page (Back, a tap on a link, a
+        link opened in the tab) is elsewhere, and the step's alert or redirect, sent to the tab's
+        current socket, would land on that page: a payment settling took /send, with what was
+        typed, or /sign, with its PIN dialog open, to /activity."""
+        return routes.normalize_path(self.router.url.path) == routes.PAYMENT
+
     def _stop(self, error: AppError):
-        """Stop the flow and show the error's alert (call inside `async with self`)."""
+        """Stop the flow and show the error's alert (call inside `async with self`); no alert once
+        the person left /payment (_on_payment_page)."""
         self._reset_flow()
-        return self._fail(error)
+        return self._fail(error) if self._on_payment_page() else None
 
     # ------------------------------------------------------------ submit
 
@@ -586,7 +596,8 @@ class PaymentState(SignedInState):
                 return None
         async with self:
             self._reset_flow()
-            self._show_dialog("pay_approve_timeout", title="error")
+            if self._on_payment_page():
+                self._show_dialog("pay_approve_timeout", title="error")
         return None
 
     # ------------------------------------------------------------ execute, then follow the status
@@ -637,25 +648,30 @@ class PaymentState(SignedInState):
                 async with self:
                     self._finish("pay_still_pending")
                     self._reset_flow()
-                    self._notify("pay_still_pending")
+                    if self._on_payment_page():
+                        self._notify("pay_still_pending")
                 return None
             if status == "ok":
                 async with self:
                     # Remembered: a reconnect or Back that loads this link again shows it, not Pay.
                     self._finish("pay_done")
                     self._reset_flow()
+                    if not self._on_payment_page():
+                        return None  # left: Activity lists it, and the link shows it when opened again
                     # Raised with the redirect: the alert shows on /activity.
                     self._notify("pay_done", for_route=routes.ACTIVITY)
                 return rx.redirect(routes.ACTIVITY)
             if status == "failed":
                 async with self:
                     self._reset_flow()
-                    self._show_dialog("pay_failed", title="error")
+                    if self._on_payment_page():
+                        self._show_dialog("pay_failed", title="error")
                 return None
             # anything else: keep waiting (a pending answer given early still waits out the second)
             await asyncio.sleep(max(0.0, POLL_SECONDS - (time.monotonic() - asked)))
         async with self:
             self._finish("pay_still_pending")
             self._reset_flow()
-            self._notify("pay_still_pending")
+            if self._on_payment_page():
+                self._notify("pay_still_pending")
         return None

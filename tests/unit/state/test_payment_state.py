@@ -400,6 +400,42 @@ def test_a_load_of_a_paid_link_shows_the_payment_not_pay(tab, monkeypatch):
     assert (tab.running, tab._step) == (True, Step.QUOTING)
 
 
+@pytest.mark.parametrize("status, alert, redirect", [
+    ("ok", "pay_done", "/activity"), ("failed", "pay_failed", None), ("pending", "pay_still_pending", None)])
+@pytest.mark.parametrize("left", [False, True])
+def test_a_payment_that_ends_after_the_page_was_left_says_nothing_there(tab, monkeypatch, status, alert, redirect,
+                                                                       left):
+    """The person paid, then left /payment (Back, a tap on a link) while the payment settled: its
+    redirect to /activity took the page they were on (/send with its form, /sign with its PIN
+    dialog) and its alert showed there. Read after the wait, the tab's page (the state's router,
+    its last event's) decides: on /payment as before; elsewhere nothing, the outcome remembered."""
+    monkeypatch.setattr(payment_state.payments, "execute", lambda *a: QUOTE["payment_id"])
+    monkeypatch.setattr(payment_state, "MAX_POLLS", 1)
+    monkeypatch.setattr(payment_state, "POLL_SECONDS", 0)
+    page = {"path": "/payment"}
+
+    async def wait_status(*args):
+        if left:
+            page["path"] = "/send"  # the tab's next page loaded while the payment settled
+        return {"status": status}
+
+    monkeypatch.setattr(payment_state.payments, "wait_status", wait_status)
+    params = TAB_LINK
+    monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
+        url=SimpleNamespace(path=page["path"], query_parameters=params, query=urlencode(params)))), raising=False)
+    _pay_pin_for(tab, merchant=MERCHANT, amount="1.5")
+    tab.pin_done("0x" + "00" * 65)
+    done = run_async(PaymentState.send_pay.fn(tab, signature="0x" + "00" * 65, permit_signature=""))
+    assert (tab.running, tab._step) == (False, Step.IDLE)
+    assert tab._done_outcome == ("" if status == "failed" else alert)
+    assert tab.dialog_open is not left
+    if not left:
+        assert tab.dialog_texts["en"] == CATALOGUES["en"][alert]
+    assert (done is not None) == (redirect is not None and not left)
+    if done is not None:
+        assert '"/activity"' in str(done.args), done  # rx.redirect(routes.ACTIVITY)
+
+
 def test_a_failed_payment_may_be_tried_again(tab, monkeypatch):
     _paid(tab, monkeypatch, status="failed")
     open_link(tab, merchant=MERCHANT, amount="1.5")
