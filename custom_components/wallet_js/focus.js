@@ -48,3 +48,11 @@ function giveBack(opener, frames) {
     heading.focus();
   }
 }
+
+// A form's keydown: a held Enter's repeats are no new submit. Held down (a phone's keyboard, a
+// slow finger), Enter submitted the form again at the key repeat's rate: the add-token form's
+// first Enter probed the token, a repeat once its answer was shown added it, warning and all,
+// before anyone had read it.
+export function heldEnterIgnored(event) {
+  if (event.key === "Enter" && event.repeat) event.preventDefault();
+}

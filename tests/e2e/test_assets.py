@@ -168,3 +168,33 @@ def test_a_copycat_token_and_a_token_contract_recipient_are_called_out(page: Pag
     expect(page.locator("#send-recipient-note")).to_have_text(
         "이 주소는 토큰의 컨트랙트 주소입니다. 이 주소로 보낸 토큰은 대개 되찾을 수 없습니다.")
     browser_issues.assert_clean()
+
+
+
+SUBMITS_SENT = "window.__nbFrames.sent.filter((f) => f.includes('token_list_state.submit')).length"
+
+
+def test_a_held_enter_probes_and_does_not_add(page: Page, app_server, browser_issues):
+    """Enter held in the add-token field (a phone keyboard, a slow finger): its first press probed
+    the token, and a repeat of the key once the probe's answer had come added it, the copycat
+    warning shown and unread. A repeat of a held Enter now submits nothing: Add is the person's
+    own second press."""
+    create_wallet(page, new_email("heldenter"))
+    copycat = deploy_copycat(app_server)
+    page.goto("/home")
+    page.get_by_role("button", name="Add token").click()
+    dialog = page.get_by_role("dialog")
+    dialog.locator("#add-token-address").fill(copycat)
+    page.keyboard.down("Enter")
+    expect(dialog.locator("#add-token-copycat")).to_contain_text("Your list already has tUSD at another address")
+    expect(dialog.get_by_role("button", name="Add", exact=True)).to_be_visible()
+    probes = page.evaluate(SUBMITS_SENT)  # the socket's frames (SOCKET_WATCH): the probe's submit
+    assert probes > 0
+    page.keyboard.down("Enter")  # the key still held: a repeat (KeyboardEvent.repeat)
+    page.keyboard.up("Enter")
+    dialog.get_by_role("button", name="Cancel").click()  # sent after anything the repeat sent
+    expect(dialog).to_have_count(0)
+    assert page.evaluate(SUBMITS_SENT) == probes
+    listed = {t["token_address"].lower() for t in page.request.get("/api/v1/tokens").json()}
+    assert copycat.lower() not in listed
+    browser_issues.assert_clean()

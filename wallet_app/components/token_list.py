@@ -5,7 +5,7 @@ from __future__ import annotations
 import reflex as rx
 from reflex.vars import ObjectVar
 
-from custom_components.wallet_js.focus import dialog_focus
+from custom_components.wallet_js.focus import dialog_focus, held_enter_ignored
 from wallet_app.components.dialogs import selector
 from wallet_app.components.ui import NBSP, error_callout, field_label, label_row, tied_to_error, warning_callout
 from wallet_app.i18n import t
@@ -196,6 +196,8 @@ def _address_form() -> rx.Component:
         ),
         on_submit=s.submit,
         reset_on_submit=False,
+        # A held Enter probed, then added once the probe's answer came, its warning unread.
+        **held_enter_ignored(),
     )
 
 
