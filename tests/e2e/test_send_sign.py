@@ -16,6 +16,7 @@ from tests.e2e.flows_send import (
     confirm_with_pin,
     fill_send,
     page_with_camera,
+    send_to_sign,
     sign_link,
     token_balance,
     wait_for_asset,
@@ -262,3 +263,34 @@ def test_a_long_amount_on_sign_is_shown_whole(page):
     expect(amount).to_have_text("123,456,789,012,345,678.901234 tUSD")
     assert_within_screen(amount)
     assert_within_screen(page.locator("#sign-recipient"))
+
+
+# Every text #sign-amount shows, with the query it showed under (a MutationObserver on the page).
+AMOUNTS_SHOWN = """
+window.__amountsShown = [];
+new MutationObserver(() => {
+  const el = document.getElementById("sign-amount");
+  const shown = el && [location.search, el.textContent];
+  const last = window.__amountsShown.at(-1);
+  if (shown && !(last && last[0] === shown[0] && last[1] === shown[1])) window.__amountsShown.push(shown);
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def test_the_next_sign_page_never_shows_the_request_left(page, browser_issues):
+    """Back from /sign to correct the amount, Next again: the new /sign showed the request left
+    (its amount, its recipient, Confirm enabled) under the new link until its own load, a
+    preview reading the chain, was done (seconds on a slow node): the tab keeps one state."""
+    create_wallet(page, new_email("signleft"))
+    send_to_sign(page, "1")
+    expect(page.locator("#sign-amount")).to_have_text("1 tUSD")
+    page.go_back()
+    page.wait_for_url("**/send**")
+    page.evaluate(AMOUNTS_SHOWN)
+    fill_send(page, network=NETWORK, recipient=Account.create().address, amount="2")
+    page.get_by_role("button", name="Next").click()
+    page.wait_for_url("**/sign?tx=**")
+    expect(page.locator("#sign-amount")).to_have_text("2 tUSD")
+    shown = page.evaluate("window.__amountsShown")
+    assert [text for _, text in shown] == ["2 tUSD"], shown
+    browser_issues.assert_clean()

@@ -280,7 +280,10 @@ def _request() -> rx.Component:
 
 
 def sign_page() -> rx.Component:
-    return page(rx.cond(SignState.ready, _request(), form_skeleton()), title_key=PAGE.title_key)
+    # Left (Back to /send, a tap on the navigation), the request is put away: the next /sign in the
+    # tab (the same state) showed it until its own load was done.
+    shown = rx.fragment(rx.cond(SignState.ready, _request(), form_skeleton()), on_unmount=SignState.left)
+    return page(shown, title_key=PAGE.title_key)
 
 
 PAGE = Page(route=routes.SIGN, title_key="sign_title", view=sign_page, on_load=(SignState.load,))

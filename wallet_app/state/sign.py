@@ -198,6 +198,13 @@ class SignState(SignedInState):
         return txpreview.simulate(chain, user.address or "", self.tx).status == "reverted"
 
     @rx.event
+    def left(self):
+        """The page was left (its request unmounted). The tab's state outlives it: the next /sign,
+        another link, rendered this one's request (amount, recipient, Confirm enabled) until its
+        own load, a preview that reads the chain, was done: for seconds on a slow node."""
+        self.ready = self.pin_open = False
+
+    @rx.event
     def open_pin(self):
         if self.ready and not self.blocked and not self.submitting and not self.done:
             self.pin_open = True
