@@ -17,15 +17,21 @@ function reload() {
   window.location.reload();
 }
 
+// Whether Reflex's banner was taken in this page load. Reflex shows it once, when the socket
+// connects; each page of the app mounts a notice of its own (components.layout.page), so the
+// next page's must show from the start: the page is still of the other release.
+let taken = false;
+
 export function NewVersionNotice({ text, reloadLabel, bottom }) {
-  const [shown, setShown] = useState(false);
+  const [shown, setShown] = useState(taken);
   useEffect(() => {
     const take = () => {
       const banner = document.getElementById(REFLEX_BANNER_ID);
       if (banner) {
         banner.remove();
-        setShown(true);
+        taken = true;
       }
+      if (taken) setShown(true);
     };
     take();
     const observer = new MutationObserver(take);

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 
 from tests.e2e import helpers
 from tests.e2e.conftest import DEFAULT_TIMEOUT_MS
+from tests.e2e.flows import create_wallet, new_email
 from tests.e2e.test_axe import _RUN_AXE, AXE
 
 ANOTHER_SCHEMA = "0" * 32
@@ -60,3 +61,18 @@ def test_a_page_of_another_release_says_so_in_its_language(browser, app_server):
         assert len(loads) == 3, loads
     finally:
         helpers.close_context(ctx)
+
+
+def test_the_notice_stays_when_the_user_moves_to_another_page(page, app_server):
+    """The mismatch is told once, when the socket connects; a move to another page of the app (no
+    new connection) must not take the notice away: the page is still of the other release."""
+    create_wallet(page, new_email("newversion-nav"))
+    page.route_web_socket("**/_event**", as_another_release)
+    page.reload()
+    notice = page.locator("#new-version-notice")
+    expect(notice).to_be_visible(timeout=30_000)
+    page.get_by_role("navigation").get_by_role("link", name="Activity", exact=True).click()
+    page.wait_for_url("**/activity**")
+    expect(page.get_by_role("heading", name="Activity", exact=True)).to_be_visible()
+    expect(notice).to_be_visible()
+    expect(notice.locator("span")).to_have_text("A new version of the wallet is available.")
