@@ -45,7 +45,8 @@ def test_a_page_of_another_release_says_so_in_its_language(browser, app_server):
         expect(notice).to_be_visible(timeout=30_000)
         assert len(loads) == 2, loads  # Reflex's own reload, once, then the notice
         expect(notice).to_have_attribute("role", "alert")
-        expect(notice).to_contain_text("지갑의 새 버전이 나왔습니다.")
+        expect(notice.locator("span")).to_have_text("지갑의 새 버전이 나왔습니다.")
+        expect(notice.get_by_role("button")).to_have_text("새로고침")
         expect(page.locator("#reflex-new-version-banner")).to_have_count(0)
         expect(page.get_by_text("A new version of this app is available.")).to_have_count(0)
         for theme in ("light", "dark"):  # axe-core finds nothing, in either theme
