@@ -16,7 +16,7 @@ import json
 import logging
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from eth_typing import HexStr
@@ -368,8 +368,9 @@ class Context:
 
     kind: str
     old_tx_hash: str
-    old_fee: str
+    old_fee: str  # gas x price (an OP-stack chain's L1 data fee aside: shown_old_fee)
     nonce: int
+    old_fields: dict[str, Any] = field(default_factory=dict)  # the replaced transaction's (stored_fields)
 
 
 def fee_text(chain: ChainConfig, gas_limit: int, gas_price: int, l1_fee: int = 0) -> str:
@@ -402,7 +403,18 @@ def check_replacement(user: User, tx: DecodedTx, activity_id: Any) -> Context:
     if tx.gas_price < bump(max(_group_prices(p))):
         raise AppError("replacement_underpriced", "the gas price must be at least 10% above the pending one")
     old = p.row
-    return Context(kind, old.tx_hash or "", fee_text(p.chain, int(f["gas_limit"]), int(f["gas_price"])), f["nonce"])
+    return Context(kind, old.tx_hash or "", fee_text(p.chain, int(f["gas_limit"]), int(f["gas_price"])), f["nonce"], f)
+
+
+def shown_old_fee(chain: ChainConfig, context: Context) -> str:
+    """The replaced transaction's fee as /sign shows it next to the replacement's (pending.fee_text
+    of both): on an OP-stack chain with its L1 data fee (services.chain.l1_fee) too, as the
+    replacement's has, else the +10% looked like many times the fee there. Reads the chain's oracle
+    (a thread's); AppError rpc_unavailable when it does not answer."""
+    f = context.old_fields
+    if chain.l1_fee_oracle is None or not f:
+        return context.old_fee
+    return fee_text(chain, int(f["gas_limit"]), int(f["gas_price"]), chain_svc.l1_fee(chain, f))
 
 
 def unsigned(tx: dict[str, str], sender: str) -> DecodedTx:

@@ -165,11 +165,12 @@ class SignState(SignedInState):
                 context = await asyncio.to_thread(
                     pending.check_replacement, user, pending.unsigned(tx, user.address or ""), replace
                 )
+                fee_was = await asyncio.to_thread(pending.shown_old_fee, chain, context)
             except AppError as e:
                 return self._fail(e, redirect_to=routes.ACTIVITY)
             key = "sign_replace_cancel" if context.kind == "cancel" else "sign_replace_speedup"
             params = {"tx": short_address(context.old_tx_hash), "nonce": context.nonce, "symbol": chain.native_symbol}
-            self.replace_id, self.replacing, self.fee_was = replace, texts_for(key, params), context.old_fee
+            self.replace_id, self.replacing, self.fee_was = replace, texts_for(key, params), fee_was
         settings = get_settings()
         if settings.dev_sign_preview_off and settings.dev_mode:  # bench/sign_preview.py's baseline
             preview, refused = txpreview.Preview([], [], "", chain.chain_name, ""), None

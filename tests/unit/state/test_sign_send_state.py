@@ -155,3 +155,41 @@ def test_send_reads_the_fields_less_what_no_one_sees(monkeypatch):
     page = _Page(building=False, chain_id="31337", recipient="\u200b", amount="1", _selected_token=lambda: ERC20)
     assert _drive(SendState.submit, page) == ["alert"]
     assert page.failed == "need_recipient"
+
+
+def test_a_speed_ups_pending_fee_on_an_op_stack_chain_has_its_l1_fee(monkeypatch):
+    """/sign shows a speed-up's network fee next to the pending transaction's, 'at the same (full)
+    precision' to show the +10%. On an OP-stack chain (Base Sepolia) the new fee had the L1 data
+    fee in it, the pending one only gas x price: there, where the L1 fee is most of a fee, the
+    speed-up looked many times dearer than the send it replaces."""
+    import dataclasses
+
+    from wallet_app.models import Activity
+    from wallet_app.services import pending, tokens
+    from wallet_app.services.chain import ChainConfig
+    from wallet_app.state.sign import SignState
+
+    l1 = 7 * 10**12
+    op = ChainConfig(84532, "Base Sepolia", "http://127.0.0.1:1", "0x" + "00" * 20, None, "ETH", "Ether", 18, None,
+                     (), l1_fee_oracle="0x420000000000000000000000000000000000000F")
+    old_price = 10**9
+    fields = {**{k: TX[k] for k in ("to", "data", "value", "gas_limit")}, "from": SENDER.lower(),
+              "gas_price": str(old_price), "chain_id": op.chain_id, "nonce": 3}
+    row = Activity(id=7, user_id=1, chain_id=op.chain_id, tx_hash="0x" + "ab" * 32, nonce=3, status="submitted")
+    monkeypatch.setattr(pending, "_pending_entry", lambda user, activity_id: pending.Pending(row, fields, op, [row]))
+    monkeypatch.setattr(tokens, "get_chain", lambda chain_id: op)
+    monkeypatch.setattr(tokens, "user_tokens", lambda user: [])
+    monkeypatch.setattr(chain_svc, "l1_fee", lambda chain, tx: l1 if chain.l1_fee_oracle else 0)
+    speed_up = {**TX, "chain_id": str(op.chain_id), "gas_price": str(pending.bump(old_price))}
+
+    async def preview(user, chain, tx, replacing=False):
+        return dataclasses.replace(txpreview.describe(tx, chain, None, l1), simulation="ok"), None
+
+    monkeypatch.setattr(txpreview, "load", preview)
+    page = _Page(_page_again=False, ready=False, router=SimpleNamespace(url=SimpleNamespace(
+        query_parameters={"tx": encode_tx(speed_up), "replace": "7"})))
+    run_async(SignState.load.fn(page))
+    assert page.ready
+    limit = int(TX["gas_limit"])
+    assert page.fee == pending.fee_text(op, limit, pending.bump(old_price), l1)
+    assert page.fee_was == pending.fee_text(op, limit, old_price, l1)  # was fee_text(op, limit, old_price)
