@@ -42,7 +42,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -634,27 +634,49 @@ def transaction_count(chain: ChainConfig, address: str, block: str = "latest") -
 
 
 def gas_price(chain: ChainConfig) -> int:
-    """The node's current gas price in wei."""
+    """The gas price (wei) a transaction built here is given, a legacy one's (base fee and tip in
+    one): the node's (eth_gasPrice), but never below the next block's base fee (next_base_fee) plus
+    the tip in the node's price. geth's eth_gasPrice is the LATEST block's base fee plus a tip, and
+    while blocks are fuller than their target the next block's base fee is up to 12.5% above it: a
+    send built at it was refused at once as fee_outdated (txpreview.fee_outdated, 'The network fee
+    has gone up since this transaction was prepared'), and so was each one prepared again."""
     w3 = web3_for(chain)
-    return int(_read(lambda: w3.eth.gas_price))
+    price = int(_read(lambda: w3.eth.gas_price))
+    upcoming = next_base_fee(chain)
+    if upcoming is None:
+        return price
+    latest = _block(chain, "latest")
+    current = _base_fee_of(latest) if latest is not None else None
+    tip = price - current if current is not None and price > current else 0
+    return max(price, upcoming + tip)
 
 
 def next_base_fee(chain: ChainConfig) -> int | None:
     """The base fee of the block the node builds next (its pending block's; the latest's when it has
     no pending block), or None on a chain without one (no EIP-1559): a transaction priced below it is
     not mined at that price (anvil refuses it, geth keeps it in its pool, unmined)."""
+    for tag in ("pending", "latest"):
+        block = _block(chain, tag)
+        if block is not None:
+            return _base_fee_of(block)
+    return None
+
+
+def _block(chain: ChainConfig, tag: str) -> dict | None:
+    """The node's block `tag` ('pending', 'latest'; its header fields), None when it has none."""
     provider = web3_for(chain).provider
 
-    def block_of(tag: str) -> Any:
+    def block_of() -> Any:
         return provider.make_request(RPCEndpoint("eth_getBlockByNumber"), [tag, False])
 
-    for block in ("pending", "latest"):
-        answer = _read(partial(block_of, block))
-        found = answer.get("result") if isinstance(answer, dict) else None
-        if isinstance(found, dict):
-            fee = found.get("baseFeePerGas")
-            return int(fee, 16) if isinstance(fee, str) and re.fullmatch(r"0x[0-9a-fA-F]{1,64}", fee) else None
-    return None
+    answer = _read(block_of)
+    found = answer.get("result") if isinstance(answer, dict) else None
+    return found if isinstance(found, dict) else None
+
+
+def _base_fee_of(block: dict) -> int | None:
+    fee = block.get("baseFeePerGas")
+    return int(fee, 16) if isinstance(fee, str) and re.fullmatch(r"0x[0-9a-fA-F]{1,64}", fee) else None
 
 
 GET_L1_FEE = keccak(text="getL1Fee(bytes)")[:4]
@@ -699,7 +721,7 @@ def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, wh
     """An unsigned legacy call of `token` with `data` from `sender`: pending nonce, gas price, estimate."""
     w3 = web3_for(chain)
     nonce = _read(lambda: w3.eth.get_transaction_count(cast(ChecksumAddress, sender), "pending"))
-    gas_price = _read(lambda: w3.eth.gas_price)
+    price = gas_price(chain)
     try:
         gas = _read(lambda: w3.eth.estimate_gas({"from": sender, "to": token, "data": HexStr(data), "value": Wei(0)}))
     except (ContractLogicError, Web3RPCError) as e:
@@ -712,7 +734,7 @@ def _build_token_call(chain: ChainConfig, sender: str, token: str, data: str, wh
         "value": "0",
         "nonce": str(nonce),
         "gas_limit": str(padded_gas(gas)),
-        "gas_price": str(gas_price),
+        "gas_price": str(price),
     }
 
 
