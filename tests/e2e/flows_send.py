@@ -32,11 +32,12 @@ def sign_link(tx: dict) -> str:
     return "/sign?tx=" + base64.urlsafe_b64encode(json.dumps(tx).encode()).decode().rstrip("=")
 
 
-def call_link(to: str, nonce: int = 0) -> str:
+def call_link(to: str, nonce: int = 0, gas_price: int = 1) -> str:
     """A /sign link of a call of `to` (0xdeadbeef) with 5 wei; `nonce`: the account's next (the
-    page refuses any other)."""
+    page refuses any other); `gas_price`: the chain's (w3.eth.gas_price) for a link that can be
+    signed, since /sign refuses a price under the next block's base fee (fee_outdated)."""
     return sign_link({"chain_id": "31337", "to": to, "data": "0xdeadbeef", "value": "5", "nonce": str(nonce),
-                      "gas_limit": "21000", "gas_price": "1"})
+                      "gas_limit": "21000", "gas_price": str(gas_price)})
 
 
 def chains_of(app_server) -> list[dict]:
