@@ -65,6 +65,24 @@ def run_async(coro):
         return pool.submit(asyncio.run, coro).result()
 
 
+def run_unlocked_as(monkeypatch, state_class: type, user: object) -> None:
+    """`state_class`'s events run outside Reflex, signed in as `user`: `async with self` (a
+    background step's hold on the tab's state) a no-op that lets exceptions through."""
+
+    async def enter(self):
+        return self
+
+    async def leave(self, *exc):
+        return None
+
+    async def signed_in(self):
+        return user
+
+    monkeypatch.setattr(state_class, "__aenter__", enter, raising=False)
+    monkeypatch.setattr(state_class, "__aexit__", leave, raising=False)
+    monkeypatch.setattr(state_class, "_require_user", signed_in)
+
+
 def use_env(monkeypatch, **env: object) -> None:
     """Settings from these environment variables (each value as a string): set for the test, and
     the cached settings dropped."""

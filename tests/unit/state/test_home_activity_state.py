@@ -268,7 +268,7 @@ def test_add_token_dialog_adds_only_what_its_probe_showed(monkeypatch):
     """The dialog's Add read the token again and stored whatever it answered then: 'SCAM' to the
     probe, 'tUSD' on the add, with no copycat warning (found by an audit). It hands add_token what
     it showed, warning or not; a token_changed makes the button probe again."""
-    from tests.conftest import run_async
+    from tests.conftest import run_async, run_unlocked_as
     from wallet_app.errors import AppError
     from wallet_app.models import User
     from wallet_app.state import home
@@ -278,22 +278,11 @@ def test_add_token_dialog_adds_only_what_its_probe_showed(monkeypatch):
     meta = {"token_name": "Scam", "token_symbol": "SCAM", "token_decimals": 6}
     added = []
 
-    async def signed_in(self):
-        return user
-
-    async def enter(self):
-        return self
-
-    async def leave(self, *exc):
-        return None
-
     def add(user, chain_id, address, shown):
         added.append(shown)
         raise AppError("token_changed")
 
-    monkeypatch.setattr(home.TokenListState, "_require_user", signed_in)
-    monkeypatch.setattr(home.TokenListState, "__aenter__", enter, raising=False)
-    monkeypatch.setattr(home.TokenListState, "__aexit__", leave, raising=False)
+    run_unlocked_as(monkeypatch, home.TokenListState, user)
     monkeypatch.setattr(home.tokens, "token_metadata", lambda user, chain_id, address: meta)
     monkeypatch.setattr(home.tokens, "copycat", lambda user, chain_id, address, symbol: None)
     monkeypatch.setattr(home.tokens, "add_token", add)
@@ -312,24 +301,16 @@ def activity_loaded(monkeypatch, activities):
     each read (no state lock, no waits between polls): the state it leaves."""
     from types import SimpleNamespace
 
-    from tests.conftest import run_async
+    from tests.conftest import run_async, run_unlocked_as
     from wallet_app.state import activity as activity_state
     from wallet_app.state.activity import ActivityState
-
-    async def no_lock(self, *exc):
-        return self
-
-    async def signed_in(self):
-        return SimpleNamespace(id=1)
 
     async def no_wait(_seconds):
         return None
 
     monkeypatch.setattr(activity_state.activity, "known_counterparties", lambda user: [])
     monkeypatch.setattr(activity_state.activity, "activities", lambda user: activities(state, user))
-    monkeypatch.setattr(ActivityState, "__aenter__", no_lock, raising=False)
-    monkeypatch.setattr(ActivityState, "__aexit__", no_lock, raising=False)
-    monkeypatch.setattr(ActivityState, "_require_user", signed_in)
+    run_unlocked_as(monkeypatch, ActivityState, SimpleNamespace(id=1))
     monkeypatch.setattr(activity_state.asyncio, "sleep", no_wait)
     state = ActivityState(_reflex_internal_init=True)
     run_async(ActivityState.load.fn(state))
@@ -455,7 +436,7 @@ def test_add_token_and_receive_read_the_fields_less_what_no_one_sees(monkeypatch
     """A token address pasted with a zero-width space in it was refused as malformed: it is probed.
     One of invisible characters alone is an empty address, refused (empty would mean the native
     coin). A full-width Receive amount makes the request it reads as (services.typed)."""
-    from tests.conftest import run_async
+    from tests.conftest import run_async, run_unlocked_as
     from wallet_app.models import User
     from wallet_app.state import home
 
@@ -463,22 +444,11 @@ def test_add_token_and_receive_read_the_fields_less_what_no_one_sees(monkeypatch
     token = "0x" + "5c" * 20
     probed = []
 
-    async def signed_in(self):
-        return user
-
-    async def enter(self):
-        return self
-
-    async def leave(self, *exc):
-        return None
-
     def metadata(user, chain_id, address):
         probed.append(address)
         return {"token_name": "T", "token_symbol": "T", "token_decimals": 6}
 
-    monkeypatch.setattr(home.TokenListState, "_require_user", signed_in)
-    monkeypatch.setattr(home.TokenListState, "__aenter__", enter, raising=False)
-    monkeypatch.setattr(home.TokenListState, "__aexit__", leave, raising=False)
+    run_unlocked_as(monkeypatch, home.TokenListState, user)
     monkeypatch.setattr(home.tokens, "token_metadata", metadata)
     monkeypatch.setattr(home.tokens, "copycat", lambda user, chain_id, address, symbol: None)
     state = home.TokenListState(_reflex_internal_init=True)

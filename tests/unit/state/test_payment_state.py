@@ -14,7 +14,7 @@ from eth_account.messages import encode_typed_data
 from sqlalchemy.exc import OperationalError
 from web3.exceptions import Web3RPCError
 
-from tests.conftest import run_async
+from tests.conftest import run_async, run_unlocked_as
 from wallet_app.errors import AppError
 from wallet_app.i18n import CATALOGUES
 from wallet_app.models import User
@@ -159,18 +159,7 @@ def flow(monkeypatch):
     """A PaymentState outside Reflex (its lock a no-op, no page), signed in as USER, whose link
     was read: what a background step does to it can be looked at."""
 
-    async def enter(self):
-        return self
-
-    async def leave(self, *exc):
-        return None
-
-    async def signed_in(self):
-        return USER
-
-    monkeypatch.setattr(PaymentState, "__aenter__", enter, raising=False)
-    monkeypatch.setattr(PaymentState, "__aexit__", leave, raising=False)
-    monkeypatch.setattr(PaymentState, "_require_user", signed_in)
+    run_unlocked_as(monkeypatch, PaymentState, USER)
     monkeypatch.setattr(PaymentState, "router", property(lambda self: SimpleNamespace(
         url=SimpleNamespace(path="/payment", query_parameters={}, query=""))), raising=False)
     monkeypatch.setattr(payment_state.accounts, "hit", lambda *a: None)
