@@ -118,13 +118,18 @@ def bad_checksum(address: str) -> str:
     raise AssertionError(f"{checksummed}: no letter flips to a mixed-case address")
 
 
-def confirm_with_pin(page: Page) -> tuple[str, Locator]:
-    """On /sign: Confirm, the PIN, Confirm; waits for the submitted notice and returns the tx
-    hash it shows and the notice (still open)."""
+def pin_entered(page: Page) -> None:
+    """On /sign: Confirm, the PIN, Confirm (what follows is the caller's to wait for)."""
     page.get_by_role("button", name="Confirm").click()
     dialog = page.get_by_role("dialog")
     pin_field(dialog).fill(PIN)
     dialog.get_by_role("button", name="Confirm").click()
+
+
+def confirm_with_pin(page: Page) -> tuple[str, Locator]:
+    """On /sign: Confirm, the PIN, Confirm; waits for the submitted notice and returns the tx
+    hash it shows and the notice (still open)."""
+    pin_entered(page)
     alert = page.get_by_role("alertdialog")
     expect(alert.get_by_role("heading")).to_have_text("Notice", timeout=KDF_TIMEOUT_MS)
     tx_hash = page.locator("#sign-tx-hash").inner_text()

@@ -10,9 +10,9 @@ from eth_account import Account
 from playwright.sync_api import expect
 from web3 import Web3
 
-from tests.e2e.flows import PIN, create_wallet, expect_alert, new_email, pin_field
+from tests.e2e.flows import create_wallet, expect_alert, new_email
 from tests.e2e.flows_payment import chain_web3, deployed_token, merchant_link, wait_for_chain_balance
-from tests.e2e.flows_send import KDF_TIMEOUT_MS, send_to_sign, web3_of
+from tests.e2e.flows_send import KDF_TIMEOUT_MS, pin_entered, send_to_sign, web3_of
 from tests.waits import wait_until
 
 OUTDATED = ("The network fee has gone up since this transaction was prepared, so it would not go through. "
@@ -40,10 +40,7 @@ def test_a_fee_that_rose_before_the_pin_is_said_in_words_and_nothing_is_sent(pag
     try:
         rpc(w3, "anvil_setNextBlockBaseFeePerGas", hex(w3.eth.gas_price * 3))
         # The page was left open: the PIN is asked, and the send refused before it is broadcast.
-        confirm.click()
-        dialog = page.get_by_role("dialog")
-        pin_field(dialog).fill(PIN)
-        dialog.get_by_role("button", name="Confirm").click()
+        pin_entered(page)
         expect_alert(page, OUTDATED, timeout=KDF_TIMEOUT_MS, ok=None)
         screenshot("fee-rise-after-pin")
         page.get_by_role("alertdialog").get_by_role("button", name="OK").click()
@@ -102,10 +99,7 @@ def test_a_send_of_the_whole_balance_that_another_tab_spent_meanwhile_is_not_bro
     finally:
         rpc(w3, "anvil_stopImpersonatingAccount", owner)
     rpc(w3, "anvil_setNonce", owner, hex(nonce))
-    page.get_by_role("button", name="Confirm").click()
-    dialog = page.get_by_role("dialog")
-    pin_field(dialog).fill(PIN)
-    dialog.get_by_role("button", name="Confirm").click()
+    pin_entered(page)
     expect_alert(page, FAILS_NOW, timeout=KDF_TIMEOUT_MS, ok=None)
     screenshot("sign-fails-now")
     page.get_by_role("alertdialog").get_by_role("button", name="OK").click()
