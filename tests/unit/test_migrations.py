@@ -331,17 +331,25 @@ def downgrade() -> None:
 '''
 
 
+def _later_release(tmp_path, name: str, migration: str):
+    """An Alembic config of a later release: this one's migrations and `migration` (a template
+    whose {head} is this release's head) as versions/`name`."""
+    later = tmp_path / "later-release"
+    shutil.copytree(REPO_ROOT / "alembic", later)
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    (later / "versions" / name).write_text(migration.format(head=head))
+    cfg = alembic_config()
+    cfg.set_main_option("script_location", str(later))
+    return cfg
+
+
 def test_a_release_starts_on_a_database_a_later_release_migrated(settings_env, tmp_path, caplog):
     """During a rolling deploy the new release migrates the database while the old one still runs;
     an old process started again then (a crashed relayer, a worker, a roll-back) found a revision
     it does not have, and Alembic's "Can't locate revision" stopped it for good. It starts, says
     so, and leaves the schema as it is."""
-    later = tmp_path / "later-release"
-    shutil.copytree(REPO_ROOT / "alembic", later)
     head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    (later / "versions" / "9001_later_release.py").write_text(_LATER_RELEASE.format(head=head))
-    cfg = alembic_config()
-    cfg.set_main_option("script_location", str(later))
+    cfg = _later_release(tmp_path, "9001_later_release.py", _LATER_RELEASE)
     engine = get_engine()
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
@@ -418,12 +426,7 @@ def upgrade() -> None:
 
 
 def test_the_rule_check_finds_a_migration_that_breaks_the_previous_code(settings_env, tmp_path):
-    later = tmp_path / "later-release"
-    shutil.copytree(REPO_ROOT / "alembic", later)
-    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
-    (later / "versions" / "9001_breaks.py").write_text(_BREAKS_THE_RULE.format(head=head))
-    cfg = alembic_config()
-    cfg.set_main_option("script_location", str(later))
+    cfg = _later_release(tmp_path, "9001_breaks.py", _BREAKS_THE_RULE)
     assert _rule_breaks(cfg) == [
         "9001: drops table chain_cursors",
         "9001: payments.later_required is NOT NULL without a server default",
