@@ -634,21 +634,27 @@ def transaction_count(chain: ChainConfig, address: str, block: str = "latest") -
 
 
 def gas_price(chain: ChainConfig) -> int:
-    """The gas price (wei) a transaction built here is given, a legacy one's (base fee and tip in
-    one): the node's (eth_gasPrice), but never below the next block's base fee (next_base_fee) plus
-    the tip in the node's price. geth's eth_gasPrice is the LATEST block's base fee plus a tip, and
-    while blocks are fuller than their target the next block's base fee is up to 12.5% above it: a
-    send built at it was refused at once as fee_outdated (txpreview.fee_outdated, 'The network fee
-    has gone up since this transaction was prepared'), and so was each one prepared again."""
+    """The gas price (wei) a transaction built here is given: fee_prices' first."""
+    return fee_prices(chain)[0]
+
+
+def fee_prices(chain: ChainConfig) -> tuple[int, int | None]:
+    """(the gas price a transaction built here is given, next_base_fee), the base fee read once for
+    both (/sign's preview checks the one against the other). The price is a legacy one's (base fee and
+    tip in one): the node's (eth_gasPrice), but never below the next block's base fee plus the tip
+    in the node's price. geth's eth_gasPrice is the LATEST block's base fee plus a tip, and while
+    blocks are fuller than their target the next block's base fee is up to 12.5% above it: a send
+    built at it was refused at once as fee_outdated (txpreview.fee_outdated, 'The network fee has
+    gone up since this transaction was prepared'), and so was each one prepared again."""
     w3 = web3_for(chain)
     price = int(_read(lambda: w3.eth.gas_price))
     upcoming = next_base_fee(chain)
     if upcoming is None:
-        return price
+        return price, None
     latest = _block(chain, "latest")
     current = _base_fee_of(latest) if latest is not None else None
     tip = price - current if current is not None and price > current else 0
-    return max(price, upcoming + tip)
+    return max(price, upcoming + tip), upcoming
 
 
 def next_base_fee(chain: ChainConfig) -> int | None:

@@ -536,9 +536,8 @@ def _reads(user: User, chain: ChainConfig, tx: dict[str, str], replacing: bool) 
     risk = activity.recipient_risk(who, activity.known_counterparties(user)) if who and not own else None
     if risk:
         preview.warnings.append(Line(activity.RECIPIENT_NOTES[risk]))
-    gas_price = chain_svc.gas_price(chain)
+    gas_price, base_fee = chain_svc.fee_prices(chain)
     balance = chain_svc.balances(chain, owner, [ZERO_ADDRESS]).get(ZERO_ADDRESS, 0)
-    base_fee = chain_svc.next_base_fee(chain)
     multiple = get_settings().sign_max_gas_price_multiple
     refused = refusal(tx, chain, gas_price, balance, multiple, base_fee, l1_fee)
     if refused is None and not replacing:  # a replace link's nonce is checked by services.pending

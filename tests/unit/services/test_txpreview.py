@@ -442,9 +442,8 @@ def reads(monkeypatch):
                         lambda user: [{"chain_id": 31337, "token_address": TOKEN.token_address}])
     monkeypatch.setattr(txpreview.tokens, "token_info", lambda user, chain, address: infos.get(address.lower()))
     monkeypatch.setattr(txpreview.activity, "known_counterparties", lambda user: [A.lower()])
-    monkeypatch.setattr(txpreview.chain_svc, "gas_price", lambda chain: 10**9)
+    monkeypatch.setattr(txpreview.chain_svc, "fee_prices", lambda chain: (10**9, 10**9 // 2))
     monkeypatch.setattr(txpreview.chain_svc, "balances", lambda chain, owner, tokens: {ZERO: 10**18})
-    monkeypatch.setattr(txpreview.chain_svc, "next_base_fee", lambda chain: 10**9 // 2)
     monkeypatch.setattr(txpreview.chain_svc, "l1_fee", lambda chain, link: 0)
     monkeypatch.setattr(txpreview.accounts, "hit", lambda kind, user: None)
     owner = SimpleNamespace(address=B)
@@ -581,7 +580,7 @@ def test_a_preview_over_its_rate_limit_reads_nothing_and_is_refused(monkeypatch)
         raise AssertionError("read the chain over the limit")
 
     monkeypatch.setattr(txpreview.accounts, "hit", limited)
-    for name in ("gas_price", "balances", "transaction_count"):
+    for name in ("fee_prices", "balances", "transaction_count"):
         monkeypatch.setattr(txpreview.chain_svc, name, no_read)
     monkeypatch.setattr(txpreview, "simulate", no_read)
     monkeypatch.setattr(txpreview.tokens, "user_tokens", no_read)
